@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Set everything up and run one of the project's jobs. Needs only Python 3.11+ with pip.
+
+    python3 dev.py demo    # the main job: the demo
+    python3 dev.py test    # the whole test suite, then lint and type checks
+    python3 dev.py bench   # the benchmarks, against the peer libraries
+    python3 dev.py lint    # ruff and mypy only
+
+The first run creates ``.venv`` and installs the project into it (editable,
+with the extras the job needs); later runs reinstall only when a
+``pyproject.toml`` changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+EXTRAS = {"demo": "", "test": "test,lint", "lint": "lint", "bench": "bench"}
+
+
+def _run(*args: str | Path) -> int:
+    return subprocess.call([str(a) for a in args], cwd=ROOT)
+
+
+def _setup(extras: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"hermes-core needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not PYTHON.exists():
+        print("creating .venv ...", flush=True)
+        venv.create(VENV, with_pip=True)
+    wanted = ".[" + extras + "]" if extras else "."
+    digest = hashlib.sha256(wanted.encode())
+    for pyproject in sorted(ROOT.glob("**/pyproject.toml")):
+        if ".venv" not in pyproject.parts:
+            digest.update(pyproject.read_bytes())
+    stamp = VENV / f".installed-{extras or 'core'}"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    print(f"installing hermes-core{wanted[1:]} into .venv ...", flush=True)
+    pip = [PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    if _run(*pip, "-e", wanted) != 0:
+        sys.exit("installation failed")
+    stamp.write_text(digest.hexdigest())
+
+
+def _lint() -> int:
+    failures = 0
+    failures += _run(PYTHON, "-m", "ruff", "check", ".") != 0
+    failures += _run(PYTHON, "-m", "ruff", "format", "--check", ".") != 0
+    failures += _run(PYTHON, "-m", "mypy") != 0
+    return 1 if failures else 0
+
+
+def main(argv: list[str]) -> int:
+    """Run the job named in *argv*; return its exit status."""
+    if len(argv) < 1 or argv[0] not in EXTRAS:
+        print(__doc__)
+        return 2
+    job, rest = argv[0], argv[1:]
+    _setup(EXTRAS[job])
+    if job == "demo":
+        return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
+    if job == "bench":
+        return _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
+    if job == "lint":
+        return _lint()
+    status = _run(PYTHON, "-m", "pytest", *rest)
+    lint = _lint()
+    return status or lint
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

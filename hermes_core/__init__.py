@@ -1,0 +1,43 @@
+"""hermes-core: LLM tools as plugins, with errors a model can act on.
+
+Importing this package has no side effects: it discovers and loads nothing.
+"""
+
+from __future__ import annotations
+
+from hermes_core import schema
+from hermes_core.errors import (
+    ErrorCode,
+    InputInvalidError,
+    InvalidDefinitionError,
+    Issue,
+    OutputInvalidError,
+    PermissionDeniedError,
+    SchemaError,
+    ToolError,
+    ToolNotFoundError,
+)
+from hermes_core.permissions import PermissionProvider, StaticGrants
+from hermes_core.runtime import Runtime
+from hermes_core.tool import Tool, define_tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ErrorCode",
+    "InputInvalidError",
+    "InvalidDefinitionError",
+    "Issue",
+    "OutputInvalidError",
+    "PermissionDeniedError",
+    "PermissionProvider",
+    "Runtime",
+    "SchemaError",
+    "StaticGrants",
+    "Tool",
+    "ToolError",
+    "ToolNotFoundError",
+    "__version__",
+    "define_tool",
+    "schema",
+]

@@ -1,0 +1,417 @@
+"""Schema combinators. Use as ``from hermes_core import schema as s``.
+
+Each combinator checks its own declaration when it is called, raising
+:class:`~hermes_core.errors.InvalidDefinitionError` for a malformed one, and
+returns an immutable node with ``parse(value)`` and ``json_schema()``::
+
+    from hermes_core import schema as s
+
+    write_input = s.object({
+        "path": s.string(min_length=1, description="Where to write, relative to the root"),
+        "mode": s.optional(s.enum(["w", "a"]), default="w"),
+    })
+    write_input.parse({"path": "notes.txt"})  # {'path': 'notes.txt', 'mode': 'w'}
+
+A value is checked with JSON's rules: ``bool`` is not a number, ``1.0`` is an
+integer (and parses to ``1``), NaN and infinities are not numbers, object keys
+are strings, strings are valid Unicode, and unknown object fields are rejected.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hermes_core.errors import InvalidDefinitionError, SchemaError
+from hermes_core.schema._nodes import (
+    MISSING,
+    AnySchema,
+    ArraySchema,
+    BooleanSchema,
+    EnumSchema,
+    Extra,
+    IntegerSchema,
+    NullableSchema,
+    NullSchema,
+    NumberSchema,
+    ObjectSchema,
+    OptionalSchema,
+    RecordSchema,
+    RefSchema,
+    Schema,
+    StringSchema,
+    UnionSchema,
+    json_equal,
+    unicode_ok,
+)
+
+__all__ = [
+    "AnySchema",
+    "ArraySchema",
+    "BooleanSchema",
+    "EnumSchema",
+    "IntegerSchema",
+    "NAME_PATTERN",
+    "NullSchema",
+    "NullableSchema",
+    "NumberSchema",
+    "ObjectSchema",
+    "OptionalSchema",
+    "RecordSchema",
+    "RefSchema",
+    "Schema",
+    "StringSchema",
+    "UnionSchema",
+    "any",
+    "array",
+    "boolean",
+    "enum",
+    "integer",
+    "literal",
+    "null",
+    "nullable",
+    "number",
+    "object",
+    "optional",
+    "record",
+    "ref",
+    "string",
+    "union",
+]
+
+#: Names of tools and of named schemas: dot-separated lowercase segments, at most 64 characters.
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
+_NAME_MAX = 64
+
+
+def _describe(value: object) -> str:
+    """How a declaration's wrong value is quoted: declarations are code, so the value is shown."""
+    text = builtins.repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_description(decl: str, description: object) -> str | None:
+    if description is None or isinstance(description, str):
+        return description
+    raise InvalidDefinitionError(decl, "description", f"must be a string or None, got {type(description).__name__}")
+
+
+def _check_count(decl: str, name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidDefinitionError(decl, name, f"must be a non-negative integer or None, got {_describe(value)}")
+    return value
+
+
+def _check_bound(decl: str, name: str, value: object) -> int | float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidDefinitionError(decl, name, f"must be a finite number or None, got {_describe(value)}")
+    return value
+
+
+def _check_order(decl: str, low_name: str, low: float | None, high_name: str, high: float | None) -> None:
+    if low is not None and high is not None and low > high:
+        raise InvalidDefinitionError(
+            decl, low_name, f"is {low}, greater than {high_name} {high}; it must be at most {high_name}"
+        )
+
+
+def _check_schema(decl: str, name: str, value: object, *, field_position: bool = False) -> Schema:
+    if not isinstance(value, Schema):
+        raise InvalidDefinitionError(
+            decl, name, f"must be a schema such as s.string(), got {type(value).__name__} {_describe(value)}"
+        )
+    if isinstance(value, OptionalSchema) and not field_position:
+        raise InvalidDefinitionError(
+            decl, name, "is s.optional(...), which only marks a field of s.object({...}); pass the inner schema"
+        )
+    return value
+
+
+def _check_scalar(decl: str, name: str, value: object) -> None:
+    if value is None or isinstance(value, bool | int):
+        return
+    if isinstance(value, float) and math.isfinite(value):
+        return
+    if isinstance(value, str) and unicode_ok(value):
+        return
+    raise InvalidDefinitionError(
+        decl, name, f"must be a JSON scalar (a string, finite number, boolean or None), got {_describe(value)}"
+    )
+
+
+def string(
+    *,
+    min_length: int | None = None,
+    max_length: int | None = None,
+    pattern: str | None = None,
+    description: str | None = None,
+) -> StringSchema:
+    """A string of valid Unicode.
+
+    Args:
+        min_length: the fewest characters (code points) allowed.
+        max_length: the most characters allowed.
+        pattern: a regular expression searched anywhere in the string, with
+            ``re.search`` (JSON Schema's unanchored rule); anchor it with ``^...$``.
+        description: what the string means, for the model.
+
+    Raises:
+        InvalidDefinitionError: a bound is not a non-negative integer, the bounds
+            are crossed, or the pattern does not compile.
+    """
+    decl = "s.string()"
+    low = _check_count(decl, "min_length", min_length)
+    high = _check_count(decl, "max_length", max_length)
+    _check_order(decl, "min_length", low, "max_length", high)
+    regex = None
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise InvalidDefinitionError(decl, "pattern", f"must be a string, got {type(pattern).__name__}")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise InvalidDefinitionError(
+                decl, "pattern", f"is not a valid regular expression ({exc}); fix the pattern {pattern!r}"
+            ) from None
+    return StringSchema(low, high, pattern, _check_description(decl, description), regex)
+
+
+def integer(
+    *,
+    minimum: int | float | None = None,
+    maximum: int | float | None = None,
+    description: str | None = None,
+) -> IntegerSchema:
+    """An integer, never a bool; an integral float such as ``1.0`` is accepted and parses to ``1``.
+
+    Args:
+        minimum: the smallest value allowed (inclusive).
+        maximum: the largest value allowed (inclusive).
+        description: what the number means, for the model.
+
+    Raises:
+        InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+    """
+    decl = "s.integer()"
+    low = _check_bound(decl, "minimum", minimum)
+    high = _check_bound(decl, "maximum", maximum)
+    _check_order(decl, "minimum", low, "maximum", high)
+    return IntegerSchema(low, high, _check_description(decl, description))
+
+
+def number(
+    *,
+    minimum: int | float | None = None,
+    maximum: int | float | None = None,
+    description: str | None = None,
+) -> NumberSchema:
+    """A finite number (``int`` or ``float``), never a bool, NaN or an infinity.
+
+    Args:
+        minimum: the smallest value allowed (inclusive).
+        maximum: the largest value allowed (inclusive).
+        description: what the number means, for the model.
+
+    Raises:
+        InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+    """
+    decl = "s.number()"
+    low = _check_bound(decl, "minimum", minimum)
+    high = _check_bound(decl, "maximum", maximum)
+    _check_order(decl, "minimum", low, "maximum", high)
+    return NumberSchema(low, high, _check_description(decl, description))
+
+
+def boolean(*, description: str | None = None) -> BooleanSchema:
+    """``True`` or ``False`` (never ``0`` or ``1``)."""
+    return BooleanSchema(_check_description("s.boolean()", description))
+
+
+def null(*, description: str | None = None) -> NullSchema:
+    """``None`` (JSON ``null``)."""
+    return NullSchema(_check_description("s.null()", description))
+
+
+def literal(value: str | int | float | bool | None, *, description: str | None = None) -> EnumSchema:
+    """Exactly *value*, a JSON scalar, compared as JSON does (``1`` equals ``1.0``, not ``True``).
+
+    Raises:
+        InvalidDefinitionError: *value* is not a JSON scalar.
+    """
+    decl = "s.literal()"
+    _check_scalar(decl, "value", value)
+    return EnumSchema((value,), _check_description(decl, description))
+
+
+def enum(values: Iterable[str | int | float | bool | None], *, description: str | None = None) -> EnumSchema:
+    """One of *values*, JSON scalars, compared as JSON does. Messages list the allowed values.
+
+    Raises:
+        InvalidDefinitionError: *values* is empty, is a single string, holds a
+            value that is not a JSON scalar, or holds the same value twice.
+    """
+    decl = "s.enum()"
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise InvalidDefinitionError(
+            decl, "values", f"must be a list of allowed values such as ['w', 'a'], got {_describe(values)}"
+        )
+    members = tuple(values)
+    if not members:
+        raise InvalidDefinitionError(decl, "values", "is empty; list at least one allowed value")
+    for index, member in enumerate(members):
+        _check_scalar(decl, f"values[{index}]", member)
+        for earlier in members[:index]:
+            if json_equal(earlier, member):
+                raise InvalidDefinitionError(
+                    decl, f"values[{index}]", f"repeats {earlier!r}; list each allowed value once"
+                )
+    return EnumSchema(members, _check_description(decl, description))
+
+
+def array(
+    items: Schema,
+    *,
+    min_items: int | None = None,
+    max_items: int | None = None,
+    description: str | None = None,
+) -> ArraySchema:
+    """A list whose every item matches *items*. Messages give the failing item's index.
+
+    Raises:
+        InvalidDefinitionError: *items* is not a schema, or a bound is wrong.
+    """
+    decl = "s.array()"
+    item_schema = _check_schema(decl, "items", items)
+    low = _check_count(decl, "min_items", min_items)
+    high = _check_count(decl, "max_items", max_items)
+    _check_order(decl, "min_items", low, "max_items", high)
+    return ArraySchema(item_schema, low, high, _check_description(decl, description))
+
+
+def object(
+    fields: Mapping[str, Schema],
+    *,
+    extra: Extra = "forbid",
+    description: str | None = None,
+) -> ObjectSchema:
+    """A dict with the named *fields*; a field is required unless wrapped in :func:`optional`.
+
+    Args:
+        fields: field name to schema, in the order they should be documented.
+        extra: what to do with a field not in *fields*: ``"forbid"`` (the
+            default) rejects it, suggesting the closest allowed name;
+            ``"ignore"`` drops it from the parsed value; ``"allow"`` keeps it if
+            it is a JSON value.
+        description: what the object is, for the model.
+
+    Raises:
+        InvalidDefinitionError: *fields* is not a mapping, a name is not a
+            string, a value is not a schema, or *extra* is not one of the three.
+    """
+    decl = "s.object()"
+    if not isinstance(fields, Mapping):
+        raise InvalidDefinitionError(
+            decl, "fields", f"must be a mapping of field name to schema, got {type(fields).__name__}"
+        )
+    items: list[tuple[str, Schema]] = []
+    for name, sub in fields.items():
+        if not isinstance(name, str) or not unicode_ok(name):
+            raise InvalidDefinitionError(
+                decl, "fields", f"has a field named {_describe(name)}; field names must be strings"
+            )
+        items.append((name, _check_schema(decl, f"fields[{name!r}]", sub, field_position=True)))
+    if extra not in ("forbid", "ignore", "allow"):
+        raise InvalidDefinitionError(decl, "extra", f'must be "forbid", "ignore" or "allow", got {_describe(extra)}')
+    names = frozenset(name for name, _ in items)
+    return ObjectSchema(tuple(items), extra, _check_description(decl, description), names)
+
+
+def record(values: Schema, *, description: str | None = None) -> RecordSchema:
+    """A dict with any string keys, whose every value matches *values*.
+
+    Raises:
+        InvalidDefinitionError: *values* is not a schema.
+    """
+    decl = "s.record()"
+    return RecordSchema(_check_schema(decl, "values", values), _check_description(decl, description))
+
+
+def union(*options: Schema, description: str | None = None) -> UnionSchema:
+    """A value matching any of *options*; the first that matches parses it (JSON Schema ``anyOf``).
+
+    When none matches, the message explains the option whose type fits the
+    value best, or lists what each option expects.
+
+    Raises:
+        InvalidDefinitionError: no options, or an option is not a schema.
+    """
+    decl = "s.union()"
+    if not options:
+        raise InvalidDefinitionError(decl, "options", "is empty; pass at least one schema")
+    checked = tuple(_check_schema(decl, f"options[{i}]", option) for i, option in enumerate(options))
+    return UnionSchema(checked, _check_description(decl, description))
+
+
+def nullable(schema: Schema, *, description: str | None = None) -> NullableSchema:
+    """*schema*, or ``None``.
+
+    Raises:
+        InvalidDefinitionError: *schema* is not a schema.
+    """
+    decl = "s.nullable()"
+    return NullableSchema(_check_schema(decl, "schema", schema), _check_description(decl, description))
+
+
+def optional(schema: Schema, *, default: Any = MISSING, description: str | None = None) -> OptionalSchema:
+    """Marks a field of :func:`object` that may be absent; *default*, if given, is filled in.
+
+    The default must itself match *schema* (checked now) and is copied into
+    each parsed value, so one call cannot change the next's. ``None`` is a
+    default like any other: it must match *schema* (use :func:`nullable`).
+
+    Raises:
+        InvalidDefinitionError: *schema* is not a schema, or *default* does not match it.
+    """
+    decl = "s.optional()"
+    inner = _check_schema(decl, "schema", schema)
+    if default is not MISSING:
+        check = inner if not builtins.any(True for _ in inner.ref_names()) else AnySchema()
+        try:
+            default = check.parse(default)
+        except SchemaError as exc:
+            raise InvalidDefinitionError(
+                decl, "default", f"does not match its schema: {exc.issues[0].message('default')}"
+            ) from None
+    return OptionalSchema(inner, default, _check_description(decl, description))
+
+
+def any(*, description: str | None = None) -> AnySchema:  # noqa: A001 - the combinator's public name
+    """Any JSON value (null, boolean, finite number, string, list, string-keyed dict), returned as is."""
+    return AnySchema(_check_description("s.any()", description))
+
+
+def ref(name: str, *, description: str | None = None) -> RefSchema:
+    """The schema registered under *name* (e.g. ``"fs.path"``), resolved by the ``Runtime``.
+
+    Named schemas come from ``Runtime(schemas={...})`` or from plugins; a
+    runtime whose tools name a schema it does not have fails when it is built.
+
+    Raises:
+        InvalidDefinitionError: *name* is not dotted lowercase like ``fs.path``.
+    """
+    decl = "s.ref()"
+    if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > _NAME_MAX:
+        raise InvalidDefinitionError(
+            decl,
+            "name",
+            f"must be dot-separated lowercase segments such as 'fs.path' (at most {_NAME_MAX} "
+            f"characters), got {_describe(name)}",
+        )
+    return RefSchema(name, _check_description(decl, description))
