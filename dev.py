@@ -33,7 +33,7 @@ def _run(*args: str | Path) -> int:
 
 
 def _setup(extras: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py may be started by an older python3
         sys.exit(f"hermes-core needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         print("creating .venv ...", flush=True)

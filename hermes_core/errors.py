@@ -1,4 +1,4 @@
-"""The tool errors: one base class, six codes, and the one place messages are formatted.
+r"""The tool errors: one base class, six codes, and the one place messages are formatted.
 
 Every error the framework raises on purpose is a :class:`ToolError` carrying a
 stable machine-readable :attr:`~ToolError.code`. Branch on the code, never on
@@ -44,7 +44,7 @@ __all__ = [
 MAX_LISTED_ISSUES = 20
 
 
-class ErrorCode(str, enum.Enum):
+class ErrorCode(enum.StrEnum):
     """The stable codes. Each member is also the plain string, so ``code == "INPUT_INVALID"``."""
 
     SCHEMA_INVALID = "SCHEMA_INVALID"
@@ -53,9 +53,6 @@ class ErrorCode(str, enum.Enum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
     INVALID_DEFINITION = "INVALID_DEFINITION"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: What went wrong with one value, as a closed set:
@@ -129,6 +126,7 @@ class Issue:
         detail: what was wrong and what would have been right, without the
             path, e.g. ``must be a string, got integer``. It never quotes the
             value itself, which may be a secret.
+
     """
 
     path: tuple[str | int, ...]
@@ -174,6 +172,7 @@ class ToolError(Exception):
     Attributes:
         code: the stable :class:`ErrorCode` of the subclass.
         retryable: True only where the caller rewriting its arguments can help.
+
     """
 
     code: ClassVar[ErrorCode]
@@ -220,6 +219,7 @@ class SchemaError(_IssuesError):
         path: the path of the first issue.
         detail: the detail of the first issue.
         subject: what the value is called at the root (``value``, ``input``, ``output``).
+
     """
 
     code = ErrorCode.SCHEMA_INVALID
@@ -253,6 +253,7 @@ class InputInvalidError(_IssuesError):
     Attributes:
         tool: the name of the tool that was called.
         issues: every problem found in the input, in order.
+
     """
 
     code = ErrorCode.INPUT_INVALID
@@ -284,6 +285,7 @@ class OutputInvalidError(_IssuesError):
     Attributes:
         tool: the name of the tool whose output was rejected.
         issues: every problem found in the output, in order.
+
     """
 
     code = ErrorCode.OUTPUT_INVALID
@@ -312,6 +314,7 @@ class PermissionDeniedError(ToolError):
     Attributes:
         tool: the name of the tool that was called.
         permission: the permission that was not granted, e.g. ``fs:write``.
+
     """
 
     code = ErrorCode.PERMISSION_DENIED
@@ -339,6 +342,7 @@ class ToolNotFoundError(ToolError):
     Attributes:
         name: the name that was asked for.
         suggestions: the closest registered names, best first (may be empty).
+
     """
 
     code = ErrorCode.TOOL_NOT_FOUND
@@ -371,6 +375,7 @@ class InvalidDefinitionError(ToolError):
         declaration: which declaration, e.g. ``tool "fs.write"`` or ``string()``.
         field: which of its fields is wrong (None when the whole declaration is).
         detail: what was wrong and what would have been right.
+
     """
 
     code = ErrorCode.INVALID_DEFINITION

@@ -39,6 +39,7 @@ class PermissionProvider(Protocol):
             True to grant it, False to deny it (a deny wins over every grant),
             or None to have no opinion. Exceptions are not swallowed: they
             propagate from ``Runtime.call``.
+
         """
         ...
 
@@ -54,6 +55,7 @@ class StaticGrants:
 
     Raises:
         InvalidDefinitionError: a pattern is malformed.
+
     """
 
     __slots__ = ("_all", "_exact", "_namespaces", "patterns")
@@ -61,7 +63,9 @@ class StaticGrants:
     def __init__(self, patterns: Iterable[str], *, source: str = "grants") -> None:
         if isinstance(patterns, str):
             raise InvalidDefinitionError(
-                "permission grants", source, f"must be a list of grant patterns such as ['fs:write'], got the string {patterns!r}"
+                "permission grants",
+                source,
+                f"must be a list of grant patterns such as ['fs:write'], got the string {patterns!r}",
             )
         checked: list[str] = []
         for index, pattern in enumerate(patterns):

@@ -27,7 +27,7 @@ from hermes_core.errors import (
 )
 from hermes_core.permissions import StaticGrants
 from hermes_core.schema import NAME_PATTERN, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import Invalid, Validator, compile_schema
+from hermes_core.schema._compile import FastPathError, Validator, compile_schema
 from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
@@ -104,6 +104,7 @@ class Runtime:
         InvalidDefinitionError: two tools share a name, an ``s.ref`` names a
             schema *schemas* does not have, or a grant, provider or schema name is
             malformed; the message names the tool and the field.
+
     """
 
     __slots__ = ("_by_normal", "_entries", "_grants", "_providers", "_schemas", "_tools")
@@ -268,7 +269,7 @@ class Runtime:
             self._check_permissions(entry)
         try:
             parsed = entry.input.fast(value)
-        except (Invalid, RecursionError):
+        except (FastPathError, RecursionError):
             parsed = entry.parse_input(value)
         return entry, parsed
 
@@ -285,6 +286,7 @@ class Runtime:
             InputInvalidError: *input* does not match the tool's input schema.
             OutputInvalidError: the handler's result does not match the output schema.
             Exception: whatever the handler raised, unchanged.
+
         """
         entry, parsed = self._prepare(name, input)
         result = entry.handler(parsed)
@@ -292,7 +294,7 @@ class Runtime:
             result = await result
         try:
             return entry.output.fast(result)
-        except (Invalid, RecursionError):
+        except (FastPathError, RecursionError):
             return entry.parse_output(result)
 
     def call_sync(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
@@ -312,7 +314,7 @@ class Runtime:
             result = _run(entry.tool.name, result)
         try:
             return entry.output.fast(result)
-        except (Invalid, RecursionError):
+        except (FastPathError, RecursionError):
             return entry.parse_output(result)
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
@@ -321,6 +323,7 @@ class Runtime:
         Returns:
             ``{"ok": True, "output": ...}``, or ``{"ok": False, "error": error.to_dict()}``
             for any :class:`~hermes_core.ToolError`. Other exceptions propagate.
+
         """
         try:
             return {"ok": True, "output": await self.call(name, input)}

@@ -48,6 +48,7 @@ class Tool:
         permissions: the permissions a caller must be granted, e.g. ``("fs:write",)``.
         handler: the function called with the parsed input.
         is_async: whether the handler is an ``async def`` function.
+
     """
 
     name: str
@@ -98,10 +99,9 @@ def _check_handler(decl: str, handler: object) -> bool:
                 "handler",
                 f"must accept exactly one positional argument (the parsed input), but its signature is {signature}",
             ) from None
-    is_async = inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
         getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ makes an async handler
     )
-    return is_async
 
 
 def _compile_if_closed(schema: Schema) -> Validator | None:
@@ -141,6 +141,7 @@ def define_tool(
 
     Raises:
         InvalidDefinitionError: naming the tool and the field at fault.
+
     """
     decl = f"tool {name!r}" if isinstance(name, str) and name else "tool"
     _check_name(decl, name)

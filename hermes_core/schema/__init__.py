@@ -49,12 +49,12 @@ from hermes_core.schema._nodes import (
 )
 
 __all__ = [
+    "NAME_PATTERN",
     "AnySchema",
     "ArraySchema",
     "BooleanSchema",
     "EnumSchema",
     "IntegerSchema",
-    "NAME_PATTERN",
     "NullSchema",
     "NullableSchema",
     "NumberSchema",
@@ -87,19 +87,19 @@ NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
 _NAME_MAX = 64
 
 
-def _describe(value: object) -> str:
+def _describe(value: Any) -> str:
     """How a declaration's wrong value is quoted: declarations are code, so the value is shown."""
     text = builtins.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check_description(decl: str, description: object) -> str | None:
+def _check_description(decl: str, description: Any) -> str | None:
     if description is None or isinstance(description, str):
         return description
     raise InvalidDefinitionError(decl, "description", f"must be a string or None, got {type(description).__name__}")
 
 
-def _check_count(decl: str, name: str, value: object) -> int | None:
+def _check_count(decl: str, name: str, value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -107,7 +107,7 @@ def _check_count(decl: str, name: str, value: object) -> int | None:
     return value
 
 
-def _check_bound(decl: str, name: str, value: object) -> int | float | None:
+def _check_bound(decl: str, name: str, value: Any) -> int | float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -122,7 +122,7 @@ def _check_order(decl: str, low_name: str, low: float | None, high_name: str, hi
         )
 
 
-def _check_schema(decl: str, name: str, value: object, *, field_position: bool = False) -> Schema:
+def _check_schema(decl: str, name: str, value: Any, *, field_position: bool = False) -> Schema:
     if not isinstance(value, Schema):
         raise InvalidDefinitionError(
             decl, name, f"must be a schema such as s.string(), got {type(value).__name__} {_describe(value)}"
@@ -134,7 +134,7 @@ def _check_schema(decl: str, name: str, value: object, *, field_position: bool =
     return value
 
 
-def _check_scalar(decl: str, name: str, value: object) -> None:
+def _check_scalar(decl: str, name: str, value: Any) -> None:
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float) and math.isfinite(value):
@@ -165,6 +165,7 @@ def string(
     Raises:
         InvalidDefinitionError: a bound is not a non-negative integer, the bounds
             are crossed, or the pattern does not compile.
+
     """
     decl = "s.string()"
     low = _check_count(decl, "min_length", min_length)
@@ -198,6 +199,7 @@ def integer(
 
     Raises:
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+
     """
     decl = "s.integer()"
     low = _check_bound(decl, "minimum", minimum)
@@ -221,6 +223,7 @@ def number(
 
     Raises:
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+
     """
     decl = "s.number()"
     low = _check_bound(decl, "minimum", minimum)
@@ -244,6 +247,7 @@ def literal(value: str | int | float | bool | None, *, description: str | None =
 
     Raises:
         InvalidDefinitionError: *value* is not a JSON scalar.
+
     """
     decl = "s.literal()"
     _check_scalar(decl, "value", value)
@@ -256,6 +260,7 @@ def enum(values: Iterable[str | int | float | bool | None], *, description: str 
     Raises:
         InvalidDefinitionError: *values* is empty, is a single string, holds a
             value that is not a JSON scalar, or holds the same value twice.
+
     """
     decl = "s.enum()"
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
@@ -286,6 +291,7 @@ def array(
 
     Raises:
         InvalidDefinitionError: *items* is not a schema, or a bound is wrong.
+
     """
     decl = "s.array()"
     item_schema = _check_schema(decl, "items", items)
@@ -295,7 +301,7 @@ def array(
     return ArraySchema(item_schema, low, high, _check_description(decl, description))
 
 
-def object(
+def object(  # noqa: A001 - the combinator's public name
     fields: Mapping[str, Schema],
     *,
     extra: Extra = "forbid",
@@ -314,6 +320,7 @@ def object(
     Raises:
         InvalidDefinitionError: *fields* is not a mapping, a name is not a
             string, a value is not a schema, or *extra* is not one of the three.
+
     """
     decl = "s.object()"
     if not isinstance(fields, Mapping):
@@ -338,6 +345,7 @@ def record(values: Schema, *, description: str | None = None) -> RecordSchema:
 
     Raises:
         InvalidDefinitionError: *values* is not a schema.
+
     """
     decl = "s.record()"
     return RecordSchema(_check_schema(decl, "values", values), _check_description(decl, description))
@@ -351,6 +359,7 @@ def union(*options: Schema, description: str | None = None) -> UnionSchema:
 
     Raises:
         InvalidDefinitionError: no options, or an option is not a schema.
+
     """
     decl = "s.union()"
     if not options:
@@ -364,6 +373,7 @@ def nullable(schema: Schema, *, description: str | None = None) -> NullableSchem
 
     Raises:
         InvalidDefinitionError: *schema* is not a schema.
+
     """
     decl = "s.nullable()"
     return NullableSchema(_check_schema(decl, "schema", schema), _check_description(decl, description))
@@ -378,6 +388,7 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
 
     Raises:
         InvalidDefinitionError: *schema* is not a schema, or *default* does not match it.
+
     """
     decl = "s.optional()"
     inner = _check_schema(decl, "schema", schema)
@@ -405,6 +416,7 @@ def ref(name: str, *, description: str | None = None) -> RefSchema:
 
     Raises:
         InvalidDefinitionError: *name* is not dotted lowercase like ``fs.path``.
+
     """
     decl = "s.ref()"
     if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > _NAME_MAX:

@@ -38,38 +38,38 @@ from hermes_core.schema._nodes import (
     unicode_ok,
 )
 
-__all__ = ["Invalid", "Validator", "compile_schema"]
+__all__ = ["FastPathError", "Validator", "compile_schema"]
 
 
-class Invalid(Exception):
+class FastPathError(Exception):
     """Raised by a fast function at the first doubt. Never leaves this package's callers."""
 
 
 def _any_fast(value: Any) -> None:
-    """Raise ``Invalid`` unless *value* is plainly JSON-shaped (exact builtin types only)."""
+    """Raise ``FastPathError`` unless *value* is plainly JSON-shaped (exact builtin types only)."""
     kind = type(value)
     if kind is str:
         if not (value.isascii() or unicode_ok(value)):
-            raise Invalid
+            raise FastPathError
     elif kind is int or kind is bool or value is None:
         return
     elif kind is float:
         if value - value != 0.0:
-            raise Invalid
+            raise FastPathError
     elif kind is list:
         for item in value:
             _any_fast(item)
     elif kind is dict:
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or unicode_ok(key)):
-                raise Invalid
+                raise FastPathError
             _any_fast(item)
     else:
-        raise Invalid
+        raise FastPathError
 
 
 def _enum_lookup(values: tuple[Any, ...]) -> Callable[[Any], Any]:
-    """A function mapping a JSON scalar to the enum member it equals, or raising ``Invalid``."""
+    """A function mapping a JSON scalar to the enum member it equals, or raising ``FastPathError``."""
     strings = {v: v for v in values if type(v) is str}
     numbers = {v: v for v in values if type(v) is int or type(v) is float}
     booleans = {v: v for v in values if type(v) is bool}
@@ -86,11 +86,11 @@ def _enum_lookup(values: tuple[Any, ...]) -> Callable[[Any], Any]:
         elif value is None and has_null:
             return None
         else:
-            raise Invalid
+            raise FastPathError
         try:
             return table[value]
         except KeyError:
-            raise Invalid from None
+            raise FastPathError from None
 
     return lookup
 
@@ -105,7 +105,7 @@ class _Codegen:
     def __init__(self, refs: Mapping[str, Schema]) -> None:
         self.refs = refs
         self.namespace: dict[str, Any] = {
-            "_F": Invalid,
+            "_F": FastPathError,
             "_uok": unicode_ok,
             "_M": MISSING,
             "_copy": copy_json,
@@ -342,7 +342,7 @@ class Validator:
         """``(True, parsed, ())`` if *value* matches, else ``(False, None, issues)``."""
         try:
             return True, self.fast(value), ()
-        except (Invalid, RecursionError):
+        except (FastPathError, RecursionError):
             return self.slow(value)
 
 
@@ -351,10 +351,10 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
 
     Raises:
         InvalidDefinitionError: a ``ref`` names a schema *refs* does not have.
+
     """
     gen = _Codegen(refs)
     entry = gen.function(schema)
     source = "\n\n".join(gen.sources)
     exec(compile(source, f"<hermes schema {entry}>", "exec"), gen.namespace)  # noqa: S102 - our own generated code
     return Validator(schema=schema, refs=refs, fast=gen.namespace[entry], source=source)
-

@@ -71,7 +71,7 @@ def type_name(value: object) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return "NaN"
         if value in (math.inf, -math.inf):
             return "infinity"
@@ -141,10 +141,11 @@ class Schema:
             SchemaError: listing every problem found, each with its path.
             InvalidDefinitionError: the schema holds a ``ref`` (named schemas are
                 resolved by a ``Runtime``, not by a bare schema).
+
         """
         validator: Validator | None = getattr(self, "_validator", None)
         if validator is None:
-            from hermes_core.schema._compile import compile_schema
+            from hermes_core.schema._compile import compile_schema  # noqa: PLC0415 - it imports this module
 
             validator = compile_schema(self, {})
             object.__setattr__(self, "_validator", validator)
@@ -154,7 +155,7 @@ class Schema:
         raise SchemaError(issues, subject="value")
 
     def json_schema(self, *, defs: Mapping[str, Schema] | None = None) -> dict[str, Any]:
-        """This schema as JSON Schema (draft 2020-12).
+        """The schema as JSON Schema (draft 2020-12).
 
         ``s.ref(name)`` becomes ``{"$ref": "#/$defs/<name>"}``. With *defs* (a
         mapping of name to schema), every named schema reached is written under
@@ -197,7 +198,7 @@ class Schema:
         raise NotImplementedError
 
     def _admits(self, value: Any, ctx: _Context) -> bool:
-        """Whether *value* has a JSON type this schema could accept (used to explain unions)."""
+        """Whether *value* has a JSON type the schema could accept (used to explain unions)."""
         raise NotImplementedError
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
@@ -208,9 +209,7 @@ class Schema:
         return _BAD
 
 
-def _size_issue(
-    issues: list[Issue], path: Path, size: int, low: int | None, high: int | None, unit: str
-) -> bool:
+def _size_issue(issues: list[Issue], path: Path, size: int, *, low: int | None, high: int | None, unit: str) -> bool:
     """Append a too_small/too_big issue for a length or count; True when one was added."""
     kind: IssueKind
     if low is not None and size < low:
@@ -255,11 +254,9 @@ class StringSchema(Schema):
         if not isinstance(value, str):
             return self._type_issue(value, path, issues, ctx)
         if not unicode_ok(value):
-            issues.append(
-                Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate")
-            )
+            issues.append(Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate"))
             return _BAD
-        bad = _size_issue(issues, path, len(value), self.min_length, self.max_length, "character")
+        bad = _size_issue(issues, path, len(value), low=self.min_length, high=self.max_length, unit="character")
         if self._regex is not None and self._regex.search(value) is None:
             issues.append(Issue(path, "pattern", f"must match the pattern {as_json(self.pattern)}"))
             bad = True
@@ -471,9 +468,7 @@ def _check_json(value: Any, path: Path, issues: list[Issue], ctx: _Context) -> N
         return
     if isinstance(value, str):
         if not unicode_ok(value):
-            issues.append(
-                Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate")
-            )
+            issues.append(Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate"))
         return
     if not isinstance(value, list | dict):
         issues.append(Issue(path, "type", f"must be a JSON value, got {type_name(value)}"))
@@ -536,7 +531,7 @@ class ArraySchema(Schema):
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
         if not isinstance(value, list):
             return self._type_issue(value, path, issues, ctx)
-        bad = _size_issue(issues, path, len(value), self.min_items, self.max_items, "item")
+        bad = _size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
         out = []
         for index, item in enumerate(value):
             parsed = self.items._collect(item, (*path, index), issues, ctx)
@@ -587,8 +582,11 @@ def copy_json(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class ObjectSchema(Schema):
-    """A dict with named fields. Unknown keys are rejected (``extra="forbid"``), dropped
-    (``"ignore"``) or kept if they are JSON values (``"allow"``)."""
+    """A dict with named fields.
+
+    Unknown keys are rejected (``extra="forbid"``), dropped (``"ignore"``) or
+    kept if they are JSON values (``"allow"``).
+    """
 
     field_items: tuple[tuple[str, Schema], ...]
     extra: Extra = "forbid"
@@ -739,9 +737,7 @@ class UnionSchema(Schema):
             if option._admits(value, ctx) and (best is None or len(found) < len(best)):
                 best = found
         if best is None:
-            issues.append(
-                Issue(path, "union", f"must be {self.expected(ctx)}, got {type_name(value)}")
-            )
+            issues.append(Issue(path, "union", f"must be {self.expected(ctx)}, got {type_name(value)}"))
         else:
             issues.extend(best)
         return _BAD

@@ -1,0 +1,583 @@
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core import (
+    InputInvalidError,
+    InvalidDefinitionError,
+    Issue,
+    OutputInvalidError,
+    PermissionDeniedError,
+    Runtime,
+    StaticGrants,
+    Tool,
+    ToolError,
+    ToolNotFoundError,
+    define_tool,
+)
+from hermes_core import schema as s
+
+WRITE_INPUT = s.object(
+    {
+        "path": s.string(min_length=1),
+        "contents": s.string(),
+        "mode": s.optional(s.enum(["w", "a"]), default="w"),
+        "tags": s.optional(s.array(s.string()), default=[]),
+    }
+)
+
+
+class Recorder:
+    """A handler that records what it was called with."""
+
+    def __init__(self, result: Any = None) -> None:
+        self.calls: list[Any] = []
+        self.result = result
+
+    def __call__(self, args: dict[str, Any]) -> Any:
+        self.calls.append(args)
+        return {"written": len(args["contents"])} if self.result is None else self.result
+
+
+def write_tool(handler: Any = None, **overrides: Any) -> Tool:
+    fields: dict[str, Any] = {
+        "name": "fs.write",
+        "description": "Write a file.",
+        "version": "1.0.0",
+        "input": WRITE_INPUT,
+        "output": s.object({"written": s.integer(minimum=0)}),
+        "permissions": ["fs:write"],
+        "handler": handler or Recorder(),
+    }
+    fields.update(overrides)
+    return define_tool(**fields)
+
+
+def add_tool() -> Tool:
+    return define_tool(
+        name="math.add",
+        description="Add two integers.",
+        version="1.0.0",
+        input=s.object({"a": s.integer(), "b": s.integer()}),
+        output=s.integer(),
+        handler=lambda args: args["a"] + args["b"],
+    )
+
+
+GOOD = {"path": "a.txt", "contents": "hello"}
+
+
+# -- the call path ---------------------------------------------------------------------
+
+
+def test_call_sync_returns_the_parsed_output_and_the_handler_gets_parsed_input() -> None:
+    handler = Recorder()
+    runtime = Runtime([write_tool(handler)], grants=["fs:write"])
+    assert runtime.call_sync("fs.write", GOOD) == {"written": 5}
+    assert handler.calls == [{"path": "a.txt", "contents": "hello", "mode": "w", "tags": []}]
+
+
+def test_await_call_returns_the_parsed_output() -> None:
+    runtime = Runtime([add_tool()])
+    assert asyncio.run(runtime.call("math.add", {"a": 1, "b": 2.0})) == 3
+
+
+def test_the_callers_input_is_never_mutated_and_defaults_are_fresh_each_call() -> None:
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        args["tags"].append("seen")
+        return {"written": 0}
+
+    runtime = Runtime([write_tool(handler)], grants=["fs:write"])
+    payload = {"path": "a", "contents": "", "tags": ["x"]}
+    before = copy.deepcopy(payload)
+    runtime.call_sync("fs.write", payload)
+    runtime.call_sync("fs.write", GOOD)
+    runtime.call_sync("fs.write", GOOD)
+    assert payload == before
+    assert WRITE_INPUT.parse(GOOD)["tags"] == []
+
+
+def test_output_is_parsed_too() -> None:
+    tool = write_tool(Recorder({"written": 3.0}))
+    result = Runtime([tool], grants=["fs:write"]).call_sync("fs.write", GOOD)
+    assert result == {"written": 3}
+    assert type(result["written"]) is int
+
+
+def test_unknown_tool_is_tool_not_found_with_suggestions() -> None:
+    runtime = Runtime([write_tool(), add_tool()], grants=["fs:write"])
+    for wrong in ("fs_write", "fs.wrte", "FS.Write", "fs/write", "fs-write"):
+        with pytest.raises(ToolNotFoundError) as caught:
+            runtime.call_sync(wrong, GOOD)
+        assert caught.value.code == "TOOL_NOT_FOUND"
+        assert caught.value.name == wrong
+        assert caught.value.suggestions[0] == "fs.write"
+        assert 'did you mean "fs.write"?' in str(caught.value)
+
+
+def test_unknown_tool_with_nothing_close_has_no_suggestion() -> None:
+    with pytest.raises(ToolNotFoundError) as caught:
+        Runtime([write_tool()]).call_sync("weather.today", {})
+    assert caught.value.suggestions == ()
+
+
+@pytest.mark.parametrize("name", [5, None, ["fs.write"], {"a": 1}, b"fs.write"])
+def test_a_name_that_is_not_a_string_is_tool_not_found(name: Any) -> None:
+    with pytest.raises(ToolNotFoundError):
+        Runtime([write_tool()]).call_sync(name, GOOD)
+
+
+def test_permission_is_checked_before_input_because_a_rewrite_cannot_fix_it() -> None:
+    handler = Recorder()
+    with pytest.raises(PermissionDeniedError) as caught:
+        Runtime([write_tool(handler)]).call_sync("fs.write", {"path": 7})
+    assert (caught.value.tool, caught.value.permission) == ("fs.write", "fs:write")
+    assert str(caught.value) == (
+        'fs.write requires the "fs:write" permission, which was not granted.\n'
+        "Retrying with different arguments will not help"
+    )
+    assert handler.calls == []
+
+
+def test_invalid_input_is_input_invalid_with_every_issue_and_the_handler_never_runs() -> None:
+    handler = Recorder()
+    runtime = Runtime([write_tool(handler)], grants=["fs:write"])
+    with pytest.raises(InputInvalidError) as caught:
+        runtime.call_sync("fs.write", {"path": "", "contnts": "x", "mode": "append", "tags": [1]})
+    error = caught.value
+    assert error.code == "INPUT_INVALID"
+    assert error.tool == "fs.write"
+    assert [(i.path, i.kind) for i in error.issues] == [
+        (("path",), "too_small"),
+        (("contents",), "missing"),
+        (("mode",), "enum"),
+        (("tags", 0), "type"),
+        (("contnts",), "unexpected"),
+    ]
+    assert str(error) == (
+        "fs.write was called with invalid input (5 problems):\n"
+        '- "path" must have at least 1 character, got 0\n'
+        '- "contents" is required (a string)\n'
+        '- "mode" must be one of "w", "a"\n'
+        '- "tags.0" must be a string, got integer\n'
+        '- "contnts" is an unexpected field; did you mean "contents"?\n'
+        "Fix the arguments and call fs.write again."
+    )
+    assert handler.calls == []
+
+
+def test_input_that_is_not_an_object_names_the_input_at_the_root() -> None:
+    runtime = Runtime([write_tool()], grants=["fs:write"])
+    with pytest.raises(InputInvalidError) as caught:
+        runtime.call_sync("fs.write", ["a.txt"])
+    assert caught.value.issues[0].path == ()
+    assert "fs.write was called with invalid input: input must be an object, got array" in str(caught.value)
+
+
+def test_bad_output_is_output_invalid_and_says_the_tool_is_at_fault() -> None:
+    runtime = Runtime([write_tool(Recorder({"written": "five"}))], grants=["fs:write"])
+    with pytest.raises(OutputInvalidError) as caught:
+        runtime.call_sync("fs.write", GOOD)
+    error = caught.value
+    assert error.code == "OUTPUT_INVALID"
+    assert error.retryable is False
+    assert error.issues[0].path == ("written",)
+    assert str(error) == (
+        'fs.write returned invalid output: "written" must be an integer, got string\n'
+        "This is a fault in the tool, not in how it was called."
+    )
+
+
+def test_output_that_is_not_json_is_output_invalid() -> None:
+    tool = define_tool(name="t", description="d", version="1.0.0", input=s.object({}), handler=lambda a: {1, 2})
+    with pytest.raises(OutputInvalidError, match="output must be a JSON value, got set"):
+        Runtime([tool]).call_sync("t", {})
+
+
+def test_a_handler_exception_propagates_unchanged() -> None:
+    boom = ZeroDivisionError("boom")
+
+    def handler(args: Any) -> Any:
+        raise boom
+
+    runtime = Runtime([write_tool(handler)], grants=["fs:write"])
+    with pytest.raises(ZeroDivisionError) as caught:
+        runtime.call_sync("fs.write", GOOD)
+    assert caught.value is boom
+    with pytest.raises(ZeroDivisionError):
+        asyncio.run(runtime.observe("fs.write", GOOD))
+
+
+def test_a_handler_may_report_a_semantic_input_problem() -> None:
+    def handler(args: Any) -> Any:
+        raise InputInvalidError("fs.write", [Issue(("path",), "invalid", "names no existing file")])
+
+    runtime = Runtime([write_tool(handler)], grants=["fs:write"])
+    observation = runtime.observe_sync("fs.write", GOOD)
+    assert observation["ok"] is False
+    assert observation["error"]["code"] == "INPUT_INVALID"
+    assert observation["error"]["issues"][0]["message"] == '"path" names no existing file'
+
+
+# -- observe ---------------------------------------------------------------------------
+
+
+def test_observe_wraps_output_and_every_tool_error_as_json() -> None:
+    runtime = Runtime([write_tool(), add_tool()])
+    ok = asyncio.run(runtime.observe("math.add", {"a": 1, "b": 2}))
+    assert ok == {"ok": True, "output": 3}
+    for name, payload, code in [
+        ("nope", {}, "TOOL_NOT_FOUND"),
+        ("fs.write", GOOD, "PERMISSION_DENIED"),
+        ("math.add", {"a": "1", "b": 2}, "INPUT_INVALID"),
+    ]:
+        observation = asyncio.run(runtime.observe(name, payload))
+        assert observation["ok"] is False
+        assert observation["error"]["code"] == code
+        assert json.loads(json.dumps(observation)) == observation
+        assert runtime.observe_sync(name, payload) == observation
+
+
+# -- async handlers ---------------------------------------------------------------------
+
+
+def async_tool(seen: list[bool]) -> Tool:
+    async def handler(args: dict[str, Any]) -> int:
+        seen.append(True)
+        await asyncio.sleep(0)
+        return args["a"] + args["b"]
+
+    return define_tool(
+        name="math.add",
+        description="Add.",
+        version="1.0.0",
+        input=s.object({"a": s.integer(), "b": s.integer()}),
+        output=s.integer(),
+        handler=handler,
+    )
+
+
+def test_async_handlers_are_awaited_by_call() -> None:
+    runtime = Runtime([async_tool([])])
+    assert asyncio.run(runtime.call("math.add", {"a": 2, "b": 3})) == 5
+
+
+def test_call_sync_runs_an_async_handler_in_a_new_event_loop() -> None:
+    assert Runtime([async_tool([])]).call_sync("math.add", {"a": 2, "b": 3}) == 5
+
+
+def test_call_sync_refuses_an_async_handler_inside_a_running_loop_before_it_runs() -> None:
+    seen: list[bool] = []
+    runtime = Runtime([async_tool(seen)])
+
+    async def inside() -> None:
+        with pytest.raises(RuntimeError, match="await runtime.call"):
+            runtime.call_sync("math.add", {"a": 2, "b": 3})
+
+    asyncio.run(inside())
+    assert seen == []
+
+
+def test_sync_handlers_run_with_no_event_loop_at_all() -> None:
+    def handler(args: Any) -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return True
+        return False
+
+    tool = define_tool(name="t", description="d", version="1.0.0", input=s.object({}), handler=handler)
+    assert Runtime([tool]).call_sync("t", {}) is True
+
+
+def test_a_sync_handler_returning_a_coroutine_is_awaited() -> None:
+    async def later() -> int:
+        return 7
+
+    tool = define_tool(name="t", description="d", version="1.0.0", input=s.object({}), handler=lambda a: later())
+    runtime = Runtime([tool])
+    assert runtime.call_sync("t", {}) == 7
+    assert asyncio.run(runtime.call("t", {})) == 7
+
+
+# -- permissions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("grants", [["fs:write"], ["fs:*"], ["*"], ["net:get", "fs:write"]])
+def test_grant_patterns_grant(grants: list[str]) -> None:
+    assert Runtime([write_tool()], grants=grants).call_sync("fs.write", GOOD) == {"written": 5}
+
+
+@pytest.mark.parametrize("grants", [[], ["fs:read"], ["fsx:*"], ["f:*"], ["net:*"]])
+def test_anything_else_is_denied_by_default(grants: list[str]) -> None:
+    with pytest.raises(PermissionDeniedError):
+        Runtime([write_tool()], grants=grants).call_sync("fs.write", GOOD)
+
+
+def test_the_first_missing_permission_is_reported() -> None:
+    tool = write_tool(permissions=["fs:read", "fs:write"])
+    with pytest.raises(PermissionDeniedError) as caught:
+        Runtime([tool], grants=["fs:read"]).call_sync("fs.write", GOOD)
+    assert caught.value.permission == "fs:write"
+
+
+@pytest.mark.parametrize("grant", ["fs", "fs:", "*:write", "FS:write", "fs:write:x", "", 5, "**"])
+def test_malformed_grants_are_invalid_definitions(grant: Any) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([write_tool()], grants=["fs:read", grant])
+    assert caught.value.field == "grants[1]"
+
+
+def test_a_single_string_of_grants_is_refused() -> None:
+    with pytest.raises(InvalidDefinitionError, match="must be a list of grant patterns"):
+        Runtime([], grants="fs:write")
+
+
+class Provider:
+    def __init__(self, answers: dict[str, bool | None]) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, str]] = []
+
+    def check(self, tool: Tool, permission: str) -> bool | None:
+        self.asked.append((tool.name, permission))
+        return self.answers.get(permission)
+
+
+def test_a_provider_can_grant() -> None:
+    provider = Provider({"fs:write": True})
+    assert Runtime([write_tool()], providers=[provider]).call_sync("fs.write", GOOD) == {"written": 5}
+    assert provider.asked == [("fs.write", "fs:write")]
+
+
+def test_any_deny_wins_over_any_grant() -> None:
+    granting, denying = Provider({"fs:write": True}), Provider({"fs:write": False})
+    for providers in ([granting, denying], [denying, granting]):
+        with pytest.raises(PermissionDeniedError):
+            Runtime([write_tool()], grants=["*"], providers=providers).call_sync("fs.write", GOOD)
+
+
+def test_providers_with_no_opinion_leave_the_default_deny() -> None:
+    with pytest.raises(PermissionDeniedError):
+        Runtime([write_tool()], providers=[Provider({})]).call_sync("fs.write", GOOD)
+    assert Runtime([write_tool()], grants=["fs:*"], providers=[Provider({})]).call_sync("fs.write", GOOD)
+
+
+def test_providers_are_asked_on_every_call() -> None:
+    provider = Provider({"fs:write": True})
+    runtime = Runtime([write_tool()], providers=[provider])
+    runtime.call_sync("fs.write", GOOD)
+    provider.answers["fs:write"] = False
+    with pytest.raises(PermissionDeniedError):
+        runtime.call_sync("fs.write", GOOD)
+
+
+def test_tools_without_permissions_never_ask_providers() -> None:
+    provider = Provider({})
+    assert Runtime([add_tool()], providers=[provider]).call_sync("math.add", {"a": 1, "b": 1}) == 2
+    assert provider.asked == []
+
+
+def test_provider_exceptions_are_not_swallowed() -> None:
+    class Broken:
+        def check(self, tool: Tool, permission: str) -> bool | None:
+            raise OSError("policy store unreachable")
+
+    with pytest.raises(OSError, match="policy store unreachable"):
+        Runtime([write_tool()], grants=["*"], providers=[Broken()]).call_sync("fs.write", GOOD)
+
+
+def test_a_provider_answer_other_than_true_false_none_is_a_type_error() -> None:
+    class Sloppy:
+        def check(self, tool: Tool, permission: str) -> Any:
+            return "yes"
+
+    with pytest.raises(TypeError, match="must return True, False or None"):
+        Runtime([write_tool()], providers=[Sloppy()]).call_sync("fs.write", GOOD)
+
+
+def test_an_object_without_check_is_not_a_provider() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([], providers=[object()])
+    assert caught.value.field == "providers[0]"
+
+
+def test_static_grants_is_itself_a_provider() -> None:
+    grants = StaticGrants(["fs:*"])
+    assert grants.check(write_tool(), "fs:write") is True
+    assert grants.check(write_tool(), "net:get") is None
+    assert Runtime([write_tool()], providers=[grants]).call_sync("fs.write", GOOD) == {"written": 5}
+
+
+# -- construction -----------------------------------------------------------------------
+
+
+def test_duplicate_tool_names_are_refused_naming_the_tool() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([write_tool(), add_tool(), write_tool()])
+    assert caught.value.declaration == 'tool "fs.write"'
+    assert caught.value.field == "name"
+    assert "registered twice" in str(caught.value)
+
+
+def test_only_tools_can_be_registered() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([add_tool(), "math.add"])  # type: ignore[list-item]
+    assert caught.value.field == "tools[1]"
+
+
+def test_tools_is_a_read_only_mapping_in_registration_order() -> None:
+    tools = [write_tool(), add_tool()]
+    runtime = Runtime(tools)
+    assert list(runtime.tools) == ["fs.write", "math.add"]
+    assert runtime.tools["math.add"] is tools[1]
+    with pytest.raises(TypeError):
+        runtime.tools["x"] = tools[0]  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        runtime.tools = {}  # type: ignore[misc]
+
+
+PATH = s.string(min_length=1, description="A path relative to the root")
+
+
+def ref_tool(**overrides: Any) -> Tool:
+    fields: dict[str, Any] = {
+        "name": "fs.read",
+        "description": "Read a file.",
+        "version": "1.0.0",
+        "input": s.object({"path": s.ref("fs.path")}),
+        "output": s.ref("fs.contents"),
+        "handler": lambda args: {"path": args["path"], "text": "x"},
+    }
+    fields.update(overrides)
+    return define_tool(**fields)
+
+
+SCHEMAS = {"fs.path": PATH, "fs.contents": s.object({"path": s.ref("fs.path"), "text": s.string()})}
+
+
+def test_refs_resolve_through_the_runtimes_schemas() -> None:
+    runtime = Runtime([ref_tool()], schemas=SCHEMAS)
+    assert runtime.call_sync("fs.read", {"path": "a"}) == {"path": "a", "text": "x"}
+    with pytest.raises(InputInvalidError) as caught:
+        runtime.call_sync("fs.read", {"path": ""})
+    assert caught.value.issues[0].path == ("path",)
+    assert caught.value.issues[0].kind == "too_small"
+
+
+def test_an_unresolved_ref_is_refused_naming_the_tool_and_field() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([ref_tool()], schemas={"fs.path": PATH})
+    assert caught.value.declaration == 'tool "fs.read"'
+    assert caught.value.field == "output"
+    assert 'refers to the schema "fs.contents"' in str(caught.value)
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([ref_tool()])
+    assert caught.value.field == "input"
+
+
+def test_an_unresolved_ref_inside_a_named_schema_is_refused() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([], schemas={"fs.contents": SCHEMAS["fs.contents"]})
+    assert caught.value.declaration == 'schema "fs.contents"'
+
+
+def test_a_ref_input_must_name_an_object_schema() -> None:
+    tool = ref_tool(input=s.ref("fs.path"))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([tool], schemas=SCHEMAS)
+    assert caught.value.field == "input"
+    assert "not an object" in str(caught.value)
+
+
+@pytest.mark.parametrize("schemas", [{"Fs.Path": PATH}, {"fs.path": "string"}, {"fs.path": s.optional(PATH)}])
+def test_malformed_named_schemas_are_refused(schemas: Any) -> None:
+    with pytest.raises(InvalidDefinitionError):
+        Runtime([], schemas=schemas)
+
+
+def test_definitions_are_standalone_json_schema_for_the_model() -> None:
+    runtime = Runtime([write_tool(), ref_tool()], schemas=SCHEMAS)
+    definitions = runtime.definitions()
+    assert [d["name"] for d in definitions] == ["fs.write", "fs.read"]
+    read = definitions[1]
+    assert read["description"] == "Read a file."
+    assert read["inputSchema"]["properties"]["path"] == {"$ref": "#/$defs/fs.path"}
+    assert read["inputSchema"]["$defs"]["fs.path"]["description"] == "A path relative to the root"
+    for definition in definitions:
+        for key in ("inputSchema", "outputSchema"):
+            jsonschema.Draft202012Validator.check_schema(definition[key])
+    validator = jsonschema.Draft202012Validator(read["outputSchema"])
+    assert validator.is_valid({"path": "a", "text": "b"})
+    assert not validator.is_valid({"path": "", "text": "b"})
+
+
+# -- robustness -------------------------------------------------------------------------
+
+
+def test_the_runtime_can_be_shared_across_threads() -> None:
+    runtime = Runtime([add_tool()])
+    barrier = threading.Barrier(4)
+
+    def work(n: int) -> list[int]:
+        barrier.wait()
+        return [runtime.call_sync("math.add", {"a": n, "b": i}) for i in range(500)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(4)))
+    assert results == [[n + i for i in range(500)] for n in range(4)]
+
+
+def test_many_tasks_can_call_at_once() -> None:
+    runtime = Runtime([async_tool([])])
+
+    async def many() -> list[int]:
+        return await asyncio.gather(*(runtime.call("math.add", {"a": i, "b": 1}) for i in range(200)))
+
+    assert asyncio.run(many()) == [i + 1 for i in range(200)]
+
+
+def test_deeply_nested_input_is_an_input_error_not_a_crash() -> None:
+    tool = define_tool(
+        name="t", description="d", version="1.0.0", input=s.object({"x": s.any()}), handler=lambda a: None
+    )
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    runtime = Runtime([tool])
+    for value in (deep, cyclic):
+        with pytest.raises(InputInvalidError) as caught:
+            runtime.call_sync("t", {"x": value})
+        assert caught.value.issues[0].kind == "too_deep"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+model_input = st.one_of(
+    json_values,
+    st.dictionaries(st.sampled_from(["path", "contents", "mode", "tags", "pth"]), json_values, max_size=5),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.one_of(st.sampled_from(["fs.write", "math.add", "fs_write"]), st.text(max_size=10)), value=model_input)
+def test_no_model_input_raises_anything_but_a_tool_error(name: str, value: Any) -> None:
+    runtime = Runtime([write_tool(), add_tool()], grants=["fs:write"])
+    try:
+        runtime.call_sync(name, value)
+    except ToolError as error:
+        assert json.loads(json.dumps(error.to_dict())) == error.to_dict()

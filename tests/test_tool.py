@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hermes_core import InvalidDefinitionError, Tool, define_tool
+from hermes_core import schema as s
+
+
+def echo(args: dict[str, Any]) -> dict[str, Any]:
+    return args
+
+
+async def aecho(args: dict[str, Any]) -> dict[str, Any]:
+    return args
+
+
+def make(**overrides: Any) -> Tool:
+    fields: dict[str, Any] = {
+        "name": "fs.write",
+        "description": "Write a file.",
+        "version": "1.0.0",
+        "input": s.object({"path": s.string()}),
+        "handler": echo,
+    }
+    fields.update(overrides)
+    return define_tool(**fields)
+
+
+def definition_error(**overrides: Any) -> InvalidDefinitionError:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        make(**overrides)
+    assert caught.value.code == "INVALID_DEFINITION"
+    return caught.value
+
+
+def test_a_tool_exposes_its_fields() -> None:
+    tool = make(permissions=["fs:write"], output=s.string())
+    assert tool.name == "fs.write"
+    assert tool.description == "Write a file."
+    assert tool.version == "1.0.0"
+    assert isinstance(tool.input, s.ObjectSchema)
+    assert tool.output == s.string()
+    assert tool.permissions == ("fs:write",)
+    assert tool.handler is echo
+    assert tool.is_async is False
+
+
+def test_a_tool_is_immutable() -> None:
+    tool = make()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.name = "other"  # type: ignore[misc]
+
+
+def test_output_defaults_to_any_json_value() -> None:
+    assert make().output == s.any()
+
+
+def test_schemas_are_compiled_at_definition_time() -> None:
+    tool = make()
+    assert tool._input_validator is not None
+    assert tool._output_validator is not None
+    assert tool._input_validator.fast({"path": "a"}) == {"path": "a"}
+
+
+def test_a_tool_whose_input_is_a_ref_is_compiled_by_the_runtime_instead() -> None:
+    tool = make(input=s.ref("fs.args"))
+    assert tool._input_validator is None
+
+
+@pytest.mark.parametrize("name", ["fs", "fs.write", "http.get", "a1.b_2.c", "x" * 64])
+def test_valid_names(name: str) -> None:
+    assert make(name=name).name == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "Fs.write", "fs..write", ".fs", "fs.", "1fs", "fs-write", "fs write", "fs._x", "x" * 65, None, 3]
+)
+def test_invalid_names_are_refused_with_the_rule(name: object) -> None:
+    error = definition_error(name=name)
+    assert error.field == "name"
+    assert "dot-separated lowercase segments" in str(error)
+    assert "such as 'fs.write'" in str(error)
+
+
+@pytest.mark.parametrize("description", ["", "   ", "\n\t", None, 42])
+def test_blank_descriptions_are_refused(description: object) -> None:
+    error = definition_error(description=description)
+    assert error.field == "description"
+    assert error.declaration == 'tool "fs.write"'
+    assert "a model reads it to decide whether to call the tool" in str(error)
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "0.0.0", "2.1.0-rc.1+build.5", "1.2.3-alpha", "10.20.30+meta"])
+def test_semantic_versions_are_accepted(version: str) -> None:
+    assert make(version=version).version == version
+
+
+@pytest.mark.parametrize("version", ["1.0", "v1.0.0", "01.0.0", "1.0.0-", "1.0.0-01", "1", "1.0.0.0", "", None])
+def test_other_versions_are_refused(version: object) -> None:
+    error = definition_error(version=version)
+    assert error.field == "version"
+    assert "semantic version" in str(error)
+
+
+def test_version_message_is_pinned() -> None:
+    assert str(definition_error(version="1.0")) == (
+        "tool \"fs.write\": version must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' "
+        "or '2.1.0-rc.1', got '1.0'"
+    )
+
+
+@pytest.mark.parametrize("schema", [s.string(), s.array(s.string()), {"path": s.string()}, None])
+def test_input_must_be_an_object_schema(schema: object) -> None:
+    error = definition_error(input=schema)
+    assert error.field == "input"
+    assert "must be an object schema" in str(error)
+
+
+def test_output_must_be_a_schema() -> None:
+    error = definition_error(output={"type": "string"})
+    assert error.field == "output"
+
+
+@pytest.mark.parametrize("permissions", [["fs:write"], ("fs:read", "fs:write"), ["net-io:http_get"], []])
+def test_valid_permissions(permissions: list[str]) -> None:
+    assert make(permissions=permissions).permissions == tuple(permissions)
+
+
+def test_repeated_permissions_are_kept_once() -> None:
+    assert make(permissions=["fs:write", "fs:write"]).permissions == ("fs:write",)
+
+
+@pytest.mark.parametrize("permission", ["fs", "fs:", ":write", "FS:write", "fs:write:x", "fs:*", "*", "1fs:w", 3])
+def test_invalid_permissions_name_their_index(permission: object) -> None:
+    error = definition_error(permissions=["fs:read", permission])
+    assert error.field == "permissions[1]"
+    assert "'namespace:action'" in str(error)
+
+
+def test_a_single_string_of_permissions_is_refused() -> None:
+    error = definition_error(permissions="fs:write")
+    assert error.field == "permissions"
+
+
+class AsyncCallable:
+    async def __call__(self, args: dict[str, Any]) -> dict[str, Any]:
+        return args
+
+
+@pytest.mark.parametrize(
+    ("handler", "is_async"),
+    [
+        (echo, False),
+        (aecho, True),
+        (lambda args: args, False),
+        (functools.partial(lambda prefix, args: args, "x"), False),
+        (functools.partial(aecho), True),
+        (AsyncCallable(), True),
+        (lambda args, extra=1: args, False),
+        (lambda *args: args, False),
+        (len, False),
+    ],
+)
+def test_handlers_of_one_positional_argument_are_accepted(handler: Callable[..., Any], is_async: bool) -> None:
+    assert make(handler=handler).is_async is is_async
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [lambda: None, lambda a, b: None, lambda *, args: None, "not callable", None],
+)
+def test_other_handlers_are_refused(handler: object) -> None:
+    error = definition_error(handler=handler)
+    assert error.field == "handler"
