@@ -20,6 +20,7 @@ from typing import Any, final
 from hermes_core.errors import (
     InputInvalidError,
     InvalidDefinitionError,
+    Issue,
     OutputInvalidError,
     PermissionDeniedError,
     ToolError,
@@ -27,11 +28,12 @@ from hermes_core.errors import (
 )
 from hermes_core.permissions import StaticGrants
 from hermes_core.schema import NAME_PATTERN, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import FastPathError, Validator, compile_schema
+from hermes_core.schema._compile import Validator, compile_schema
 from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
 
+_TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
 _SEPARATORS = re.compile(r"[\s_\-/:]+")
 
 
@@ -44,28 +46,36 @@ def _normalize(name: str) -> str:
 class _Entry:
     """Everything a call of one tool needs, resolved at construction."""
 
-    __slots__ = ("check", "handler", "input", "is_async", "missing", "output", "tool")
+    __slots__ = ("check", "handler", "input_entry", "is_async", "missing", "output_entry", "tool")
 
     def __init__(self, tool: Tool, input_: Validator, output: Validator, missing: str | None, check: bool) -> None:
         self.tool = tool
         self.handler = tool.handler
         self.is_async = tool.is_async
-        self.input = input_
-        self.output = output
+        self.input_entry = input_.entry
+        self.output_entry = output.entry
         self.missing = missing  # first permission the static grants leave ungranted
         self.check = check  # False when no permission needs asking at call time
 
     def parse_input(self, value: Any) -> Any:
-        ok, result, issues = self.input.slow(value)
-        if ok:
-            return result
-        raise InputInvalidError(self.tool.name, issues)
+        issues: list[Issue] = []
+        try:
+            result = self.input_entry(value, (), issues)
+        except RecursionError:
+            issues = [_TOO_DEEP]
+        if issues:
+            raise InputInvalidError(self.tool.name, issues)
+        return result
 
     def parse_output(self, value: Any) -> Any:
-        ok, result, issues = self.output.slow(value)
-        if ok:
-            return result
-        raise OutputInvalidError(self.tool.name, issues)
+        issues: list[Issue] = []
+        try:
+            result = self.output_entry(value, (), issues)
+        except RecursionError:
+            issues = [_TOO_DEEP]
+        if issues:
+            raise OutputInvalidError(self.tool.name, issues)
+        return result
 
 
 def _check_provider(index: int, provider: object) -> object:
@@ -267,11 +277,7 @@ class Runtime:
         entry = self._lookup(name)
         if entry.check:
             self._check_permissions(entry)
-        try:
-            parsed = entry.input.fast(value)
-        except (FastPathError, RecursionError):
-            parsed = entry.parse_input(value)
-        return entry, parsed
+        return entry, entry.parse_input(value)
 
     async def call(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* with *input* and return its parsed output.
@@ -292,10 +298,7 @@ class Runtime:
         result = entry.handler(parsed)
         if entry.is_async or inspect.isawaitable(result):
             result = await result
-        try:
-            return entry.output.fast(result)
-        except (FastPathError, RecursionError):
-            return entry.parse_output(result)
+        return entry.parse_output(result)
 
     def call_sync(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
@@ -312,10 +315,7 @@ class Runtime:
         result = entry.handler(parsed)
         if inspect.iscoroutine(result):
             result = _run(entry.tool.name, result)
-        try:
-            return entry.output.fast(result)
-        except (FastPathError, RecursionError):
-            return entry.parse_output(result)
+        return entry.parse_output(result)
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.

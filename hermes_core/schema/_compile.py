@@ -1,11 +1,12 @@
-"""Compile a schema once into straight-line Python, and fall back to the walk only on failure.
+"""Compile a schema once into straight-line Python that collects every issue in one pass.
 
-The generated "fast" function checks a value with no bookkeeping at all: no
-paths, no issue list. It raises ``_Invalid`` at the first doubt, and then
-:meth:`Validator.slow` runs the authoritative ``_collect`` walk, which finds
-every issue with its path (or, for the rare value the fast path is too strict
-for, such as a ``str`` subclass, returns the parsed value after all). So the
-fast path may be stricter than the walk, never looser.
+The generated code tests each value with the cheapest exact test (``type(x)
+is str``, ``k.keys() <= names``...). When a test fails, it hands that one
+value to the node's own ``_collect`` walk, the authoritative check, with the
+value's path; the walk appends the issues and returns the parsed value (so a
+``str`` subclass or an integral float still parses). Paths are only built on
+that failure branch, so a valid value pays for no bookkeeping. The compiled
+code therefore finds exactly the issues the walk finds, in the same order.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from hermes_core.errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
-    _BAD,
     MISSING,
     AnySchema,
     ArraySchema,
@@ -34,86 +34,75 @@ from hermes_core.schema._nodes import (
     StringSchema,
     UnionSchema,
     _Context,
+    _key_issue,
+    _size_issue,
     copy_json,
     unicode_ok,
 )
 
-__all__ = ["FastPathError", "Validator", "compile_schema"]
+__all__ = ["Validator", "compile_schema"]
+
+# Loops and try blocks nest at most 20 deep in one CPython function; past this
+# many levels of inlined containers, a nested container gets a function of its own.
+_MAX_INLINE_DEPTH = 6
 
 
-class FastPathError(Exception):
-    """Raised by a fast function at the first doubt. Never leaves this package's callers."""
+class _NotJson(Exception):  # noqa: N818 - internal control flow, never raised to a caller
+    """Raised by :func:`_any_fast` at the first doubt; the walk then says what is wrong."""
 
 
 def _any_fast(value: Any) -> None:
-    """Raise ``FastPathError`` unless *value* is plainly JSON-shaped (exact builtin types only)."""
+    """Return if *value* is plainly JSON-shaped (exact builtin types only), else raise ``_NotJson``."""
     kind = type(value)
     if kind is str:
         if not (value.isascii() or unicode_ok(value)):
-            raise FastPathError
+            raise _NotJson
     elif kind is int or kind is bool or value is None:
         return
     elif kind is float:
         if value - value != 0.0:
-            raise FastPathError
+            raise _NotJson
     elif kind is list:
         for item in value:
             _any_fast(item)
     elif kind is dict:
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or unicode_ok(key)):
-                raise FastPathError
+                raise _NotJson
             _any_fast(item)
     else:
-        raise FastPathError
+        raise _NotJson
 
 
-def _enum_lookup(values: tuple[Any, ...]) -> Callable[[Any], Any]:
-    """A function mapping a JSON scalar to the enum member it equals, or raising ``FastPathError``."""
-    strings = {v: v for v in values if type(v) is str}
-    numbers = {v: v for v in values if type(v) is int or type(v) is float}
-    booleans = {v: v for v in values if type(v) is bool}
-    has_null = any(v is None for v in values)
-
-    def lookup(value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            table: dict[Any, Any] = strings
-        elif kind is bool:
-            table = booleans
-        elif kind is int or kind is float:
-            table = numbers
-        elif value is None and has_null:
-            return None
-        else:
-            raise FastPathError
-        try:
-            return table[value]
-        except KeyError:
-            raise FastPathError from None
-
-    return lookup
-
-
-_IS_STRING = "if type({v}) is not str or not ({v}.isascii() or _uok({v})): raise _F"
-_PASSTHROUGH = (StringSchema, NumberSchema, BooleanSchema, NullSchema)
+_IS_STRING = "type({v}) is str and ({v}.isascii() or _uok({v}))"
 
 
 class _Codegen:
-    """Writes one module of functions for a schema and every schema it reaches."""
+    """Writes one module of functions for a schema and every schema it reaches.
+
+    Each function has the signature ``f(v, p, I)``: the value, the path of the
+    value (a tuple), and the list issues are appended to. It returns the
+    parsed value, which is meaningless once an issue was appended.
+    """
 
     def __init__(self, refs: Mapping[str, Schema]) -> None:
         self.refs = refs
+        self.context = _Context(refs)
         self.namespace: dict[str, Any] = {
-            "_F": FastPathError,
             "_uok": unicode_ok,
             "_M": MISSING,
             "_copy": copy_json,
             "_any": _any_fast,
+            "_NotJson": _NotJson,
+            "_Issue": Issue,
+            "_ctx": lambda: _Context(refs),
+            "_size": _size_issue,
+            "_key_issue": _key_issue,
         }
         self.functions: dict[int, str] = {}
+        self.constants: dict[int, str] = {}
         self.sources: list[str] = []
-        self.keep: list[Schema] = []  # keeps ids unique while they are dict keys
+        self.keep: list[Any] = []  # keeps ids unique while they are dict keys
         self.counter = 0
 
     def name(self, prefix: str) -> str:
@@ -121,14 +110,36 @@ class _Codegen:
         return f"{prefix}{self.counter}"
 
     def const(self, value: Any) -> str:
-        name = self.name("_c")
-        self.namespace[name] = value
-        return name
+        """A namespace name bound to *value* (one name per object)."""
+        key = id(value)
+        if key not in self.constants:
+            self.keep.append(value)
+            self.constants[key] = self.name("_c")
+            self.namespace[self.constants[key]] = value
+        return self.constants[key]
+
+    def resolve(self, node: Schema) -> Schema:
+        seen: set[str] = set()
+        while isinstance(node, RefSchema):
+            target = self.refs.get(node.name)
+            if target is None:
+                raise InvalidDefinitionError(
+                    f"s.ref({node.name!r})",
+                    None,
+                    "names a schema that is not registered; named schemas are resolved by a Runtime "
+                    "given schemas={...} (or contributed by a plugin)",
+                )
+            if node.name in seen:
+                raise InvalidDefinitionError(
+                    f"s.ref({node.name!r})", None, "only refers to itself; a named schema must describe a value"
+                )
+            seen.add(node.name)
+            node = target
+        return node
 
     def function(self, node: Schema) -> str:
-        """The name of a function checking *node*, writing it on first use (refs may recurse)."""
-        if isinstance(node, RefSchema):
-            return self.function(self.resolve(node))
+        """The name of ``f(v, p, I)`` checking *node*, written on first use (refs may recurse)."""
+        node = self.resolve(node)
         key = id(node)
         if key in self.functions:
             return self.functions[key]
@@ -139,211 +150,245 @@ class _Codegen:
         if isinstance(node, UnionSchema):
             self.union_body(node, body)
         else:
-            result = self.emit(node, "v", body, "    ")
+            result = self.emit(node, "v", [], body, "    ", 0)
             body.append(f"    return {result}")
-        self.sources.append(f"def {name}(v):\n" + "\n".join(body))
+        self.sources.append(f"def {name}(v, p, I):\n" + "\n".join(body))
         return name
 
-    def resolve(self, node: RefSchema) -> Schema:
-        target = self.refs.get(node.name)
-        if target is None:
-            raise InvalidDefinitionError(
-                f"ref({node.name!r})",
-                None,
-                "names a schema that is not registered; named schemas are resolved by a Runtime "
-                "given schemas={...} (or contributed by a plugin)",
-            )
-        return target
-
     def union_body(self, node: UnionSchema, body: list[str]) -> None:
+        # The first option that accepts wins; when none does, the walk explains.
         for option in node.options:
-            var = self.name("o")
-            body.append("    try:")
-            body.append(f"        {var} = v")
-            result = self.emit(option, var, body, "        ")
-            body.append(f"        return {result}")
-            body.append("    except _F:")
-            body.append("        pass")
-        body.append("    raise _F")
+            body.append("    J = []")
+            body.append(f"    r = {self.function(option)}(v, p, J)")
+            body.append("    if not J: return r")
+        body.append(f"    return {self.const(node)}._collect(v, p, I, _ctx())")
 
-    def emit(self, node: Schema, var: str, out: list[str], ind: str) -> str:
-        """Append lines checking local *var* against *node*; return the expression of the result.
+    def explains_own_type(self, node: Schema, depth: int) -> bool:
+        """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
+        if isinstance(node, OptionalSchema | NullableSchema):
+            return self.explains_own_type(node.schema, depth)
+        if self.test(node, "x") is not None or isinstance(node, EnumSchema | AnySchema):
+            return True
+        return isinstance(node, ArraySchema | ObjectSchema | RecordSchema) and depth < _MAX_INLINE_DEPTH
 
-        The lines may rebind *var*, which the caller owns.
-        """
+    @staticmethod
+    def path(segments: list[str]) -> str:
+        return f"(*p, {', '.join(segments)})" if segments else "p"
+
+    def fallback(self, node: Schema, var: str, segments: list[str]) -> str:
+        """The walk's call on *var*: it appends the issues and returns the parsed value."""
+        return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, _ctx())"
+
+    def test(self, node: Schema, var: str) -> str | None:
+        """An expression true when *var* certainly matches leaf *node* as it is; None if not a leaf."""
         if isinstance(node, StringSchema):
-            out.append(ind + _IS_STRING.format(v=var))
-            low, high = node.min_length, node.max_length
-            if low is not None or high is not None:
-                out.append(f"{ind}if {self.range_test(f'len({var})', low, high)}: raise _F")
+            tests = [_IS_STRING.format(v=var)]
+            if node.min_length is not None:
+                tests.append(f"len({var}) >= {node.min_length}")
+            if node.max_length is not None:
+                tests.append(f"len({var}) <= {node.max_length}")
             if node._regex is not None:
-                out.append(f"{ind}if {self.const(node._regex.search)}({var}) is None: raise _F")
-            return var
+                tests.append(f"{self.const(node._regex.search)}({var}) is not None")
+            return " and ".join(tests)
         if isinstance(node, IntegerSchema):
-            out.append(f"{ind}if type({var}) is not int:")
-            out.append(f"{ind}    if type({var}) is float and {var}.is_integer(): {var} = int({var})")
-            out.append(f"{ind}    else: raise _F")
-            self.bounds(node.minimum, node.maximum, var, out, ind)
-            return var
+            return " and ".join([f"type({var}) is int", *self.bounds(node.minimum, node.maximum, var)])
         if isinstance(node, NumberSchema):
-            out.append(f"{ind}if type({var}) is float:")
-            out.append(f"{ind}    if {var} - {var} != 0.0: raise _F")
-            out.append(f"{ind}elif type({var}) is not int: raise _F")
-            self.bounds(node.minimum, node.maximum, var, out, ind)
-            return var
+            kind = f"(type({var}) is int or (type({var}) is float and {var} - {var} == 0.0))"
+            return " and ".join([kind, *self.bounds(node.minimum, node.maximum, var)])
         if isinstance(node, BooleanSchema):
-            out.append(f"{ind}if {var} is not True and {var} is not False: raise _F")
-            return var
+            return f"({var} is True or {var} is False)"
         if isinstance(node, NullSchema):
-            out.append(f"{ind}if {var} is not None: raise _F")
+            return f"{var} is None"
+        if isinstance(node, EnumSchema) and all(type(v) is str for v in node.values):
+            return f"type({var}) is str and {var} in {self.const(frozenset(node.values))}"
+        return None
+
+    def bounds(self, low: float | None, high: float | None, var: str) -> list[str]:
+        tests = []
+        if low is not None:
+            tests.append(f"{var} >= {self.const(low)}")
+        if high is not None:
+            tests.append(f"{var} <= {self.const(high)}")
+        return tests
+
+    def emit(
+        self,
+        node: Schema,
+        var: str,
+        segments: list[str],
+        out: list[str],
+        ind: str,
+        depth: int,
+        outer: Schema | None = None,
+    ) -> str:
+        """Append lines checking local *var* (at path ``p + segments``); return the result's expression.
+
+        The lines may rebind *var*, which the caller owns. *outer* is the
+        ``nullable`` wrapping *node*, whose walk explains a value of the wrong type.
+        """
+        if isinstance(node, OptionalSchema):
+            return self.emit(node.schema, var, segments, out, ind, depth)
+        test = self.test(node, var)
+        if test is not None:
+            out.append(f"{ind}if not ({test}): {var} = {self.fallback(outer or node, var, segments)}")
             return var
         if isinstance(node, EnumSchema):
-            if all(type(v) is str for v in node.values):
-                allowed = self.const(frozenset(node.values))
-                out.append(f"{ind}if type({var}) is not str or {var} not in {allowed}: raise _F")
-                return var
-            out.append(f"{ind}{var} = {self.const(_enum_lookup(node.values))}({var})")
+            # Mixed scalars: JSON equality (1 == 1.0, True != 1) lives in the walk; it returns the member.
+            out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if isinstance(node, AnySchema):
-            out.append(f"{ind}_any({var})")
+            out.append(f"{ind}try: _any({var})")
+            out.append(f"{ind}except (_NotJson, RecursionError): {var} = {self.fallback(node, var, segments)}")
             return var
-        if isinstance(node, OptionalSchema):
-            return self.emit(node.schema, var, out, ind)
         if isinstance(node, NullableSchema):
             result = self.name("r")
             out.append(f"{ind}if {var} is None: {result} = None")
+            if not self.explains_own_type(node.schema, depth):
+                # The inner check would explain a wrong type as its own; "X or null" is the right word.
+                admits = f"{self.const(node.schema)}._admits({var}, _ctx())"
+                out.append(f"{ind}elif not {admits}: {result} = {self.fallback(outer or node, var, segments)}")
             out.append(f"{ind}else:")
-            inner = self.emit(node.schema, var, out, ind + "    ")
+            inner = self.emit(node.schema, var, segments, out, ind + "    ", depth, outer=outer or node)
             out.append(f"{ind}    {result} = {inner}")
             return result
-        if isinstance(node, ArraySchema):
-            return self.array(node, var, out, ind)
-        if isinstance(node, ObjectSchema):
-            return self.object(node, var, out, ind)
-        if isinstance(node, RecordSchema):
-            result, key, item = self.name("r"), self.name("k"), self.name("x")
-            out.append(f"{ind}if type({var}) is not dict: raise _F")
-            out.append(f"{ind}{result} = {{}}")
-            out.append(f"{ind}for {key}, {item} in {var}.items():")
-            out.append(f"{ind}    " + _IS_STRING.format(v=key))
-            parsed = self.emit(node.values, item, out, ind + "    ")
-            out.append(f"{ind}    {result}[{key}] = {parsed}")
-            return result
-        if isinstance(node, UnionSchema | RefSchema):
+        if isinstance(node, ArraySchema | ObjectSchema | RecordSchema) and depth < _MAX_INLINE_DEPTH:
+            kind = "list" if isinstance(node, ArraySchema) else "dict"
             result = self.name("r")
-            out.append(f"{ind}{result} = {self.function(node)}({var})")
+            fallback = self.fallback(outer or node, var, segments)
+            out.append(f"{ind}if type({var}) is not {kind}: {result} = {fallback}")
+            out.append(f"{ind}else:")
+            if isinstance(node, ArraySchema):
+                inner = self.array(node, var, segments, out, ind + "    ", depth + 1)
+            elif isinstance(node, ObjectSchema):
+                inner = self.object(node, var, segments, out, ind + "    ", depth + 1)
+            else:
+                inner = self.record(node, var, segments, out, ind + "    ", depth + 1)
+            out.append(f"{ind}    {result} = {inner}")
             return result
-        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - every node is handled above
-
-    def range_test(self, expr: str, low: float | None, high: float | None) -> str:
-        tests = []
-        if low is not None:
-            tests.append(f"{expr} < {self.const(low)}")
-        if high is not None:
-            tests.append(f"{expr} > {self.const(high)}")
-        return " or ".join(tests)
-
-    def bounds(self, low: float | None, high: float | None, var: str, out: list[str], ind: str) -> None:
-        if low is not None or high is not None:
-            out.append(f"{ind}if {self.range_test(var, low, high)}: raise _F")
-
-    def array(self, node: ArraySchema, var: str, out: list[str], ind: str) -> str:
-        out.append(f"{ind}if type({var}) is not list: raise _F")
-        if node.min_items is not None or node.max_items is not None:
-            test = self.range_test(f"len({var})", node.min_items, node.max_items)
-            out.append(f"{ind}if {test}: raise _F")
-        result, item = self.name("r"), self.name("i")
-        items = node.items
-        passthrough = isinstance(items, _PASSTHROUGH) or (
-            isinstance(items, EnumSchema) and all(type(v) is str for v in items.values)
-        )
-        if passthrough:
-            # The checks never rebind the item, so the list is copied whole afterwards.
-            out.append(f"{ind}for {item} in {var}:")
-            self.emit(items, item, out, ind + "    ")
-            out.append(f"{ind}{result} = {var}.copy()")
-        else:
-            out.append(f"{ind}{result} = []")
-            out.append(f"{ind}for {item} in {var}:")
-            parsed = self.emit(items, item, out, ind + "    ")
-            out.append(f"{ind}    {result}.append({parsed})")
+        result = self.name("r")
+        out.append(f"{ind}{result} = {self.function(node)}({var}, {self.path(segments)}, I)")
         return result
 
-    def object(self, node: ObjectSchema, var: str, out: list[str], ind: str) -> str:
-        out.append(f"{ind}if type({var}) is not dict: raise _F")
-        if node.extra == "forbid":
-            out.append(f"{ind}if not {var}.keys() <= {self.const(node._names)}: raise _F")
-        else:
-            key = self.name("k")
-            out.append(f"{ind}for {key} in {var}:")
-            out.append(f"{ind}    " + _IS_STRING.format(v=key))
+    def size(self, low: int | None, high: int | None, var: str, segments: list[str], out: list[str], ind: str) -> None:
+        tests = []
+        if low is not None:
+            tests.append(f"len({var}) < {low}")
+        if high is not None:
+            tests.append(f"len({var}) > {high}")
+        if tests:
+            out.append(
+                f"{ind}if {' or '.join(tests)}: _size(I, {self.path(segments)}, len({var}), "
+                f"low={low}, high={high}, unit='item')"
+            )
+
+    def array(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+        self.size(node.min_items, node.max_items, var, segments, out, ind)
+        result, index, item = self.name("r"), self.name("j"), self.name("i")
+        test = self.test(node.items, item)
+        if test is not None:
+            # Leaf items are never rebound when they pass: check them all, then copy the list.
+            # If one fails, the walk goes over every item, so the issues come in order.
+            leaf = self.const(node.items)
+            out.append(f"{ind}{result} = None")
+            out.append(f"{ind}for {item} in {var}:")
+            out.append(f"{ind}    if not ({test}): break")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {result} = {var}.copy()")
+            out.append(f"{ind}if {result} is None:")
+            out.append(f"{ind}    c = _ctx()")
+            out.append(
+                f"{ind}    {result} = [{leaf}._collect({item}, {self.path([*segments, index])}, I, c) "
+                f"for {index}, {item} in enumerate({var})]"
+            )
+            return result
+        # An item's index is the length of the result so far: no counter on the valid path.
+        out.append(f"{ind}{result} = []")
+        out.append(f"{ind}for {item} in {var}:")
+        parsed = self.emit(node.items, item, [*segments, f"len({result})"], out, ind + "    ", depth)
+        out.append(f"{ind}    {result}.append({parsed})")
+        return result
+
+    def object(self, node: ObjectSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+        # *count* tracks how many keys are fields; any other key is an extra, and only
+        # then does the walk run over the keys (a len() test, not a set test, per object).
+        count = self.name("n")
+        required = sum(1 for _, sub in node.field_items if not isinstance(sub, OptionalSchema))
+        out.append(f"{ind}{count} = {required}")
         values: dict[str, str] = {}
         absent: list[tuple[str, str]] = []
-        required = [(name, sub) for name, sub in node.field_items if not isinstance(sub, OptionalSchema)]
-        if required:
-            out.append(f"{ind}try:")
-            for name, _ in required:
-                values[name] = self.name("t")
-                out.append(f"{ind}    {values[name]} = {var}[{name!r}]")
-            out.append(f"{ind}except KeyError: raise _F from None")
         for name, sub in node.field_items:
-            if isinstance(sub, OptionalSchema):
-                value, result = self.name("t"), self.name("r")
-                out.append(f"{ind}{value} = {var}.get({name!r}, _M)")
-                out.append(f"{ind}if {value} is _M:")
-                if sub.default is MISSING:
-                    out.append(f"{ind}    {result} = _M")
-                    absent.append((name, result))
-                elif isinstance(sub.default, list | dict):
-                    out.append(f"{ind}    {result} = _copy({self.const(sub.default)})")
-                else:
-                    out.append(f"{ind}    {result} = {self.const(sub.default)}")
-                out.append(f"{ind}else:")
-                parsed = self.emit(sub.schema, value, out, ind + "    ")
-                out.append(f"{ind}    {result} = {parsed}")
-                values[name] = result
+            value = self.name("t")
+            where = [*segments, repr(name)]
+            out.append(f"{ind}try: {value} = {var}[{name!r}]")
+            out.append(f"{ind}except KeyError:")
+            if not isinstance(sub, OptionalSchema):
+                detail = f"is required ({sub.expected(self.context)})"
+                out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {detail!r}))")
+                out.append(f"{ind}    {value} = _M; {count} -= 1")
+            elif sub.default is MISSING:
+                absent.append((name, value))
+                out.append(f"{ind}    {value} = _M")
+            elif isinstance(sub.default, list | dict):
+                out.append(f"{ind}    {value} = _copy({self.const(sub.default)})")
             else:
-                values[name] = self.emit(sub, values[name], out, ind)
+                out.append(f"{ind}    {value} = {self.const(sub.default)}")
+            out.append(f"{ind}else:")
+            if isinstance(sub, OptionalSchema):
+                out.append(f"{ind}    {count} += 1")
+            parsed = self.emit(sub, value, where, out, ind + "    ", depth)
+            if parsed != value:
+                out.append(f"{ind}    {value} = {parsed}")
+            values[name] = value
         result = self.name("r")
         pairs = ", ".join(f"{name!r}: {values[name]}" for name, _ in node.field_items)
         out.append(f"{ind}{result} = {{{pairs}}}")
-        for name, marker in absent:
-            out.append(f"{ind}if {marker} is _M: del {result}[{name!r}]")
-        if node.extra == "allow":
-            key, item = self.name("k"), self.name("x")
-            out.append(f"{ind}for {key}, {item} in {var}.items():")
-            out.append(f"{ind}    if {key} not in {self.const(node._names)}:")
-            out.append(f"{ind}        _any({item})")
-            out.append(f"{ind}        {result}[{key}] = {item}")
+        for name, value in absent:
+            out.append(f"{ind}if {value} is _M: del {result}[{name!r}]")
+        out.append(f"{ind}if len({var}) != {count}:")
+        out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _ctx(), {result})")
+        return result
+
+    def record(self, node: RecordSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+        result, key, item = self.name("r"), self.name("k"), self.name("x")
+        out.append(f"{ind}{result} = {{}}")
+        out.append(f"{ind}for {key}, {item} in {var}.items():")
+        out.append(f"{ind}    if not ({_IS_STRING.format(v=key)}) and _key_issue({key}, {self.path(segments)}, I):")
+        out.append(f"{ind}        continue")
+        parsed = self.emit(node.values, item, [*segments, key], out, ind + "    ", depth)
+        out.append(f"{ind}    {result}[{key}] = {parsed}")
         return result
 
 
 @dataclass(frozen=True, slots=True)
 class Validator:
-    """A compiled schema: ``fast`` for the common case, ``slow`` for every issue."""
+    """A compiled schema. :meth:`run` checks a value in one pass, collecting every issue."""
 
     schema: Schema
     refs: Mapping[str, Schema]
-    fast: Callable[[Any], Any]
+    entry: Callable[[Any, tuple[str | int, ...], list[Issue]], Any]
     source: str
 
-    def slow(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
-        """Walk *value* collecting every issue: ``(True, parsed, ())`` or ``(False, None, issues)``."""
+    def run(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
+        """``(True, parsed, ())`` if *value* matches, else ``(False, None, issues)``."""
+        issues: list[Issue] = []
+        try:
+            result = self.entry(value, (), issues)
+        except RecursionError:
+            return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
+        if issues:
+            return False, None, tuple(issues)
+        return True, result, ()
+
+    def walk(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
+        """The same as :meth:`run` through the uncompiled walk: the reference the compiled code must match."""
         issues: list[Issue] = []
         try:
             result = self.schema._collect(value, (), issues, _Context(self.refs))
         except RecursionError:
             return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
-        if result is _BAD:
+        if issues:
             return False, None, tuple(issues)
         return True, result, ()
-
-    def run(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
-        """``(True, parsed, ())`` if *value* matches, else ``(False, None, issues)``."""
-        try:
-            return True, self.fast(value), ()
-        except (FastPathError, RecursionError):
-            return self.slow(value)
 
 
 def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
@@ -351,10 +396,9 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
 
     Raises:
         InvalidDefinitionError: a ``ref`` names a schema *refs* does not have.
-
     """
     gen = _Codegen(refs)
     entry = gen.function(schema)
     source = "\n\n".join(gen.sources)
     exec(compile(source, f"<hermes schema {entry}>", "exec"), gen.namespace)  # noqa: S102 - our own generated code
-    return Validator(schema=schema, refs=refs, fast=gen.namespace[entry], source=source)
+    return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)

@@ -640,20 +640,24 @@ class ObjectSchema(Schema):
             else:
                 issues.append(Issue((*path, name), "missing", f"is required ({sub.expected(ctx)})"))
                 bad = True
-        for key in value:
-            if key in self._names:
-                continue
-            if _key_issue(key, path, issues):
-                bad = True
-            elif self.extra == "forbid":
-                issues.append(Issue((*path, key), "unexpected", self._unexpected_detail(key)))
-                bad = True
-            elif self.extra == "allow":
-                before = len(issues)
-                _check_json(value[key], (*path, key), issues, ctx)
-                bad = bad or len(issues) > before
-                out[key] = value[key]
+        if self._extras(value, path, issues, ctx, out):
+            bad = True
         return _BAD if bad else out
+
+    def _extras(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: _Context, out: dict[str, Any]
+    ) -> bool:
+        """Check the keys that are not fields, keeping them in *out* under ``extra="allow"``; True on an issue."""
+        before = len(issues)
+        for key, item in value.items():
+            if key in self._names or _key_issue(key, path, issues):
+                continue
+            if self.extra == "forbid":
+                issues.append(Issue((*path, key), "unexpected", self._unexpected_detail(key)))
+            elif self.extra == "allow":
+                _check_json(item, (*path, key), issues, ctx)
+                out[key] = item
+        return len(issues) > before
 
     def _unexpected_detail(self, key: str) -> str:
         names = [name for name, _ in self.field_items]
