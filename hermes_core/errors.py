@@ -23,8 +23,7 @@ import enum
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, final
+from typing import Any, ClassVar, Literal, NamedTuple, final
 
 __all__ = [
     "ErrorCode",
@@ -96,6 +95,20 @@ def _escape_key(key: str) -> str:
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", key)
 
 
+# Keys repeat from call to call (field names), so their written form is remembered.
+_written_keys: dict[str, str] = {}
+_WRITTEN_KEYS_MAX = 4096
+
+
+def _write_key(key: str) -> str:
+    written = _written_keys.get(key)
+    if written is None:
+        written = key if _BARE_KEY.match(key) else f"['{_escape_key(key)}']"
+        if len(key) <= _MAX_KEY_SHOWN and len(_written_keys) < _WRITTEN_KEYS_MAX:
+            _written_keys[key] = written
+    return written
+
+
 def format_path(path: Sequence[str | int]) -> str:
     """Write *path* with the module's quoting rule, without the surrounding quotes.
 
@@ -106,19 +119,15 @@ def format_path(path: Sequence[str | int]) -> str:
     """
     parts: list[str] = []
     for segment in path:
-        if isinstance(segment, int):
-            parts.append(("." if parts else "") + str(segment))
-        elif _BARE_KEY.match(segment):
-            parts.append(("." if parts else "") + segment)
-        else:
-            parts.append(f"['{_escape_key(segment)}']")
+        written = str(segment) if isinstance(segment, int) else _write_key(segment)
+        if parts and written[0] != "[":
+            parts.append(".")
+        parts.append(written)
     return "".join(parts)
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """One problem found in one value.
+class Issue(NamedTuple):
+    """One problem found in one value: immutable data, cheap to make, compared by value.
 
     Attributes:
         path: where the problem is, from the root: ``str`` keys and ``int`` indices.

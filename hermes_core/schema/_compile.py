@@ -96,6 +96,7 @@ class _Codegen:
             "_NotJson": _NotJson,
             "_Issue": Issue,
             "_ctx": lambda: _Context(refs),
+            "_C": self.context,
             "_size": _size_issue,
             "_key_issue": _key_issue,
         }
@@ -175,9 +176,9 @@ class _Codegen:
     def path(segments: list[str]) -> str:
         return f"(*p, {', '.join(segments)})" if segments else "p"
 
-    def fallback(self, node: Schema, var: str, segments: list[str]) -> str:
+    def fallback(self, node: Schema, var: str, segments: list[str], context: str = "_ctx()") -> str:
         """The walk's call on *var*: it appends the issues and returns the parsed value."""
-        return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, _ctx())"
+        return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, {context})"
 
     def test(self, node: Schema, var: str) -> str | None:
         """An expression true when *var* certainly matches leaf *node* as it is; None if not a leaf."""
@@ -230,7 +231,9 @@ class _Codegen:
             return self.emit(node.schema, var, segments, out, ind, depth)
         test = self.test(node, var)
         if test is not None:
-            out.append(f"{ind}if not ({test}): {var} = {self.fallback(outer or node, var, segments)}")
+            # A leaf's walk never touches the context's cycle set, so one shared context serves.
+            fallback = self.fallback(outer or node, var, segments, context="_C")
+            out.append(f"{ind}if not ({test}): {var} = {fallback}")
             return var
         if isinstance(node, EnumSchema):
             # Mixed scalars: JSON equality (1 == 1.0, True != 1) lives in the walk; it returns the member.
@@ -245,7 +248,7 @@ class _Codegen:
             out.append(f"{ind}if {var} is None: {result} = None")
             if not self.explains_own_type(node.schema, depth):
                 # The inner check would explain a wrong type as its own; "X or null" is the right word.
-                admits = f"{self.const(node.schema)}._admits({var}, _ctx())"
+                admits = f"{self.const(node.schema)}._admits({var}, _C)"
                 out.append(f"{ind}elif not {admits}: {result} = {self.fallback(outer or node, var, segments)}")
             out.append(f"{ind}else:")
             inner = self.emit(node.schema, var, segments, out, ind + "    ", depth, outer=outer or node)
@@ -295,7 +298,7 @@ class _Codegen:
             out.append(f"{ind}else:")
             out.append(f"{ind}    {result} = {var}.copy()")
             out.append(f"{ind}if {result} is None:")
-            out.append(f"{ind}    c = _ctx()")
+            out.append(f"{ind}    c = _C")
             out.append(
                 f"{ind}    {result} = [{leaf}._collect({item}, {self.path([*segments, index])}, I, c) "
                 f"for {index}, {item} in enumerate({var})]"

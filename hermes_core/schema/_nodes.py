@@ -62,8 +62,21 @@ class _Context:
     active: set[int] = field(default_factory=set)
 
 
+_TYPE_NAMES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def type_name(value: object) -> str:
     """The JSON name of *value*'s type (``integer``, ``array``...), or its Python name if it has none."""
+    name = _TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
     if value is None:
         return "null"
     if isinstance(value, bool):
