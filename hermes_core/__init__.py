@@ -17,13 +17,24 @@ from hermes_core.errors import (
     ToolError,
     ToolNotFoundError,
 )
-from hermes_core.permissions import PermissionProvider, StaticGrants
+from hermes_core.hookspecs import hookimpl
+from hermes_core.permissions import EnvGrants, PermissionProvider, StaticGrants
+from hermes_core.plugins import (
+    Plugin,
+    PluginLoadError,
+    PluginOrigin,
+    PluginProblem,
+    PluginSet,
+    discover_plugins,
+    load_runtime,
+)
 from hermes_core.runtime import Runtime
 from hermes_core.tool import Tool, define_tool
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "EnvGrants",
     "ErrorCode",
     "InputInvalidError",
     "InvalidDefinitionError",
@@ -31,6 +42,11 @@ __all__ = [
     "OutputInvalidError",
     "PermissionDeniedError",
     "PermissionProvider",
+    "Plugin",
+    "PluginLoadError",
+    "PluginOrigin",
+    "PluginProblem",
+    "PluginSet",
     "Runtime",
     "SchemaError",
     "StaticGrants",
@@ -39,5 +55,8 @@ __all__ = [
     "ToolNotFoundError",
     "__version__",
     "define_tool",
+    "discover_plugins",
+    "hookimpl",
+    "load_runtime",
     "schema",
 ]

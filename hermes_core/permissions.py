@@ -13,8 +13,9 @@ Grant patterns:
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
 from hermes_core.errors import InvalidDefinitionError
@@ -22,7 +23,10 @@ from hermes_core.errors import InvalidDefinitionError
 if TYPE_CHECKING:
     from hermes_core.tool import Tool
 
-__all__ = ["GRANT_PATTERN", "PermissionProvider", "StaticGrants"]
+__all__ = ["GRANTS_ENV", "GRANT_PATTERN", "EnvGrants", "PermissionProvider", "StaticGrants", "env_grants"]
+
+#: The environment variable of comma-separated grant patterns that ``load_runtime`` always adds.
+GRANTS_ENV = "HERMES_GRANTS"
 
 #: A grant: ``namespace:action``, ``namespace:*`` or ``*``.
 GRANT_PATTERN = re.compile(r"\*\Z|[a-z][a-z0-9_-]*:(\*|[a-z][a-z0-9_-]*)\Z")
@@ -94,3 +98,43 @@ class StaticGrants:
 
     def __repr__(self) -> str:
         return f"StaticGrants({list(self.patterns)!r})"
+
+
+def env_grants(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The grant patterns in ``HERMES_GRANTS`` (comma-separated; blanks ignored), checked.
+
+    Raises:
+        InvalidDefinitionError: a pattern is malformed, naming ``HERMES_GRANTS``.
+    """
+    value = (os.environ if environ is None else environ).get(GRANTS_ENV, "")
+    patterns = [part.strip() for part in value.split(",") if part.strip()]
+    return StaticGrants(patterns, source=GRANTS_ENV).patterns
+
+
+@final
+class EnvGrants:
+    """A provider granting the patterns of ``HERMES_GRANTS``, read when it is made.
+
+    ``load_runtime`` adds these patterns to its grants itself; this provider is
+    for runtimes built by hand.
+
+    Raises:
+        InvalidDefinitionError: a pattern in the variable is malformed.
+    """
+
+    __slots__ = ("_grants",)
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._grants = StaticGrants(env_grants(environ), source=GRANTS_ENV)
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The patterns read from the environment."""
+        return self._grants.patterns
+
+    def check(self, tool: Tool, permission: str) -> bool | None:
+        """True where a pattern grants *permission*, else None (no opinion)."""
+        return self._grants.check(tool, permission)
+
+    def __repr__(self) -> str:
+        return f"EnvGrants({list(self.patterns)!r})"

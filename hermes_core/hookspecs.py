@@ -1,0 +1,84 @@
+"""The hooks a plugin implements, and the markers to implement them with.
+
+A plugin is a module (or any object) named by an entry point in the
+``hermes.plugins`` group. It implements any of the hooks below, each a
+function taking no arguments::
+
+    from hermes_core import define_tool, hookimpl
+    from hermes_core import schema as s
+
+    @hookimpl
+    def hermes_tools():
+        return [my_tool]
+
+Functions whose names start with ``hermes_`` are taken as hook
+implementations even without ``@hookimpl`` (as pytest does with
+``pytest_``), so a misspelt hook name is an error at load rather than a
+function that is silently never called.
+
+Every contribution is checked when plugins are loaded, and each error names
+the distribution, its version and the entry point it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from hermes_core.permissions import PermissionProvider
+    from hermes_core.schema import Schema
+    from hermes_core.tool import Tool
+
+__all__ = ["PROJECT", "hermes_permission_providers", "hermes_schemas", "hermes_tools", "hookimpl", "hookspec"]
+
+#: The pluggy project name: markers and the plugin manager share it.
+PROJECT = "hermes"
+
+#: Marks a hook specification (used by this module only).
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+#: Marks a hook implementation in a plugin: ``@hermes_core.hookimpl``.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# -- contributions ---------------------------------------------------------------------
+
+
+@hookspec
+def hermes_tools() -> Iterable[Tool]:  # type: ignore[empty-body]
+    """Contribute tools.
+
+    Called once per load, after every plugin is imported.
+
+    Returns:
+        An iterable of :class:`~hermes_core.Tool`, each made by
+        :func:`~hermes_core.define_tool`. Tool names must be unique across all
+        installed plugins.
+    """
+
+
+@hookspec
+def hermes_schemas() -> Mapping[str, Schema]:  # type: ignore[empty-body]
+    """Contribute named schemas, which the tools of any plugin use through ``s.ref(name)``.
+
+    Called once per load, after every plugin is imported.
+
+    Returns:
+        A mapping of name (dotted lowercase like tool names, e.g. ``fs.path``)
+        to schema. Names must be unique across all installed plugins.
+    """
+
+
+@hookspec
+def hermes_permission_providers() -> Iterable[PermissionProvider]:  # type: ignore[empty-body]
+    """Contribute permission providers, asked on every call of a tool that declares permissions.
+
+    Called once per load, after every plugin is imported.
+
+    Returns:
+        An iterable of objects with ``check(tool, permission) -> bool | None``:
+        True grants, False denies (any deny wins), None has no opinion.
+    """

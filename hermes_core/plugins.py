@@ -1,0 +1,451 @@
+"""Discover installed plugins through entry points, check everything they contribute, build a runtime.
+
+A plugin distribution declares one entry point::
+
+    [project.entry-points."hermes.plugins"]
+    fs = "hermes_fs"
+
+:func:`load_runtime` imports every such module once, calls its hooks (see
+:mod:`hermes_core.hookspecs`), checks each contribution and returns a
+:class:`~hermes_core.Runtime`. It is strict: any problem is a crash on boot,
+naming the distribution, its version and the entry point. A plugin that fails
+leaves nothing of itself behind. :func:`discover_plugins` with
+``strict=False`` is the report mode: it loads what it can and lists every
+problem of every plugin, so one broken plugin cannot hide the others.
+
+Nothing here runs at ``import hermes_core``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, final
+
+import importlib_metadata
+import pluggy
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from hermes_core import hookspecs
+from hermes_core.errors import InvalidDefinitionError
+from hermes_core.permissions import env_grants
+from hermes_core.runtime import Runtime
+from hermes_core.schema import NAME_PATTERN, OptionalSchema, Schema
+from hermes_core.tool import Tool
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Plugin",
+    "PluginLoadError",
+    "PluginOrigin",
+    "PluginProblem",
+    "PluginSet",
+    "discover_plugins",
+    "load_runtime",
+]
+
+#: The entry-point group plugins declare themselves in.
+ENTRY_POINT_GROUP = "hermes.plugins"
+#: Comma-separated entry-point or distribution names to skip.
+DISABLE_ENV = "HERMES_DISABLE_PLUGINS"
+
+_HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PluginOrigin:
+    """Where a plugin comes from: its distribution, version and entry point."""
+
+    distribution: str
+    version: str
+    entry_point: str
+    value: str
+
+    def __str__(self) -> str:
+        return f'plugin {self.distribution} {self.version} (entry point "{self.entry_point}" = {self.value})'
+
+
+class PluginLoadError(Exception):
+    """A plugin module failed to import, or one of its hooks raised.
+
+    Deliberately not a :class:`~hermes_core.ToolError`: the tool framework did
+    not throw it. The original exception is chained as ``__cause__``.
+
+    Attributes:
+        origin: the plugin's distribution, version and entry point.
+    """
+
+    def __init__(self, origin: PluginOrigin, message: str) -> None:
+        self.origin = origin
+        super().__init__(f"{origin}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_load_error, (self.origin, self.args[0]))
+
+
+def _rebuild_load_error(origin: PluginOrigin, text: str) -> PluginLoadError:
+    error = PluginLoadError(origin, "")
+    error.args = (text,)
+    return error
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PluginProblem:
+    """One problem of one plugin, found in report mode.
+
+    Attributes:
+        origin: the plugin at fault.
+        error: the error strict mode would have raised
+            (:class:`InvalidDefinitionError` or :class:`PluginLoadError`).
+    """
+
+    origin: PluginOrigin
+    error: Exception
+
+    @property
+    def message(self) -> str:
+        """What is wrong and what would be right, naming the plugin."""
+        return str(self.error)
+
+
+@final
+@dataclass(frozen=True)
+class Plugin:
+    """One discovered plugin and what it contributed (nothing, if it is disabled or has problems)."""
+
+    origin: PluginOrigin
+    tools: tuple[Tool, ...] = ()
+    schemas: Mapping[str, Schema] = field(default_factory=lambda: MappingProxyType({}))
+    providers: tuple[object, ...] = ()
+    problems: tuple[PluginProblem, ...] = ()
+    disabled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether the plugin loaded and its contributions are in use."""
+        return not self.disabled and not self.problems
+
+
+@final
+class PluginSet:
+    """The plugins found by :func:`discover_plugins`, and what the healthy ones contribute."""
+
+    __slots__ = ("_origins", "plugins")
+
+    def __init__(self, plugins: Iterable[Plugin]) -> None:
+        self.plugins: tuple[Plugin, ...] = tuple(plugins)
+        self._origins = {tool.name: p.origin for p in self.plugins if p.ok for tool in p.tools}
+
+    @property
+    def problems(self) -> tuple[PluginProblem, ...]:
+        """Every problem of every plugin, in discovery order."""
+        return tuple(problem for plugin in self.plugins for problem in plugin.problems)
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools of the healthy plugins."""
+        return tuple(tool for plugin in self.plugins if plugin.ok for tool in plugin.tools)
+
+    @property
+    def schemas(self) -> Mapping[str, Schema]:
+        """The named schemas of the healthy plugins."""
+        return MappingProxyType({k: v for p in self.plugins if p.ok for k, v in p.schemas.items()})
+
+    @property
+    def providers(self) -> tuple[object, ...]:
+        """The permission providers of the healthy plugins."""
+        return tuple(provider for plugin in self.plugins if plugin.ok for provider in plugin.providers)
+
+    def origin(self, tool: str) -> PluginOrigin | None:
+        """The plugin a tool came from, or None if no healthy plugin contributed it."""
+        return self._origins.get(tool)
+
+    def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[object] = ()) -> Runtime:
+        """A runtime of the healthy plugins' tools, schemas and providers (asked first), plus *providers*."""
+        return Runtime(self.tools, grants=grants, providers=(*self.providers, *providers), schemas=self.schemas)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """Takes every ``hermes_*`` function of a plugin as a hook implementation, marked or not."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("hermes_") and callable(getattr(plugin, name, None)):
+            return {
+                "wrapper": False,
+                "hookwrapper": False,
+                "optionalhook": False,
+                "tryfirst": False,
+                "trylast": False,
+                "specname": None,
+            }
+        return opts
+
+
+def _core_version() -> str:
+    from hermes_core import __version__  # noqa: PLC0415 - the package imports this module
+
+    return __version__
+
+
+def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
+    """Raise if the plugin's own requirement on hermes-core is not met by the installed core."""
+    installed = _core_version()
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue  # the installer already accepted it; not ours to judge
+        if canonicalize_name(requirement.name) != "hermes-core":
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if not requirement.specifier.contains(installed, prereleases=True):
+            raise InvalidDefinitionError(
+                str(origin),
+                "Requires-Dist",
+                f'requires "{requirement}", but hermes-core {installed} is installed; install a hermes-core '
+                f'that satisfies it (pip install "hermes-core{requirement.specifier}") or a release of '
+                f"{origin.distribution} made for hermes-core {installed}",
+            )
+
+
+def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) -> object:
+    try:
+        return entry_point.load()
+    except InvalidDefinitionError as error:
+        raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
+    except (Exception, SystemExit) as error:
+        raise PluginLoadError(
+            origin, f"importing {entry_point.value} failed with {type(error).__name__}: {error}"
+        ) from error
+
+
+def _register(origin: PluginOrigin, plugin: object) -> _PluginManager:
+    manager = _PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    try:
+        manager.register(plugin, name=origin.entry_point)
+    except pluggy.PluginValidationError as error:
+        detail = " ".join(str(error).split())
+        raise InvalidDefinitionError(
+            str(origin), None, f"implements a hook with arguments its spec does not have ({detail}); hooks take none"
+        ) from None
+    unknown = [name for name in vars(manager.hook) if not name.startswith("_") and name not in _HOOKS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _HOOKS, n=1)
+        hint = f'; did you mean "{close[0]}"?' if close else f"; the hooks are {', '.join(_HOOKS)}"
+        raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermes hook{hint}")
+    return manager
+
+
+def _call(origin: PluginOrigin, manager: _PluginManager, hook: str) -> list[Any]:
+    caller: Callable[[], list[Any]] = getattr(manager.hook, hook)
+    try:
+        return caller()
+    except InvalidDefinitionError as error:
+        raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
+    except Exception as error:
+        raise PluginLoadError(origin, f"hook {hook} raised {type(error).__name__}: {error}") from error
+
+
+def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> list[Any]:
+    """Flatten a hook's results (each an iterable) into one list, refusing anything else."""
+    items: list[Any] = []
+    for result in results:
+        if isinstance(result, str | bytes | Mapping | Tool) or not isinstance(result, Iterable):
+            raise InvalidDefinitionError(
+                str(origin), hook, f"returned {type(result).__name__}; it must return an iterable (a list) of {what}"
+            )
+        try:
+            items.extend(result)
+        except Exception as error:
+            raise PluginLoadError(
+                origin, f"iterating what {hook} returned raised {type(error).__name__}: {error}"
+            ) from error
+    return items
+
+
+def _contributions(origin: PluginOrigin, manager: _PluginManager) -> Plugin:
+    tools = _items(origin, "hermes_tools", _call(origin, manager, "hermes_tools"), "Tool made by define_tool()")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Tool):
+            raise InvalidDefinitionError(
+                str(origin),
+                "hermes_tools",
+                f"returned {type(tool).__name__} at index {index}; every item must be a Tool made by define_tool()",
+            )
+    schemas: dict[str, Schema] = {}
+    for result in _call(origin, manager, "hermes_schemas"):
+        if not isinstance(result, Mapping):
+            raise InvalidDefinitionError(
+                str(origin),
+                "hermes_schemas",
+                f"returned {type(result).__name__}; it must return a mapping of name to schema",
+            )
+        for name, schema in result.items():
+            if not isinstance(name, str) or not NAME_PATTERN.match(name):
+                raise InvalidDefinitionError(
+                    str(origin),
+                    "hermes_schemas",
+                    f"returned the name {name!r}; names are dotted lowercase such as 'fs.path'",
+                )
+            if not isinstance(schema, Schema) or isinstance(schema, OptionalSchema):
+                raise InvalidDefinitionError(
+                    str(origin),
+                    "hermes_schemas",
+                    f'returned {type(schema).__name__} for "{name}"; it must be a schema such as s.string()',
+                )
+            schemas[name] = schema
+    providers = _items(
+        origin, "hermes_permission_providers", _call(origin, manager, "hermes_permission_providers"), "providers"
+    )
+    for index, provider in enumerate(providers):
+        if not callable(getattr(provider, "check", None)):
+            raise InvalidDefinitionError(
+                str(origin),
+                "hermes_permission_providers",
+                f"returned {type(provider).__name__} at index {index}; a provider must have a method "
+                "check(tool, permission) returning True, False or None",
+            )
+    return Plugin(origin, tuple(tools), MappingProxyType(schemas), tuple(providers))
+
+
+def _load_one(entry_point: importlib_metadata.EntryPoint, origin: PluginOrigin, requires: Iterable[str]) -> Plugin:
+    _check_requirement(origin, requires)
+    return _contributions(origin, _register(origin, _import(origin, entry_point)))
+
+
+def _disabled_names(disable: Iterable[str]) -> frozenset[str]:
+    names = [*disable, *os.environ.get(DISABLE_ENV, "").split(",")]
+    return frozenset(canonicalize_name(name.strip()) for name in names if name.strip())
+
+
+def _conflicts(plugin: Plugin, tools: dict[str, PluginOrigin], schemas: dict[str, PluginOrigin]) -> None:
+    """Raise if *plugin* contributes a tool or schema name an earlier plugin already did."""
+    for kind, names, seen in (
+        ("tool", [t.name for t in plugin.tools], tools),
+        ("schema", list(plugin.schemas), schemas),
+    ):
+        for name in names:
+            if name in seen:
+                other = seen[name]
+                raise InvalidDefinitionError(
+                    str(plugin.origin),
+                    f'{kind} "{name}"',
+                    f"is also contributed by {other}; {kind} names must be unique across installed plugins: "
+                    f"uninstall or disable one of {other.distribution} and {plugin.origin.distribution}",
+                )
+
+
+def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
+    """Raise, naming the plugin, if its tools or schemas do not resolve against every plugin's schemas."""
+    try:
+        Runtime(plugin.tools, schemas=schemas)
+    except InvalidDefinitionError as error:
+        raise InvalidDefinitionError(f"{plugin.origin}: {error.declaration}", error.field, error.detail) from error
+
+
+def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:
+    """Find, import and check every installed plugin.
+
+    Args:
+        disable: entry-point or distribution names to skip (added to those in
+            the ``HERMES_DISABLE_PLUGINS`` environment variable, comma-separated).
+        strict: raise the first problem (the default), or, with False, record
+            every problem of every plugin on the returned set (report mode).
+
+    Raises:
+        InvalidDefinitionError: a plugin contributes something malformed, clashes
+            with another plugin, or requires a hermes-core other than this one.
+        PluginLoadError: a plugin module failed to import, or a hook raised.
+    """
+    skip = _disabled_names(disable)
+    found: dict[tuple[str, str], tuple[importlib_metadata.EntryPoint, PluginOrigin, list[str]]] = {}
+    for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        name = dist.name if dist is not None else "(unknown distribution)"
+        version = dist.version if dist is not None else "?"
+        origin = PluginOrigin(name, version, entry_point.name, entry_point.value)
+        # The same distribution on two sys.path entries is one plugin: the first found wins, as for imports.
+        found.setdefault(
+            (canonicalize_name(name), entry_point.name), (entry_point, origin, list((dist and dist.requires) or []))
+        )
+
+    plugins: list[Plugin] = []
+    for (dist_key, ep_name), (entry_point, origin, requires) in found.items():
+        if dist_key in skip or canonicalize_name(ep_name) in skip:
+            plugins.append(Plugin(origin, disabled=True))
+            continue
+        try:
+            plugins.append(_load_one(entry_point, origin, requires))
+        except (InvalidDefinitionError, PluginLoadError) as error:
+            if strict:
+                raise
+            plugins.append(Plugin(origin, problems=(PluginProblem(origin, error),)))
+
+    # Checks across plugins, in discovery order: a later plugin that clashes loses.
+    tools: dict[str, PluginOrigin] = {}
+    schemas: dict[str, PluginOrigin] = {}
+    for index, plugin in enumerate(plugins):
+        if not plugin.ok:
+            continue
+        try:
+            _conflicts(plugin, tools, schemas)
+        except InvalidDefinitionError as error:
+            if strict:
+                raise
+            plugins[index] = Plugin(plugin.origin, problems=(PluginProblem(plugin.origin, error),))
+            continue
+        tools.update((tool.name, plugin.origin) for tool in plugin.tools)
+        schemas.update((name, plugin.origin) for name in plugin.schemas)
+
+    # A plugin whose refs do not resolve is dropped; dropping it may unresolve another's, so repeat.
+    changed = True
+    while changed:
+        changed = False
+        named = PluginSet(plugins).schemas
+        for index, plugin in enumerate(plugins):
+            if not plugin.ok:
+                continue
+            try:
+                _check_wiring(plugin, named)
+            except InvalidDefinitionError as error:
+                if strict:
+                    raise
+                plugins[index] = Plugin(plugin.origin, problems=(PluginProblem(plugin.origin, error),))
+                changed = True
+    return PluginSet(plugins)
+
+
+def load_runtime(
+    *,
+    grants: Iterable[str] = (),
+    providers: Iterable[object] = (),
+    disable: Iterable[str] = (),
+) -> Runtime:
+    """Discover the installed plugins, check all they contribute, and return a runtime of their tools.
+
+    Strict: any problem with any (enabled) plugin raises here, at boot, never
+    on a first call.
+
+    Args:
+        grants: grant patterns (``fs:write``, ``fs:*``, ``*``). The patterns in
+            the ``HERMES_GRANTS`` environment variable (comma-separated) are
+            always added.
+        providers: permission providers, asked after those the plugins contribute.
+        disable: entry-point or distribution names to skip, besides
+            ``HERMES_DISABLE_PLUGINS``.
+
+    Raises:
+        InvalidDefinitionError: as :func:`discover_plugins`, or a malformed grant.
+        PluginLoadError: as :func:`discover_plugins`.
+    """
+    found = discover_plugins(disable=disable, strict=True)
+    return found.runtime(grants=(*grants, *env_grants()), providers=providers)
