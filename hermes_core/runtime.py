@@ -29,6 +29,7 @@ from hermes_core.errors import (
 from hermes_core.permissions import StaticGrants
 from hermes_core.schema import NAME_PATTERN, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema._compile import Validator, compile_schema
+from hermes_core.schema._nodes import MISSING
 from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
@@ -98,6 +99,20 @@ def _resolve_object(schema: Schema, schemas: Mapping[str, Schema]) -> Schema:
     return schema
 
 
+def _check_defaults(decl: str, field: str, schema: Schema, schemas: Mapping[str, Schema]) -> None:
+    """Check the defaults of optional fields whose schema holds a ref: only now can they be parsed."""
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, OptionalSchema) and node.default is not MISSING:
+            ok, _, issues = compile_schema(node.schema, schemas).run(node.default)
+            if not ok:
+                raise InvalidDefinitionError(
+                    decl, field, f"has a default that does not match its schema: {issues[0].message('default')}"
+                )
+        pending.extend(node._children())
+
+
 @final
 class Runtime:
     """Calls registered tools, checking permissions, input and output on every call.
@@ -163,6 +178,12 @@ class Runtime:
                 )
         for name, schema in schemas.items():
             self._check_refs(f'schema "{name}"', None, schema, schemas)
+            if isinstance(_resolve_object(schema, schemas), RefSchema):
+                raise InvalidDefinitionError(
+                    f'schema "{name}"', None, "is a ref that leads back to itself; a named schema must describe a value"
+                )
+        for name, schema in schemas.items():
+            _check_defaults(f'schema "{name}"', None, schema, schemas)
         return MappingProxyType(dict(schemas))
 
     @staticmethod
@@ -192,6 +213,10 @@ class Runtime:
             )
         input_ = tool._input_validator or compile_schema(tool.input, self._schemas)
         output = tool._output_validator or compile_schema(tool.output, self._schemas)
+        if tool._input_validator is None:
+            _check_defaults(decl, "input", tool.input, self._schemas)
+        if tool._output_validator is None:
+            _check_defaults(decl, "output", tool.output, self._schemas)
         missing = next((p for p in tool.permissions if not self._grants.allows(p)), None)
         check = bool(tool.permissions) and (bool(self._providers) or missing is not None)
         return _Entry(tool, input_, output, missing, check)
@@ -225,11 +250,13 @@ class Runtime:
         schemas are included under ``$defs``). The shape is the Model Context
         Protocol's tool listing.
         """
+        # The input is written as the object itself even when the tool names it by ref:
+        # tool-calling clients expect "type": "object" at the top.
         return [
             {
                 "name": tool.name,
                 "description": tool.description,
-                "inputSchema": tool.input.json_schema(defs=self._schemas),
+                "inputSchema": _resolve_object(tool.input, self._schemas).json_schema(defs=self._schemas),
                 "outputSchema": tool.output.json_schema(defs=self._schemas),
             }
             for tool in self._tools.values()
@@ -354,8 +381,11 @@ def _require_no_loop(tool: str) -> None:
 
 def _run(tool: str, coroutine: Coroutine[Any, Any, Any]) -> Any:
     try:
-        _require_no_loop(tool)
+        asyncio.get_running_loop()
     except RuntimeError:
-        coroutine.close()
-        raise
-    return asyncio.run(coroutine)
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError(
+        f"{tool}'s handler returned a coroutine and call_sync() was called inside a running event loop; "
+        "use 'await runtime.call(...)' there"
+    )

@@ -8,13 +8,14 @@ would have been right, never a failure on the first call.
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, final
 
 from hermes_core.errors import InvalidDefinitionError
-from hermes_core.schema import NAME_PATTERN, AnySchema, ObjectSchema, RefSchema, Schema
+from hermes_core.schema import NAME_PATTERN, AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema._compile import Validator, compile_schema
 
 __all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "define_tool"]
@@ -143,7 +144,7 @@ def define_tool(
         InvalidDefinitionError: naming the tool and the field at fault.
 
     """
-    decl = f"tool {name!r}" if isinstance(name, str) and name else "tool"
+    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
     _check_name(decl, name)
     decl = f'tool "{name}"'
     if not isinstance(description, str) or not description.strip():
@@ -168,7 +169,7 @@ def define_tool(
         )
     if output is None:
         output = AnySchema()
-    elif not isinstance(output, Schema):
+    elif not isinstance(output, Schema) or isinstance(output, OptionalSchema):
         raise InvalidDefinitionError(
             decl, "output", f"must be a schema such as s.string(), or None for any JSON value, got {_describe(output)}"
         )

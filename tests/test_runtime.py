@@ -584,3 +584,49 @@ def test_no_model_input_raises_anything_but_a_tool_error(name: str, value: Any) 
     else:
         return
     assert json.loads(json.dumps(data)) == data
+
+
+def test_a_cycle_of_bare_refs_is_refused() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([], schemas={"a.b": s.ref("a.c"), "a.c": s.ref("a.b")})
+    assert "leads back to itself" in str(caught.value)
+
+
+def test_a_default_under_a_ref_is_checked_when_the_ref_resolves() -> None:
+    tool = ref_tool(input=s.object({"path": s.optional(s.ref("fs.path"), default=7)}))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([tool], schemas=SCHEMAS)
+    assert caught.value.declaration == 'tool "fs.read"'
+    assert caught.value.field == "input"
+    assert "default must be a string, got integer" in str(caught.value)
+    good = ref_tool(input=s.object({"path": s.optional(s.ref("fs.path"), default="a")}))
+    assert Runtime([good], schemas=SCHEMAS).call_sync("fs.read", {}) == {"path": "a", "text": "x"}
+
+
+def test_a_default_inside_a_named_schema_is_checked_too() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([], schemas={"fs.path": PATH, "fs.opts": s.object({"p": s.optional(s.ref("fs.path"), default="")})})
+    assert caught.value.declaration == 'schema "fs.opts"'
+
+
+def test_definitions_write_a_ref_input_as_the_object_it_names() -> None:
+    tool = ref_tool(input=s.ref("fs.args"))
+    runtime = Runtime([tool], schemas={**SCHEMAS, "fs.args": s.object({"path": s.ref("fs.path")})})
+    schema = runtime.definitions()[0]["inputSchema"]
+    assert schema["type"] == "object"
+    assert schema["properties"]["path"] == {"$ref": "#/$defs/fs.path"}
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_call_sync_refuses_a_returned_coroutine_inside_a_running_loop() -> None:
+    async def later() -> int:
+        return 7
+
+    tool = define_tool(name="t", description="d", version="1.0.0", input=s.object({}), handler=lambda a: later())
+    runtime = Runtime([tool])
+
+    async def inside() -> None:
+        with pytest.raises(RuntimeError, match="returned a coroutine"):
+            runtime.call_sync("t", {})
+
+    asyncio.run(inside())

@@ -177,3 +177,12 @@ def test_handlers_of_one_positional_argument_are_accepted(handler: Callable[...,
 def test_other_handlers_are_refused(handler: object) -> None:
     error = definition_error(handler=handler)
     assert error.field == "handler"
+
+
+def test_output_cannot_be_an_optional_marker() -> None:
+    assert definition_error(output=s.optional(s.string())).field == "output"
+
+
+@pytest.mark.parametrize(("name", "declaration"), [("A.b", 'tool "A.b"'), ("", 'tool ""'), (3, "tool")])
+def test_a_bad_name_is_quoted_like_every_other_declaration(name: object, declaration: str) -> None:
+    assert definition_error(name=name).declaration == declaration
