@@ -99,7 +99,7 @@ def _resolve_object(schema: Schema, schemas: Mapping[str, Schema]) -> Schema:
     return schema
 
 
-def _check_defaults(decl: str, field: str, schema: Schema, schemas: Mapping[str, Schema]) -> None:
+def _check_defaults(decl: str, field: str | None, schema: Schema, schemas: Mapping[str, Schema]) -> None:
     """Check the defaults of optional fields whose schema holds a ref: only now can they be parsed."""
     pending = [schema]
     while pending:
