@@ -46,9 +46,10 @@ def _setup(extras: str) -> None:
     stamp = VENV / f".installed-{extras or 'core'}"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
-    print(f"installing hermes-core{wanted[1:]} into .venv ...", flush=True)
+    print(f"installing hermes-core{wanted[1:]} and the bundled plugins into .venv ...", flush=True)
     pip = [PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    if _run(*pip, "-e", wanted) != 0:
+    plugins = [arg for path in sorted((ROOT / "plugins").glob("*/pyproject.toml")) for arg in ("-e", path.parent)]
+    if _run(*pip, "-e", wanted, *plugins) != 0:
         sys.exit("installation failed")
     stamp.write_text(digest.hexdigest())
 

@@ -1,0 +1,234 @@
+"""Plugin discovery for real.
+
+hermes-core, the bundled plugins and the fixture distributions under
+``tests/fixtures/plugins`` are built as wheels, pip-installed into a fresh
+virtual environment, and discovered by a separate Python process there, as
+an agent builder's ``pip install`` would have them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "plugins").iterdir() if (p / "pyproject.toml").exists())
+BUNDLED = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+BROKEN = [p.name for p in FIXTURES if p.name != "hermes-fixture-good"]
+
+
+class Venv:
+    """A virtual environment with hermes-core and every plugin installed from wheels."""
+
+    def __init__(self, path: Path, wheels: Path) -> None:
+        self.path = path
+        self.wheels = wheels
+        self.python = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+    def pip(self, *args: str) -> None:
+        done = subprocess.run(
+            [self.python, "-m", "pip", "--disable-pip-version-check", "-q", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+
+    def install(self, *names: str) -> None:
+        # --no-deps: hermes-core is installed once; one fixture deliberately requires a core
+        # that does not exist, which only an install without dependency checks lets in.
+        self.pip("install", "--no-deps", "--find-links", str(self.wheels), *names)
+
+    def probe(self, code: str, *, env: dict[str, str] | None = None) -> Any:
+        """Run *code* in the environment; it prints one JSON document, which is returned."""
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+        environment.update(env or {})
+        done = subprocess.run(
+            [self.python, "-c", code],
+            capture_output=True,
+            text=True,
+            env=environment,
+            cwd=self.path,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    base = tmp_path_factory.mktemp("plugins")
+    wheels = base / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels)]
+        + [str(ROOT)]
+        + [str(p) for p in (*FIXTURES, *BUNDLED)],
+        check=True,
+        capture_output=True,
+    )
+    venv.create(base / "venv", with_pip=True)
+    environment = Venv(base / "venv", wheels)
+    # By file: the name alone could resolve to another project's release on the index.
+    (core,) = wheels.glob("hermes_core-*.whl")
+    environment.pip("install", str(core))
+    environment.install(*(p.name for p in (*FIXTURES, *BUNDLED)))
+    return environment
+
+
+LOAD = """
+import json, hermes_core
+try:
+    runtime = hermes_core.load_runtime(disable={disable!r})
+except Exception as error:
+    print(json.dumps({{
+        "type": type(error).__name__,
+        "tool_error": isinstance(error, hermes_core.ToolError),
+        "code": getattr(error, "code", None),
+        "message": str(error),
+        "cause": type(error.__cause__).__name__ if error.__cause__ else None,
+    }}))
+else:
+    print(json.dumps({{"tools": list(runtime.tools)}}))
+"""
+
+
+def load(env: Venv, *enabled: str, extra: dict[str, str] | None = None) -> Any:
+    """load_runtime() in the environment with every broken fixture but *enabled* disabled."""
+    disable = sorted(set(BROKEN) - set(enabled))
+    return env.probe(LOAD.format(disable=disable), env=extra)
+
+
+def test_installed_plugins_are_discovered_with_their_distribution(env: Venv) -> None:
+    listing = env.probe(
+        """
+import json, hermes_core
+found = hermes_core.discover_plugins(strict=False)
+print(json.dumps({p.origin.distribution: {
+    "version": p.origin.version, "entry_point": p.origin.entry_point, "ok": p.ok,
+    "tools": [t.name for t in p.tools], "schemas": list(p.schemas), "providers": len(p.providers),
+} for p in found.plugins}))
+"""
+    )
+    assert listing["hermes-fixture-good"] == {
+        "version": "1.2.3",
+        "entry_point": "good",
+        "ok": True,
+        "tools": ["fixture.echo"],
+        "schemas": ["fixture.text"],
+        "providers": 0,
+    }
+    for bundled in BUNDLED:
+        plugin = listing[bundled.name]
+        assert plugin["ok"] is True, bundled.name
+        assert plugin["tools"] or plugin["providers"], bundled.name
+    assert {name for name, plugin in listing.items() if not plugin["ok"]} == set(BROKEN) - {
+        "hermes-fixture-clash-a"
+    } - {"hermes-fixture-schema-clash-a"}
+
+
+def test_a_discovered_tool_is_called_through_load_runtime(env: Venv) -> None:
+    code = """
+import json, hermes_core
+runtime = hermes_core.load_runtime(disable={disable!r}, grants=["fixture:echo"])
+print(json.dumps(runtime.call_sync("fixture.echo", {{"text": "hi"}})))
+"""
+    assert env.probe(code.format(disable=BROKEN)) == "hi"
+
+
+def test_hermes_grants_in_the_environment_is_always_consulted(env: Venv) -> None:
+    code = """
+import json, hermes_core
+runtime = hermes_core.load_runtime(disable={disable!r})
+print(json.dumps(runtime.observe_sync("fixture.echo", {{"text": "hi"}})))
+"""
+    denied = env.probe(code.format(disable=BROKEN))
+    assert denied["error"]["code"] == "PERMISSION_DENIED"
+    granted = env.probe(code.format(disable=BROKEN), env={"HERMES_GRANTS": "net:get, fixture:*"})
+    assert granted == {"ok": True, "output": "hi"}
+
+
+def test_hermes_disable_plugins_skips_by_distribution_or_entry_point(env: Venv) -> None:
+    assert "fixture.echo" in load(env)["tools"]
+    for name in ("hermes-fixture-good", "good", "Hermes_Fixture_Good"):
+        assert "fixture.echo" not in load(env, extra={"HERMES_DISABLE_PLUGINS": f"x, {name}"})["tools"]
+
+
+def test_an_uninstalled_plugin_is_gone(env: Venv) -> None:
+    env.pip("uninstall", "-y", "hermes-fixture-good")
+    try:
+        assert "fixture.echo" not in load(env)["tools"]
+    finally:
+        env.install("hermes-fixture-good")
+    assert "fixture.echo" in load(env)["tools"]
+
+
+FAILURES: dict[str, tuple[tuple[str, ...], str, list[str]]] = {
+    # fixture: (also enabled, error type, what the message must say besides the origin)
+    "hermes-fixture-import-error": (
+        (),
+        "PluginLoadError",
+        ["importing fixture_import_error failed with ModuleNotFoundError"],
+    ),
+    "hermes-fixture-not-a-tool": ((), "InvalidDefinitionError", ["hermes_tools", "every item must be a Tool"]),
+    "hermes-fixture-not-a-schema": ((), "InvalidDefinitionError", ["hermes_schemas", "must be a schema"]),
+    "hermes-fixture-not-a-provider": ((), "InvalidDefinitionError", ["hermes_permission_providers", "check(tool"]),
+    "hermes-fixture-clash-b": (
+        ("hermes-fixture-clash-a",),
+        "InvalidDefinitionError",
+        ['tool "clash.tool"', "also contributed by plugin hermes-fixture-clash-a 1.2.3"],
+    ),
+    "hermes-fixture-schema-clash-b": (
+        ("hermes-fixture-schema-clash-a",),
+        "InvalidDefinitionError",
+        ['schema "clash.path"', "also contributed by plugin hermes-fixture-schema-clash-a 1.2.3"],
+    ),
+    "hermes-fixture-unresolved-ref": ((), "InvalidDefinitionError", ['refers to the schema "nowhere.path"']),
+    "hermes-fixture-wrong-core": ((), "InvalidDefinitionError", ['requires "hermes-core>=99"', "is installed"]),
+    "hermes-fixture-unknown-hook": (
+        (),
+        "InvalidDefinitionError",
+        ['hermes_tool is not a hermes hook; did you mean "hermes_tools"?'],
+    ),
+    "hermes-fixture-hook-args": ((), "InvalidDefinitionError", ["config", "hooks take none"]),
+    "hermes-fixture-bad-definition": ((), "InvalidDefinitionError", ['tool "fixture.broken"', "semantic version"]),
+    "hermes-fixture-hook-raises": ((), "PluginLoadError", ["hook hermes_tools raised RuntimeError"]),
+}
+
+
+def test_every_broken_fixture_has_a_case() -> None:
+    assert set(FAILURES) | {"hermes-fixture-clash-a", "hermes-fixture-schema-clash-a"} == set(BROKEN)
+
+
+@pytest.mark.parametrize("fixture", sorted(FAILURES))
+def test_a_broken_plugin_fails_the_load_naming_distribution_version_and_entry_point(env: Venv, fixture: str) -> None:
+    also, kind, says = FAILURES[fixture]
+    outcome = load(env, fixture, *also)
+    assert outcome["type"] == kind
+    entry_point = fixture.removeprefix("hermes-fixture-")
+    assert f'plugin {fixture} 1.2.3 (entry point "{entry_point}" = ' in outcome["message"]
+    for text in says:
+        assert text in outcome["message"]
+    if kind == "PluginLoadError":
+        assert outcome["tool_error"] is False
+        assert outcome["cause"] is not None
+    else:
+        assert outcome["code"] == "INVALID_DEFINITION"
+
+
+def test_report_mode_lists_every_problem_of_every_plugin_at_once(env: Venv) -> None:
+    problems = env.probe(
+        """
+import json, hermes_core
+found = hermes_core.discover_plugins(strict=False)
+print(json.dumps([[p.origin.distribution, p.message] for p in found.problems]))
+"""
+    )
+    assert sorted(name for name, _ in problems) == sorted(FAILURES)
+    assert all(f"plugin {name} 1.2.3" in message for name, message in problems)
