@@ -379,7 +379,8 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
         )
 
     plugins: list[Plugin] = []
-    for (dist_key, ep_name), (entry_point, origin, requires) in found.items():
+    # Sorted, so that which of two clashing plugins loses does not depend on the file system.
+    for (dist_key, ep_name), (entry_point, origin, requires) in sorted(found.items(), key=lambda item: item[0]):
         if dist_key in skip or canonicalize_name(ep_name) in skip:
             plugins.append(Plugin(origin, disabled=True))
             continue

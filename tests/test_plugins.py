@@ -1,0 +1,314 @@
+"""The loader's rules, in process: each test installs small distributions into a directory on sys.path.
+
+A distribution here is what an installer leaves behind: a module and a
+``.dist-info`` directory with ``METADATA`` and ``entry_points.txt``, found by
+the same ``importlib.metadata`` discovery as any installed package. The
+wheel-and-pip version of these tests is ``test_plugins_installed.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hermes_core
+from hermes_core import (
+    EnvGrants,
+    InvalidDefinitionError,
+    PermissionDeniedError,
+    PluginLoadError,
+    Tool,
+    ToolError,
+    discover_plugins,
+    load_runtime,
+)
+from hermes_core.permissions import env_grants
+
+_serial = itertools.count()
+
+
+class Site:
+    """A directory on sys.path to install distributions into."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.names: list[str] = []
+
+    def install(self, source: str, *, requires: str = "hermes-core>=0.1", version: str = "1.0.0") -> str:
+        """Install a distribution whose one module is *source*; return its distribution name."""
+        serial = next(_serial)
+        dist, module = f"hermes-unit-{serial}", f"hermes_unit_{serial}"
+        (self.path / f"{module}.py").write_text(textwrap.dedent(source))
+        info = self.path / f"{module}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\nRequires-Dist: {requires}\n"
+        )
+        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nunit{serial} = {module}\n")
+        self.names.append(dist)
+        return dist
+
+    def others(self, *keep: str) -> list[str]:
+        return [name for name in self.names if name not in keep]
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("HERMES_GRANTS", "HERMES_DISABLE_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    return Site(tmp_path)
+
+
+TOOL = """
+from hermes_core import define_tool, hookimpl, schema as s
+
+def make(name, **extra):
+    return define_tool(name=name, description="d", version="1.0.0", input=s.object({{}}), handler=dict, **extra)
+
+{body}
+"""
+
+
+def plugin(body: str) -> str:
+    return TOOL.format(body=textwrap.dedent(body))
+
+
+def mine(site: Site, found: hermes_core.PluginSet) -> list[hermes_core.Plugin]:
+    return [p for p in found.plugins if p.origin.distribution in site.names]
+
+
+def test_a_plugin_contributes_tools_schemas_and_providers(site: Site) -> None:
+    dist = site.install(
+        plugin("""
+        class Allow:
+            def check(self, tool, permission):
+                return True
+
+        @hookimpl
+        def hermes_tools():
+            return [make("unit.a", permissions=["unit:a"]), make("unit.b")]
+
+        @hookimpl
+        def hermes_schemas():
+            return {"unit.path": s.string()}
+
+        @hookimpl
+        def hermes_permission_providers():
+            return [Allow()]
+        """)
+    )
+    found = discover_plugins()
+    (info,) = mine(site, found)
+    assert info.ok
+    assert info.origin.distribution == dist
+    assert info.origin.version == "1.0.0"
+    assert [t.name for t in info.tools] == ["unit.a", "unit.b"]
+    assert list(info.schemas) == ["unit.path"]
+    assert found.origin("unit.a") == info.origin
+    assert found.origin("nope") is None
+    runtime = load_runtime()
+    assert runtime.call_sync("unit.a", {}) == {}
+
+
+def test_unmarked_hermes_functions_are_hooks_too(site: Site) -> None:
+    site.install(plugin('def hermes_tools():\n    return (t for t in [make("unit.gen")])'))
+    assert "unit.gen" in load_runtime().tools
+
+
+def test_a_hook_returning_none_contributes_nothing(site: Site) -> None:
+    site.install(plugin("@hookimpl\ndef hermes_tools():\n    return None"))
+    (info,) = mine(site, discover_plugins())
+    assert info.ok
+    assert info.tools == ()
+
+
+def test_a_plugin_with_one_bad_contribution_contributes_nothing(site: Site) -> None:
+    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.good"), "unit.bad"]'))
+    found = discover_plugins(strict=False)
+    (info,) = mine(site, found)
+    assert not info.ok
+    assert info.tools == ()
+    assert "unit.good" not in found.runtime().tools
+    assert dist in info.problems[0].message
+
+
+def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Site) -> None:
+    base = site.install(
+        plugin('@hookimpl\ndef hermes_schemas():\n    return {"unit.shared": s.string(), 3: s.string()}')
+    )
+    user = site.install(
+        plugin(
+            '@hookimpl\ndef hermes_tools():\n    return [make("unit.user").__class__(**{**vars_of(make("unit.user"))})]'
+        )
+        .replace("{body}", "")
+        .replace('return [make("unit.user").__class__(**{**vars_of(make("unit.user"))})]', "return [USER]")
+        + '\nUSER = define_tool(name="unit.user", description="d", version="1.0.0", '
+        'input=s.object({"p": s.ref("unit.shared")}), handler=dict)\n'
+    )
+    found = discover_plugins(strict=False)
+    by_name = {p.origin.distribution: p for p in mine(site, found)}
+    assert "names are dotted lowercase" in by_name[base].problems[0].message
+    assert 'refers to the schema "unit.shared"' in by_name[user].problems[0].message
+    with pytest.raises(InvalidDefinitionError, match=base):
+        discover_plugins()
+
+
+def test_disable_skips_by_distribution_or_entry_point_and_the_environment_adds_more(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = site.install("raise RuntimeError('broken at import')")
+    with pytest.raises(PluginLoadError):
+        discover_plugins()
+    (info,) = mine(site, discover_plugins(disable=[broken]))
+    assert info.disabled
+    assert not info.ok
+    entry_point = info.origin.entry_point
+    assert mine(site, discover_plugins(disable=[entry_point.upper()]))[0].disabled
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", f" , {broken} ,")
+    assert mine(site, discover_plugins())[0].disabled
+
+
+def test_an_import_failure_is_a_load_error_of_its_own_with_the_cause_chained(site: Site) -> None:
+    dist = site.install("raise OSError('config file missing')")
+    with pytest.raises(PluginLoadError) as caught:
+        discover_plugins()
+    error = caught.value
+    assert not isinstance(error, ToolError)
+    assert isinstance(error.__cause__, OSError)
+    assert error.origin.distribution == dist
+    assert str(error).startswith(f'plugin {dist} 1.0.0 (entry point "{error.origin.entry_point}" = ')
+    assert "failed with OSError: config file missing" in str(error)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.origin) == (str(error), error.origin)
+
+
+def test_a_plugin_calling_sys_exit_at_import_is_a_load_error(site: Site) -> None:
+    site.install("import sys\nsys.exit(3)")
+    with pytest.raises(PluginLoadError, match="SystemExit"):
+        discover_plugins()
+
+
+def test_a_hook_that_raises_a_tool_error_is_attributed_as_a_definition_error(site: Site) -> None:
+    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("Bad Name")]'))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert caught.value.declaration.startswith(f"plugin {dist} 1.0.0")
+    assert caught.value.field == "name"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("@hookimpl\ndef hermes_tools():\n    return make('unit.x')", "returned Tool; it must return an iterable"),
+        ("@hookimpl\ndef hermes_tools():\n    return 'unit.x'", "returned str; it must return an iterable"),
+        ("@hookimpl\ndef hermes_schemas():\n    return [s.string()]", "it must return a mapping"),
+        ("@hookimpl\ndef hermes_schemas():\n    return {'unit.x': s.optional(s.string())}", "must be a schema"),
+        ("@hookimpl\ndef hermes_permission_providers():\n    return [len]", "check(tool, permission)"),
+        ("@hookimpl\ndef hermes_tools(extra):\n    return []", "hooks take none"),
+        ("@hookimpl\ndef hermes_schema():\n    return {}", 'did you mean "hermes_schemas"?'),
+        ("def hermes_everything():\n    return {}", "the hooks are hermes_tools"),
+    ],
+)
+def test_malformed_contributions_are_definition_errors_naming_the_plugin(site: Site, body: str, says: str) -> None:
+    dist = site.install(plugin(body))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert f"plugin {dist} 1.0.0" in str(caught.value)
+    assert says in str(caught.value)
+
+
+def test_a_failing_iterable_is_a_load_error(site: Site) -> None:
+    site.install(
+        plugin("def gen():\n    yield make('unit.g')\n    raise KeyError('x')\n\ndef hermes_tools():\n    return gen()")
+    )
+    with pytest.raises(PluginLoadError, match="iterating what hermes_tools returned raised KeyError"):
+        discover_plugins()
+
+
+def test_requirement_on_the_core_is_checked_with_markers_and_prereleases(site: Site) -> None:
+    ok = site.install(plugin(""), requires="hermes-core>=0.1.0.dev0")
+    other = site.install(plugin(""), requires='hermes-core>=99; python_version < "3"')
+    unrelated = site.install(plugin(""), requires="somethingelse>=99")
+    assert all(p.ok for p in mine(site, discover_plugins()))
+    bad = site.install(plugin(""), requires="Hermes_Core<0.1")
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert caught.value.field == "Requires-Dist"
+    assert f"plugin {bad} 1.0.0" in str(caught.value)
+    assert f"hermes-core {hermes_core.__version__} is installed" in str(caught.value)
+    assert {ok, other, unrelated} <= set(site.names)
+
+
+def test_clashing_tool_names_name_both_distributions_and_the_later_one_loses(site: Site) -> None:
+    first = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
+    second = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert first in str(caught.value)
+    assert second in str(caught.value)
+    found = discover_plugins(strict=False)
+    assert found.origin("unit.same") is not None
+    assert {p.origin.distribution: p.ok for p in mine(site, found)} == {first: True, second: False}
+
+
+def test_hermes_grants_are_read_and_checked() -> None:
+    assert env_grants({"HERMES_GRANTS": " fs:read, ,net:* "}) == ("fs:read", "net:*")
+    assert env_grants({}) == ()
+    with pytest.raises(InvalidDefinitionError) as caught:
+        env_grants({"HERMES_GRANTS": "fs:read,fs"})
+    assert caught.value.field == "HERMES_GRANTS[1]"
+
+
+def test_env_grants_is_a_provider(site: Site) -> None:
+    provider = EnvGrants({"HERMES_GRANTS": "unit:*"})
+    tool: Tool = hermes_core.define_tool(
+        name="unit.p",
+        description="d",
+        version="1.0.0",
+        input=hermes_core.schema.object({}),
+        permissions=["unit:p"],
+        handler=dict,
+    )
+    assert provider.check(tool, "unit:p") is True
+    assert provider.check(tool, "fs:read") is None
+    assert hermes_core.Runtime([tool], providers=[provider]).call_sync("unit.p", {}) == {}
+    with pytest.raises(PermissionDeniedError):
+        hermes_core.Runtime([tool], providers=[EnvGrants({})]).call_sync("unit.p", {})
+
+
+def test_load_runtime_adds_hermes_grants_and_the_callers(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.g", permissions=["unit:g"])]'))
+    with pytest.raises(PermissionDeniedError):
+        load_runtime().call_sync("unit.g", {})
+    assert load_runtime(grants=["unit:g"]).call_sync("unit.g", {}) == {}
+    monkeypatch.setenv("HERMES_GRANTS", "unit:*")
+    assert load_runtime().call_sync("unit.g", {}) == {}
+    monkeypatch.setenv("HERMES_GRANTS", "unit")
+    with pytest.raises(InvalidDefinitionError, match="HERMES_GRANTS"):
+        load_runtime()
+
+
+def test_importing_hermes_core_discovers_nothing(site: Site) -> None:
+    import subprocess
+    import sys
+
+    site.install("raise RuntimeError('imported!')")
+    code = "import hermes_core, sys; print('hermes_unit' in ' '.join(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(site.path)},
+    )
+    assert done.stdout.strip() == "False"
+
+
+def vars_of(tool: Any) -> dict[str, Any]:  # pragma: no cover - referenced in a plugin source string only
+    return {}
