@@ -12,7 +12,6 @@ import itertools
 import pickle
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -143,13 +142,15 @@ def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Si
         plugin('@hookimpl\ndef hermes_schemas():\n    return {"unit.shared": s.string(), 3: s.string()}')
     )
     user = site.install(
-        plugin(
-            '@hookimpl\ndef hermes_tools():\n    return [make("unit.user").__class__(**{**vars_of(make("unit.user"))})]'
+        plugin("""
+        USER = define_tool(
+            name="unit.user", description="d", version="1.0.0", input=s.object({"p": s.ref("unit.shared")}), handler=dict
         )
-        .replace("{body}", "")
-        .replace('return [make("unit.user").__class__(**{**vars_of(make("unit.user"))})]', "return [USER]")
-        + '\nUSER = define_tool(name="unit.user", description="d", version="1.0.0", '
-        'input=s.object({"p": s.ref("unit.shared")}), handler=dict)\n'
+
+        @hookimpl
+        def hermes_tools():
+            return [USER]
+        """)
     )
     found = discover_plugins(strict=False)
     by_name = {p.origin.distribution: p for p in mine(site, found)}
@@ -308,7 +309,3 @@ def test_importing_hermes_core_discovers_nothing(site: Site) -> None:
         env={"PYTHONPATH": str(site.path)},
     )
     assert done.stdout.strip() == "False"
-
-
-def vars_of(tool: Any) -> dict[str, Any]:  # pragma: no cover - referenced in a plugin source string only
-    return {}
