@@ -144,7 +144,8 @@ def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Si
     user = site.install(
         plugin("""
         USER = define_tool(
-            name="unit.user", description="d", version="1.0.0", input=s.object({"p": s.ref("unit.shared")}), handler=dict
+            name="unit.user", description="d", version="1.0.0",
+            input=s.object({"p": s.ref("unit.shared")}), handler=dict,
         )
 
         @hookimpl
