@@ -240,7 +240,9 @@ class SchemaError(_IssuesError):
         self.subject = subject
         self.path = self.issues[0].path
         self.detail = self.issues[0].detail
-        super().__init__(_list_issues(f"{subject} is invalid", self.issues, subject))
+        # Exception.__init__ directly: these three are raised on every failed call, and
+        # ToolError.__init__ only guards against instantiating the abstract base.
+        Exception.__init__(self, _list_issues(f"{subject} is invalid", self.issues, subject))
 
     def _fields(self) -> dict[str, Any]:
         return {"issues": self.issues, "subject": self.subject}
@@ -275,7 +277,7 @@ class InputInvalidError(_IssuesError):
         if not self.issues:
             raise ValueError("InputInvalidError needs at least one issue")
         message = _list_issues(f"{tool} was called with invalid input", self.issues, "input")
-        super().__init__(f"{message}\nFix the arguments and call {tool} again.")
+        Exception.__init__(self, f"{message}\nFix the arguments and call {tool} again.")
 
     def _fields(self) -> dict[str, Any]:
         return {"tool": self.tool, "issues": self.issues}
@@ -306,7 +308,7 @@ class OutputInvalidError(_IssuesError):
         if not self.issues:
             raise ValueError("OutputInvalidError needs at least one issue")
         message = _list_issues(f"{tool} returned invalid output", self.issues, "output")
-        super().__init__(f"{message}\nThis is a fault in the tool, not in how it was called.")
+        Exception.__init__(self, f"{message}\nThis is a fault in the tool, not in how it was called.")
 
     def _fields(self) -> dict[str, Any]:
         return {"tool": self.tool, "issues": self.issues}

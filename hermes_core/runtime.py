@@ -34,6 +34,8 @@ from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
 
+# Results of these types are never awaitable; skipping the check saves a costly call per await.
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
 _TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
 _SEPARATORS = re.compile(r"[\s_\-/:]+")
 
@@ -323,7 +325,7 @@ class Runtime:
         """
         entry, parsed = self._prepare(name, input)
         result = entry.handler(parsed)
-        if entry.is_async or inspect.isawaitable(result):
+        if entry.is_async or (type(result) not in _PLAIN and inspect.isawaitable(result)):
             result = await result
         return entry.parse_output(result)
 

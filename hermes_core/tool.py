@@ -16,7 +16,7 @@ from typing import Any, final
 
 from hermes_core.errors import InvalidDefinitionError
 from hermes_core.schema import NAME_PATTERN, AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import Validator, compile_schema
+from hermes_core.schema._compile import Validator, closed_validator
 
 __all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "define_tool"]
 
@@ -109,7 +109,7 @@ def _compile_if_closed(schema: Schema) -> Validator | None:
     """Compile *schema* now unless it names other schemas, which only a runtime can resolve."""
     if any(True for _ in schema.ref_names()):
         return None
-    return compile_schema(schema, {})
+    return closed_validator(schema)
 
 
 def define_tool(

@@ -44,6 +44,7 @@ from hermes_core.schema._nodes import (
     Schema,
     StringSchema,
     UnionSchema,
+    copy_json,
     json_equal,
     unicode_ok,
 )
@@ -395,7 +396,8 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
     if default is not MISSING:
         check = inner if not builtins.any(True for _ in inner.ref_names()) else AnySchema()
         try:
-            default = check.parse(default)
+            # Copied: s.any() returns the value as is, and the caller still holds it.
+            default = copy_json(check.parse(default))
         except SchemaError as exc:
             raise InvalidDefinitionError(
                 decl, "default", f"does not match its schema: {exc.issues[0].message('default')}"

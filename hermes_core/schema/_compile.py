@@ -11,8 +11,10 @@ code therefore finds exactly the issues the walk finds, in the same order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from hermes_core.errors import InvalidDefinitionError, Issue
@@ -40,7 +42,7 @@ from hermes_core.schema._nodes import (
     unicode_ok,
 )
 
-__all__ = ["Validator", "compile_schema"]
+__all__ = ["Validator", "closed_validator", "compile_schema"]
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -362,6 +364,11 @@ class _Codegen:
         return result
 
 
+def _unreadable(exc: Exception) -> Issue:
+    """The issue for a value that raised while it was checked: parse raises nothing but ``SchemaError``."""
+    return Issue((), "type", f"must be a JSON value; checking it raised {type(exc).__name__}")
+
+
 @dataclass(frozen=True, slots=True)
 class Validator:
     """A compiled schema. :meth:`run` checks a value in one pass, collecting every issue."""
@@ -378,6 +385,8 @@ class Validator:
             result = self.entry(value, (), issues)
         except RecursionError:
             return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
+        except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
+            return False, None, (_unreadable(exc),)
         if issues:
             return False, None, tuple(issues)
         return True, result, ()
@@ -389,9 +398,17 @@ class Validator:
             result = self.schema._collect(value, (), issues, _Context(self.refs))
         except RecursionError:
             return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
+        except Exception as exc:  # as in run()
+            return False, None, (_unreadable(exc),)
         if issues:
             return False, None, tuple(issues)
         return True, result, ()
+
+
+@functools.lru_cache(maxsize=1024)
+def _code(source: str) -> CodeType:
+    """Byte-compile generated source once: schemas of the same shape generate the same source."""
+    return compile(source, "<hermes schema>", "exec")
 
 
 def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
@@ -403,5 +420,18 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
     gen = _Codegen(refs)
     entry = gen.function(schema)
     source = "\n\n".join(gen.sources)
-    exec(compile(source, f"<hermes schema {entry}>", "exec"), gen.namespace)  # noqa: S102 - our own generated code
+    exec(_code(source), gen.namespace)  # noqa: S102 - our own generated code
     return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)
+
+
+def closed_validator(schema: Schema) -> Validator:
+    """The validator of a schema that names no other schema, compiled once and kept on the node.
+
+    Raises:
+        InvalidDefinitionError: the schema holds an ``s.ref``.
+    """
+    validator: Validator | None = getattr(schema, "_validator", None)
+    if validator is None:
+        validator = compile_schema(schema, {})
+        object.__setattr__(schema, "_validator", validator)
+    return validator

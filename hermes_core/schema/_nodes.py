@@ -158,14 +158,17 @@ class Schema:
         """
         validator: Validator | None = getattr(self, "_validator", None)
         if validator is None:
-            from hermes_core.schema._compile import compile_schema  # noqa: PLC0415 - it imports this module
+            from hermes_core.schema._compile import closed_validator  # noqa: PLC0415 - it imports this module
 
-            validator = compile_schema(self, {})
-            object.__setattr__(self, "_validator", validator)
-        ok, result, issues = validator.run(value)
-        if ok:
-            return result
-        raise SchemaError(issues, subject="value")
+            validator = closed_validator(self)
+        issues: list[Issue] = []
+        try:
+            result = validator.entry(value, (), issues)
+        except RecursionError:
+            issues = [Issue((), "too_deep", "is nested too deeply to check")]
+        if issues:
+            raise SchemaError(issues, subject="value")
+        return result
 
     def json_schema(self, *, defs: Mapping[str, Schema] | None = None) -> dict[str, Any]:
         """The schema as JSON Schema (draft 2020-12).
@@ -571,7 +574,7 @@ class OptionalSchema(Schema):
     def _json(self) -> dict[str, Any]:
         out = self.schema._json()
         if self.default is not MISSING:
-            out["default"] = self.default
+            out["default"] = copy_json(self.default)  # the caller may change the exported schema
         return self._with_description(out)
 
     def expected(self, ctx: _Context | None = None) -> str:
