@@ -66,6 +66,8 @@ class Tool:
 
 
 def _describe(value: object) -> str:
+    if isinstance(value, Schema):
+        return type(value).__name__  # its dataclass repr lists every field: too much for a message
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

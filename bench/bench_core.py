@@ -1,0 +1,706 @@
+"""hermes-core against its peers, measured side by side in one process.
+
+Run with ``python3 dev.py bench`` (``python3 dev.py bench --quick`` for a
+smoke run of a few seconds). What is measured, and how to read the numbers,
+is in docs/performance.md.
+
+Method: every contender is one statement, compiled into a ``timeit``-style
+loop (no extra function call per operation, the garbage collector off while a
+sample runs). Each contender's loop count is calibrated so one sample takes
+about ``--sample-ms``. Then, for ``--rounds`` rounds, every contender of every
+case takes one sample, in a shuffled order. Per-op times are reported as the
+best and the median sample; a ratio hermes/peer is the median, over rounds, of
+the two contenders' ratio within the same round, so a slow phase of a shared
+machine hits both sides of a ratio alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import gc
+import importlib.metadata
+import itertools
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, NotRequired
+
+import fastjsonschema
+import jsonschema
+import msgspec
+import pydantic
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from typing_extensions import TypedDict  # pydantic needs it, not typing's, before Python 3.12
+
+from hermes_core import InputInvalidError, Runtime, SchemaError, define_tool
+from hermes_core import schema as s
+
+try:  # mcp 2 renamed FastMCP to MCPServer; the in-process API (tool(), call_tool()) is the same.
+    from mcp.server.mcpserver import MCPServer
+except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
+
+# -- 1. the payload, declared once per library -------------------------------------------------
+
+PAYLOAD: dict[str, Any] = {
+    "path": "notes/2024-06-01.md",
+    "contents": "Buy milk, call the bank, water the plants. " * 4,
+    "mode": "w",
+    "files": [{"path": f"src/module_{i}.py", "size": 1024 * i} for i in range(10)],
+    "options": {"overwrite": True},  # "encoding" is left out: each contender should fill in "utf-8"
+}
+
+
+def invalid_payload() -> dict[str, Any]:
+    """The payload with one fault deep inside: ``files[7].path`` is an integer."""
+    bad = copy.deepcopy(PAYLOAD)
+    bad["files"][7]["path"] = 7
+    return bad
+
+
+WRITE = s.object(
+    {
+        "path": s.string(),
+        "contents": s.string(),
+        "mode": s.enum(["w", "a"]),
+        "files": s.array(s.object({"path": s.string(), "size": s.integer(minimum=0)})),
+        "options": s.object({"overwrite": s.boolean(), "encoding": s.optional(s.string(), default="utf-8")}),
+    }
+)
+
+_STRICT = ConfigDict(strict=True, extra="forbid")
+
+
+class FileTD(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    path: str
+    size: Annotated[int, Field(ge=0)]
+
+
+class OptionsTD(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    overwrite: bool
+    encoding: NotRequired[Annotated[str, Field(default="utf-8")]]
+
+
+class WriteTD(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    path: str
+    contents: str
+    mode: Literal["w", "a"]
+    files: list[FileTD]
+    options: OptionsTD
+
+
+class FileModel(BaseModel):
+    model_config = _STRICT
+    path: str
+    size: Annotated[int, Field(ge=0)]
+
+
+class OptionsModel(BaseModel):
+    model_config = _STRICT
+    overwrite: bool
+    encoding: str = "utf-8"
+
+
+class WriteModel(BaseModel):
+    model_config = _STRICT
+    path: str
+    contents: str
+    mode: Literal["w", "a"]
+    files: list[FileModel]
+    options: OptionsModel
+
+
+class FileStruct(msgspec.Struct, forbid_unknown_fields=True):
+    path: str
+    size: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class OptionsStruct(msgspec.Struct, forbid_unknown_fields=True):
+    overwrite: bool
+    encoding: str = "utf-8"
+
+
+class WriteStruct(msgspec.Struct, forbid_unknown_fields=True):
+    path: str
+    contents: str
+    mode: Literal["w", "a"]
+    files: list[FileStruct]
+    options: OptionsStruct
+
+
+# -- 2. the tool, declared once per library ----------------------------------------------------
+
+
+def add_handler(args: dict[str, int]) -> int:
+    """hermes and pydantic hand the handler the parsed input as one dict."""
+    return args["a"] + args["b"]
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def add_async(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+ADD_INPUT = s.object({"a": s.integer(), "b": s.integer()})
+
+
+def add_tool(name: str) -> Any:
+    return define_tool(
+        name=name,
+        description="Add two integers.",
+        version="1.0.0",
+        input=ADD_INPUT,
+        output=s.integer(),
+        permissions=["math:add"],
+        handler=add_handler,
+    )
+
+
+class AddArgs(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
+    a: int
+    b: int
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+_SYNC = """
+def _bench(_n):
+    _t0 = _clock()
+    for _ in _repeat(None, _n):
+{stmt}
+    return _clock() - _t0
+"""
+
+_ASYNC = """
+async def _bench(_n):
+    _t0 = _clock()
+    for _ in _repeat(None, _n):
+{stmt}
+    return _clock() - _t0
+"""
+
+
+@dataclass
+class Contender:
+    """One statement to time. ``stmt`` runs with the names in ``env``; ``await`` makes it async."""
+
+    key: str
+    label: str
+    stmt: str
+    env: dict[str, Any]
+    number: int = 0
+    samples: list[float] = field(default_factory=list)  # seconds per operation, one per round
+    _run: Callable[[int], float] | None = None
+
+    def compile(self, loop: asyncio.AbstractEventLoop) -> None:
+        is_async = "await " in self.stmt
+        template = _ASYNC if is_async else _SYNC
+        source = template.format(stmt=textwrap.indent(textwrap.dedent(self.stmt).strip(), " " * 8))
+        namespace: dict[str, Any] = {**self.env, "_clock": time.perf_counter, "_repeat": itertools.repeat}
+        exec(compile(source, f"<bench {self.key}>", "exec"), namespace)
+        bench = namespace["_bench"]
+        if is_async:
+            self._run = lambda n: loop.run_until_complete(bench(n))
+        else:
+            self._run = bench
+
+    def time(self, number: int) -> float:
+        """Seconds for *number* operations, with the garbage collector off (as ``timeit`` does)."""
+        assert self._run is not None
+        gc.collect()
+        gc.disable()
+        try:
+            return self._run(number)
+        finally:
+            gc.enable()
+
+    def calibrate(self, sample_s: float) -> None:
+        """Find the loop count for which one sample takes at least *sample_s* (as ``timeit.autorange``)."""
+        self.time(1)  # warm up
+        number = 1
+        while True:
+            for factor in (1, 2, 5):
+                n = number * factor
+                if self.time(n) >= sample_s / 2:
+                    # Time once more at the chosen count, scaled up to the target duration.
+                    elapsed = self.time(n)
+                    self.number = max(1, int(n * sample_s / max(elapsed, 1e-9)))
+                    return
+            number *= 10
+
+    def sample(self) -> None:
+        self.samples.append(self.time(self.number) / self.number)
+
+
+@dataclass(frozen=True)
+class Case:
+    title: str
+    contenders: list[Contender]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """hermes/peer, and the target (the highest acceptable ratio) if there is one."""
+
+    hermes: str
+    peer: str
+    label: str
+    target: float | None = None
+
+
+def _require(condition: bool, what: str) -> None:
+    if not condition:
+        raise RuntimeError(f"benchmark set-up is wrong: {what}")
+
+
+# -- the contenders ----------------------------------------------------------------------------
+
+
+def validation_cases() -> tuple[Case, Case]:
+    """Case 1: the payload, valid and invalid, through each validator."""
+    bad = invalid_payload()
+    td = TypeAdapter(WriteTD)
+    model = TypeAdapter(WriteModel)
+    json_schema = WRITE.json_schema()
+    validator = jsonschema.Draft202012Validator(json_schema)
+    fast_validate = fastjsonschema.compile(json_schema)
+    # fastjsonschema fills defaults in by mutating its input, so it gets its own copies.
+    fjs_payload, fjs_bad = copy.deepcopy(PAYLOAD), invalid_payload()
+
+    # Every contender accepts the valid payload and fills in the default where it can ...
+    _require(WRITE.parse(PAYLOAD)["options"]["encoding"] == "utf-8", "hermes accepts, with the default")
+    _require(td.validate_python(PAYLOAD)["options"]["encoding"] == "utf-8", "pydantic TypedDict default")
+    _require(model.validate_python(PAYLOAD).options.encoding == "utf-8", "pydantic model default")
+    _require(msgspec.convert(PAYLOAD, WriteStruct).options.encoding == "utf-8", "msgspec default")
+    validator.validate(PAYLOAD)  # jsonschema validates only: it has no parsed value to fill a default into
+    _require(fast_validate(fjs_payload)["options"]["encoding"] == "utf-8", "fastjsonschema default")
+    _require("encoding" not in PAYLOAD["options"], "the shared payload is left as it was")
+
+    # ... rejects the invalid one, with a message that points at files[7].path ...
+    def rejects(call: Callable[[], object], error: type[Exception], where: str, name: str) -> None:
+        try:
+            call()
+        except error as exc:
+            _require(where in str(exc), f"{name}'s message names {where}: {exc}")
+        else:
+            _require(False, f"{name} rejects the invalid payload")
+
+    rejects(lambda: WRITE.parse(bad), SchemaError, "files.7.path", "hermes")
+    rejects(lambda: td.validate_python(bad), pydantic.ValidationError, "files.7.path", "pydantic TypedDict")
+    rejects(lambda: model.validate_python(bad), pydantic.ValidationError, "files.7.path", "pydantic model")
+    rejects(lambda: msgspec.convert(bad, WriteStruct), msgspec.ValidationError, "$.files[7].path", "msgspec")
+    rejects(lambda: validator.validate(bad), jsonschema.ValidationError, "files", "jsonschema")
+    _require([e.json_path for e in validator.iter_errors(bad)] == ["$.files[7].path"], "jsonschema finds the one fault")
+    rejects(lambda: fast_validate(fjs_bad), fastjsonschema.JsonSchemaValueException, "files[7].path", "fastjsonschema")
+
+    # ... and unknown keys at every level.
+    for where in ((), ("files", 0), ("options",)):
+        extra = copy.deepcopy(PAYLOAD)
+        target: Any = extra
+        for step in where:
+            target = target[step]
+        target["surprise"] = 1
+        rejects(lambda: WRITE.parse(extra), SchemaError, "surprise", "hermes (unknown key)")  # noqa: B023
+        rejects(lambda: td.validate_python(extra), pydantic.ValidationError, "surprise", "pydantic TypedDict")  # noqa: B023
+        rejects(lambda: model.validate_python(extra), pydantic.ValidationError, "surprise", "pydantic model")  # noqa: B023
+        rejects(lambda: msgspec.convert(extra, WriteStruct), msgspec.ValidationError, "surprise", "msgspec")  # noqa: B023
+        rejects(lambda: validator.validate(extra), jsonschema.ValidationError, "surprise", "jsonschema")  # noqa: B023
+        rejects(
+            lambda: fast_validate(copy.deepcopy(extra)),  # noqa: B023
+            fastjsonschema.JsonSchemaValueException,
+            "must not contain",
+            "fastjsonschema",
+        )
+
+    env = {
+        "payload": PAYLOAD,
+        "bad": bad,
+        "schema": WRITE,
+        "SchemaError": SchemaError,
+        "td": td,
+        "model": model,
+        "ValidationError": pydantic.ValidationError,
+        "msgspec": msgspec,
+        "WriteStruct": WriteStruct,
+        "validator": validator,
+        "validate": fast_validate,
+        "fjs_payload": fjs_payload,
+        "fjs_bad": fjs_bad,
+        "JsonSchemaValueException": fastjsonschema.JsonSchemaValueException,
+    }
+    valid = Case(
+        "1a. validate the payload (valid)",
+        [
+            Contender("1a.hermes", "hermes  schema.parse", "schema.parse(payload)", env),
+            Contender("1a.pyd_td", "pydantic  TypeAdapter(TypedDict)", "td.validate_python(payload)", env),
+            Contender("1a.pyd_model", "pydantic  TypeAdapter(BaseModel)", "model.validate_python(payload)", env),
+            Contender("1a.msgspec", "msgspec  convert(Struct)", "msgspec.convert(payload, WriteStruct)", env),
+            Contender("1a.jsonschema", "jsonschema  Draft202012Validator.validate", "validator.validate(payload)", env),
+            Contender("1a.fastjsonschema", "fastjsonschema  compiled validate", "validate(fjs_payload)", env),
+        ],
+    )
+    invalid = Case(
+        "1b. validate the payload (invalid: files[7].path = 7), and str(error)",
+        [
+            Contender(
+                "1b.hermes",
+                "hermes  schema.parse + str(e)",
+                """
+                try:
+                    schema.parse(bad)
+                except SchemaError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "1b.pyd_td",
+                "pydantic  TypeAdapter(TypedDict) + str(e)",
+                """
+                try:
+                    td.validate_python(bad)
+                except ValidationError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "1b.pyd_model",
+                "pydantic  TypeAdapter(BaseModel) + str(e)",
+                """
+                try:
+                    model.validate_python(bad)
+                except ValidationError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "1b.msgspec",
+                "msgspec  convert(Struct) + str(e)",
+                """
+                try:
+                    msgspec.convert(bad, WriteStruct)
+                except msgspec.ValidationError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "1b.jsonschema",
+                "jsonschema  iter_errors + messages",
+                '"\\n".join(f"{e.json_path}: {e.message}" for e in validator.iter_errors(bad))',
+                env,
+            ),
+            Contender(
+                "1b.fastjsonschema",
+                "fastjsonschema  validate + str(e)",
+                """
+                try:
+                    validate(fjs_bad)
+                except JsonSchemaValueException as e:
+                    str(e)
+                """,
+                env,
+            ),
+        ],
+    )
+    return valid, invalid
+
+
+def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, Case, Case, float, float]:
+    """Cases 2 and 3: calling ``add`` through each framework, and the registry's size."""
+    args = {"a": 1, "b": 2}
+    bad_args = {"a": "x", "b": 2}
+    tool = add_tool("math.add")
+    runtime = Runtime([tool], grants=["math:add"])
+    in_ta = TypeAdapter(AddArgs)
+    out_ta = TypeAdapter(int, config=ConfigDict(strict=True))
+    server = MCPServer("bench")
+    server.tool()(add)
+    server.tool()(add_async)
+    lc_tool = StructuredTool.from_function(add)
+
+    started = time.perf_counter()
+    others = [add_tool(f"bulk.tool_{i}") for i in range(tool_count - 1)]
+    define_s = time.perf_counter() - started
+    started = time.perf_counter()
+    big = Runtime([*others, tool], grants=["math:add"])
+    build_s = time.perf_counter() - started
+
+    _require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
+    _require(loop.run_until_complete(runtime.call("math.add", args)) == 3, "hermes call")
+    _require(out_ta.validate_python(add_handler(in_ta.validate_python(args))) == 3, "pydantic")
+    for name in ("add", "add_async"):
+        result = loop.run_until_complete(server.call_tool(name, args))
+        _require("3" in repr(result) and "error=True" not in repr(result), f"MCP {name}: {result!r}")
+    _require(lc_tool.invoke(args) == 3, "LangChain")
+    _require(len(big.tools) == tool_count and big.call_sync("math.add", args) == 3, "the big runtime")
+    try:
+        runtime.call_sync("math.add", bad_args)
+    except InputInvalidError as exc:
+        _require('"a" must be an integer' in str(exc), f"hermes error message: {exc}")
+    else:
+        _require(False, "hermes rejects the bad input")
+    try:
+        in_ta.validate_python(bad_args)
+    except pydantic.ValidationError as exc:
+        _require("a\n" in str(exc), f"pydantic error message: {exc}")
+    else:
+        _require(False, "pydantic rejects the bad input")
+
+    env = {
+        "runtime": runtime,
+        "big": big,
+        "args": args,
+        "bad_args": bad_args,
+        "in_ta": in_ta,
+        "out_ta": out_ta,
+        "add": add_handler,
+        "server": server,
+        "lc_tool": lc_tool,
+        "InputInvalidError": InputInvalidError,
+        "ValidationError": pydantic.ValidationError,
+    }
+    calls = Case(
+        "2. call add(a, b) -> int, input and output validated",
+        [
+            Contender("2.hermes_sync", "hermes  runtime.call_sync", 'runtime.call_sync("math.add", args)', env),
+            Contender("2.hermes_async", "hermes  await runtime.call", 'await runtime.call("math.add", args)', env),
+            Contender(
+                "2.pydantic",
+                "pydantic  TypeAdapter in + call + TypeAdapter out",
+                "out_ta.validate_python(add(in_ta.validate_python(args)))",
+                env,
+            ),
+            Contender(
+                "2.mcp_async",
+                "MCP SDK  await call_tool (async def tool)",
+                'await server.call_tool("add_async", args)',
+                env,
+            ),
+            Contender(
+                "2.mcp_sync",
+                "MCP SDK  await call_tool (def tool: worker thread)",
+                'await server.call_tool("add", args)',
+                env,
+            ),
+            Contender("2.langchain", "LangChain  StructuredTool.invoke", "lc_tool.invoke(args)", env),
+        ],
+    )
+    errors = Case(
+        '2e. call add with {"a": "x"}: the error and str(error)',
+        [
+            Contender(
+                "2e.hermes",
+                "hermes  call_sync, InputInvalidError + str(e)",
+                """
+                try:
+                    runtime.call_sync("math.add", bad_args)
+                except InputInvalidError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "2e.pydantic",
+                "pydantic  ValidationError + str(e)",
+                """
+                try:
+                    out_ta.validate_python(add(in_ta.validate_python(bad_args)))
+                except ValidationError as e:
+                    str(e)
+                """,
+                env,
+            ),
+        ],
+    )
+    scale = Case(
+        f"3. call_sync with 1 and with {tool_count:,} registered tools",
+        [
+            Contender("3.one", "hermes  call_sync, 1 tool", 'runtime.call_sync("math.add", args)', env),
+            Contender("3.many", f"hermes  call_sync, {tool_count:,} tools", 'big.call_sync("math.add", args)', env),
+        ],
+    )
+    return calls, errors, scale, define_s, build_s
+
+
+def comparisons(tool_count: int) -> list[Comparison]:
+    return [
+        Comparison("1a.hermes", "1a.pyd_td", "valid: hermes / pydantic (TypedDict)", 0.6),
+        Comparison("1a.hermes", "1a.pyd_model", "valid: hermes / pydantic (BaseModel)", 0.6),
+        Comparison("1a.hermes", "1a.msgspec", "valid: hermes / msgspec"),
+        Comparison("1a.hermes", "1a.jsonschema", "valid: hermes / jsonschema"),
+        Comparison("1a.hermes", "1a.fastjsonschema", "valid: hermes / fastjsonschema"),
+        Comparison("1b.hermes", "1b.pyd_td", "invalid+message: hermes / pydantic (TypedDict)", 0.5),
+        Comparison("1b.hermes", "1b.pyd_model", "invalid+message: hermes / pydantic (BaseModel)", 0.5),
+        Comparison("1b.hermes", "1b.msgspec", "invalid+message: hermes / msgspec"),
+        Comparison("1b.hermes", "1b.jsonschema", "invalid+message: hermes / jsonschema"),
+        Comparison("1b.hermes", "1b.fastjsonschema", "invalid+message: hermes / fastjsonschema"),
+        Comparison("2.hermes_sync", "2.pydantic", "call_sync / pydantic TypeAdapter + call", 3.0),
+        Comparison("2.hermes_async", "2.pydantic", "await call / pydantic TypeAdapter + call"),
+        Comparison("2.hermes_async", "2.mcp_async", "await call / MCP call_tool (async def)"),
+        Comparison("2.hermes_async", "2.mcp_sync", "await call / MCP call_tool (def)"),
+        Comparison("2.hermes_sync", "2.langchain", "call_sync / LangChain invoke"),
+        Comparison("2e.hermes", "2e.pydantic", "error path: hermes / pydantic", 1.5),
+        Comparison("3.many", "3.one", f"{tool_count:,} tools / 1 tool", 1.10),
+    ]
+
+
+# -- reporting ---------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.partition(":")[2].strip()
+                break
+    info = {
+        "cpu": cpu,
+        "nproc": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "os": f"{platform.system()} {platform.release()}",
+    }
+    for dist in ("hermes-core", "pydantic", "pydantic-core", "msgspec", "jsonschema", "fastjsonschema", "mcp"):
+        info[dist] = importlib.metadata.version(dist)
+    info["langchain-core"] = importlib.metadata.version("langchain-core")
+    return info
+
+
+def _us(seconds: float) -> str:
+    micro = seconds * 1e6
+    return f"{micro:,.2f}" if micro < 100 else f"{micro:,.1f}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.3f}x"
+
+
+def paired_ratio(hermes: Contender, peer: Contender) -> float:
+    return statistics.median(h / p for h, p in zip(hermes.samples, peer.samples, strict=True))
+
+
+def report(cases: list[Case], comps: list[Comparison], info: dict[str, str], args: argparse.Namespace) -> int:
+    by_key = {c.key: c for case in cases for c in case.contenders}
+    print()
+    print("machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
+    print(f"method: {args.rounds} interleaved rounds, samples of ~{args.sample_ms:g} ms, per-op times in µs")
+    width = max(len(c.label) for c in by_key.values()) + 2
+    for case in cases:
+        print()
+        print(case.title)
+        print(f"  {'contender':<{width}} {'best':>10} {'median':>10} {'ops/sample':>11}")
+        for c in case.contenders:
+            best, median = _us(min(c.samples)), _us(statistics.median(c.samples))
+            print(f"  {c.label:<{width}} {best:>10} {median:>10} {c.number:>11,}")
+    print()
+    print("ratios (median over rounds of the same-round ratio; below 1 means hermes is faster)")
+    lwidth = max(len(c.label) for c in comps) + 2
+    print(f"  {'comparison':<{lwidth}} {'ratio':>7} {'of bests':>9}   target")
+    missed = 0
+    for comp in comps:
+        hermes, peer = by_key[comp.hermes], by_key[comp.peer]
+        ratio = paired_ratio(hermes, peer)
+        best = min(hermes.samples) / min(peer.samples)
+        verdict = ""
+        if comp.target is not None:
+            met = ratio <= comp.target
+            missed += not met
+            verdict = f"<= {comp.target:.2f}x  {'met' if met else 'NOT MET'}"
+        print(f"  {comp.label:<{lwidth}} {_ratio(ratio):>7} {_ratio(best):>9}   {verdict}")
+    print()
+    if args.json:
+        data = {
+            "machine": info,
+            "rounds": args.rounds,
+            "sample_ms": args.sample_ms,
+            "contenders": {
+                c.key: {"label": c.label, "number": c.number, "samples_s": c.samples} for c in by_key.values()
+            },
+            "ratios": {
+                comp.label: {
+                    "ratio": paired_ratio(by_key[comp.hermes], by_key[comp.peer]),
+                    "target": comp.target,
+                }
+                for comp in comps
+            },
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        print(f"results written to {args.json}")
+    return missed
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 rounds of 5 ms samples")
+    parser.add_argument("--rounds", type=int, default=30, help="rounds of samples (default 30)")
+    parser.add_argument("--sample-ms", type=float, default=25.0, help="length of one sample (default 25 ms)")
+    parser.add_argument("--tools", type=int, default=10_000, help="tools in the big runtime (default 10,000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order within a round")
+    parser.add_argument("--json", type=Path, help="also write the raw samples and ratios to this file")
+    parser.add_argument("--strict", action="store_true", help="exit with status 1 when a target is not met")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.sample_ms = 5, 5.0
+
+    started = time.perf_counter()
+    loop = asyncio.new_event_loop()
+    try:
+        valid, invalid = validation_cases()
+        calls, errors, scale, define_s, build_s = call_cases(loop, args.tools)
+        cases = [valid, invalid, calls, errors, scale]
+        print(
+            f"set-up: define_tool x{args.tools:,} took {define_s:.2f} s, "
+            f"Runtime() over them {build_s * 1e3:.0f} ms; every contender checked"
+        )
+        # Set-up made many long-lived objects (10,000 tools, the peers' modules): freeze them,
+        # so the collection before each sample only walks what the benchmarks themselves left behind.
+        gc.collect()
+        gc.freeze()
+        contenders = [c for case in cases for c in case.contenders]
+        print(
+            f"timing {len(contenders)} contenders, {args.rounds} rounds of ~{args.sample_ms:g} ms samples ...",
+            flush=True,
+        )
+        for c in contenders:
+            c.compile(loop)
+            c.calibrate(args.sample_ms / 1e3)
+        order = random.Random(args.seed)
+        for _ in range(args.rounds):
+            order.shuffle(contenders)
+            for c in contenders:
+                c.sample()
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+    missed = report(cases, comparisons(args.tools), machine(), args)
+    print(f"{missed} target(s) not met; total run time {time.perf_counter() - started:.0f} s")
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

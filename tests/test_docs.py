@@ -1,0 +1,293 @@
+"""Run every Python example in the documentation and check the output it shows.
+
+The convention, for ``docs/*.md`` and ``README.md``:
+
+* Every fenced block whose info string is ``python`` runs. The blocks of one
+  page run in order in one namespace, shared by that page only, so a block may
+  use what an earlier block on the same page defined. Each page runs in an
+  empty temporary directory.
+* A top-level expression statement whose last line ends with ``# -> TEXT``
+  is evaluated, and ``repr()`` of its value must equal ``TEXT``.
+  ``# -> raises Name: message`` expects the statement to raise an exception
+  whose class is called ``Name`` and whose ``str()`` is ``message``;
+  ``# -> raises Name`` checks the class only. A ``# ->`` comment anywhere else
+  is an error.
+* What a block prints is captured. When the block is followed, with only blank
+  lines between, by a fenced ``text`` or ``json`` block, the printed output must
+  equal that block (trailing whitespace on each line and at the end is
+  ignored). A block that prints without such a block after it fails, so a page
+  cannot hide what its example prints.
+* Examples that are not Python use another language (``console``, ``text``,
+  ``json``). An info string that starts with ``py`` but is not ``python``
+  (``py``, ``python3``, ``pycon``...) is an error: a Python example runs.
+
+The tests below also check that the reference pages cover every error code,
+issue kind and combinator, and that relative links between pages resolve.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import tokenize
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermes_core import ErrorCode
+from hermes_core import schema as s
+from hermes_core.errors import IssueKind
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)")
+_OUTPUT_LANGUAGES = ("text", "json")
+_EXPECT = re.compile(r"#\s*->\s?(.*)\Z")
+_RAISES = re.compile(r"raises\s+(\w+)(?::\s?(.*))?\Z")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of a page: its language, its text, and where it is."""
+
+    language: str
+    text: str
+    first_line: int  # the 1-based line of the first line of text, after the fence
+    follows_previous: bool  # only blank lines separate it from the block before
+
+
+def read_blocks(path: Path) -> list[Block]:
+    """Every fenced block of *path*, in order."""
+    blocks: list[Block] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    index = 0
+    last_close = -2
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        indent, fence, language = len(opening.group(1)), opening.group(2), opening.group(3)
+        start = index + 1
+        index = start
+        body: list[str] = []
+        while index < len(lines):
+            stripped = lines[index].strip()
+            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
+                break
+            line = lines[index]
+            body.append(line[indent:] if line[:indent].isspace() else line.lstrip() if indent else line)
+            index += 1
+        else:
+            pytest.fail(f"{path.name}:{start}: the fenced block opened here is never closed")
+        between = lines[last_close + 1 : start - 1] if last_close >= 0 else ["x"]
+        follows = all(not line.strip() for line in between)
+        blocks.append(Block(language, "\n".join(body) + "\n", start + 1, follows))
+        last_close = index
+        index += 1
+    return blocks
+
+
+def expectations(source: str) -> dict[int, str]:
+    """The ``# ->`` comments of *source*: line number (1-based, in the block) to expected text."""
+    found: dict[int, str] = {}
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            match = _EXPECT.match(token.string)
+            if match:
+                found[token.start[0]] = match.group(1).rstrip()
+    return found
+
+
+def run_block(block: Block, namespace: dict[str, typing.Any], filename: str) -> str:
+    """Run one Python block in *namespace*, checking its ``# ->`` comments; return what it printed."""
+    tree = ast.parse(block.text, filename)
+    ast.increment_lineno(tree, block.first_line - 1)
+    wanted = {line + block.first_line - 1: text for line, text in expectations(block.text).items()}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for statement in tree.body:
+            expected = wanted.pop(statement.end_lineno or statement.lineno, None)
+            if expected is None:
+                module = ast.Module(body=[statement], type_ignores=[])
+                exec(compile(module, filename, "exec"), namespace)
+            elif not isinstance(statement, ast.Expr):
+                pytest.fail(f"{filename}:{statement.lineno}: '# ->' must end an expression, not a statement")
+            else:
+                check_expression(statement, expected, namespace, filename)
+    if wanted:
+        line = min(wanted)
+        pytest.fail(f"{filename}:{line}: '# ->' must end a top-level expression statement")
+    return printed.getvalue()
+
+
+def check_expression(statement: ast.Expr, expected: str, namespace: dict[str, typing.Any], filename: str) -> None:
+    """Evaluate one ``expression  # -> expected`` line and compare."""
+    where = f"{filename}:{statement.end_lineno}"
+    code = compile(ast.Expression(body=statement.value), filename, "eval")
+    raises = _RAISES.match(expected)
+    if raises is None:
+        actual = repr(eval(code, namespace))
+        assert actual == expected, f"{where}: the expression's repr differs from its '# ->' comment"
+        return
+    name, message = raises.group(1), raises.group(2)
+    raised: Exception | None = None
+    try:
+        value = eval(code, namespace)
+    except Exception as error:
+        raised = error
+    if raised is None:
+        pytest.fail(f"{where}: expected {name} to be raised, got {value!r}")
+    assert type(raised).__name__ == name, f"{where}: raised {type(raised).__name__}: {raised}"
+    if message is not None:
+        assert str(raised) == message, f"{where}: the exception's message differs from its '# ->' comment"
+
+
+def normalize(text: str) -> str:
+    """*text* without trailing whitespace on each line or at the end."""
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+def check_page(page: Path, name: str) -> None:
+    """Run the Python blocks of *page* (called *name* in messages) and check what they show."""
+    namespace: dict[str, typing.Any] = {"__name__": "__docs__"}
+    blocks = read_blocks(page)
+    for index, block in enumerate(blocks):
+        where = f"{name}:{block.first_line - 1}"
+        if block.language.startswith("py") and block.language != "python":
+            pytest.fail(f"{where}: fence a Python example as 'python' so that it runs, not {block.language!r}")
+        if block.language != "python":
+            continue
+        printed = run_block(block, namespace, name)
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        if following is not None and following.follows_previous and following.language in _OUTPUT_LANGUAGES:
+            shown = normalize(following.text)
+            assert normalize(printed) == shown, f"{where}: the output differs from the block after it"
+        else:
+            assert not printed, f"{where}: the block prints, but no text block after it shows what:\n{printed}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_examples_run_and_show_their_output(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    check_page(page, page.relative_to(ROOT).as_posix())
+
+
+# -- the convention itself ------------------------------------------------------------------
+
+_GOOD = """\
+Text.
+
+```python
+x = 1 + 1
+x  # -> 2
+int("x")  # -> raises ValueError: invalid literal for int() with base 10: 'x'
+[].pop()  # -> raises IndexError
+print("a  ")
+print("b")
+```
+
+```text
+a
+b
+```
+
+A later block sees `x`; a `text` block after prose is not output.
+
+```python
+assert x == 2
+```
+
+Prose.
+
+```text
+anything
+```
+
+```console
+$ not run
+```
+"""
+
+_BAD = {
+    "wrong_value": "```python\n1 + 1  # -> 3\n```\n",
+    "wrong_message": "```python\nint('x')  # -> raises ValueError: no\n```\n",
+    "wrong_class": "```python\nint('x')  # -> raises TypeError\n```\n",
+    "nothing_raised": "```python\nint('1')  # -> raises ValueError\n```\n",
+    "expectation_on_assignment": "```python\nx = 1  # -> 1\n```\n",
+    "expectation_inside_block": "```python\nif True:\n    1  # -> 1\n```\n",
+    "wrong_output": "```python\nprint('a')\n```\n\n```text\nb\n```\n",
+    "hidden_output": "```python\nprint('a')\n```\n\nProse.\n\n```text\na\n```\n",
+    "skipped_python": "```py\nprint('a')\n```\n",
+    "unclosed_fence": "```python\n1\n",
+    "error_in_example": "```python\n1 / 0\n```\n",
+}
+
+
+def test_the_convention_accepts_a_correct_page(tmp_path: Path) -> None:
+    page = tmp_path / "good.md"
+    page.write_text(_GOOD, encoding="utf-8")
+    check_page(page, page.name)
+
+
+@pytest.mark.parametrize("text", _BAD.values(), ids=_BAD.keys())
+def test_the_convention_rejects_a_wrong_page(tmp_path: Path, text: str) -> None:
+    page = tmp_path / "bad.md"
+    page.write_text(text, encoding="utf-8")
+    with pytest.raises((AssertionError, pytest.fail.Exception, ZeroDivisionError)):
+        check_page(page, page.name)
+
+
+# -- coverage of the reference pages --------------------------------------------------------
+
+
+def _page(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def test_error_reference_covers_every_code_and_issue_kind() -> None:
+    text = _page("errors.md")
+    for code in ErrorCode:
+        assert f"`{code.value}`" in text, code
+    for kind in typing.get_args(IssueKind):
+        assert f"`{kind}`" in text, kind
+
+
+def test_schema_reference_covers_every_combinator() -> None:
+    text = _page("schemas.md")
+    combinators = [name for name in s.__all__ if name.islower()]
+    assert combinators
+    for name in combinators:
+        assert f"s.{name}(" in text, name
+
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.MULTILINE)
+
+
+def _prose(path: Path) -> str:
+    """The text of *path* without its fenced blocks."""
+    return re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+
+
+def _anchors(path: Path) -> set[str]:
+    """The anchors of *path*'s headings, made as GitHub makes them."""
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in _HEADING.findall(_prose(path))}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(page: Path) -> None:
+    for target in _LINK.findall(_prose(page)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path) if path else page
+        assert linked.exists(), f"{page.name} links to {target}, which does not exist"
+        if anchor and linked.suffix == ".md":
+            assert anchor in _anchors(linked), f"{page.name} links to {target}, which has no such heading"
