@@ -4,6 +4,7 @@
     python3 dev.py demo    # the main job: the demo
     python3 dev.py test    # the whole test suite, then lint and type checks
     python3 dev.py bench   # the benchmarks, against the peer libraries
+    python3 dev.py bench-plugins   # what discovering 10, 100, 500 plugins costs
     python3 dev.py lint    # ruff and mypy only
 
 The first run creates ``.venv`` and installs the project into it (editable,
@@ -25,7 +26,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"demo": "", "test": "test,lint", "lint": "lint", "bench": "bench"}
+EXTRAS = {"demo": "", "test": "test,lint", "lint": "lint", "bench": "bench", "bench-plugins": ""}
 
 
 def _run(*args: str | Path) -> int:
@@ -73,6 +74,8 @@ def main(argv: list[str]) -> int:
         return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
     if job == "bench":
         return _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
+    if job == "bench-plugins":
+        return _run(PYTHON, ROOT / "bench" / "bench_plugins.py", *rest)
     if job == "lint":
         return _lint()
     status = _run(PYTHON, "-m", "pytest", *rest)

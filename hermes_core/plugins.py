@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, final
@@ -227,32 +227,64 @@ def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) ->
         ) from error
 
 
-def _register(origin: PluginOrigin, plugin: object) -> _PluginManager:
+def _new_manager() -> _PluginManager:
     manager = _PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
+    return manager
+
+
+def _register(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> None:
+    """Register *plugin*, or raise and leave *manager* as it was."""
+    # Entry-point names are only unique within a distribution.
+    name = f"{origin.distribution}:{origin.entry_point}"
+    if manager.is_registered(plugin):
+        other = manager.get_name(plugin)
+        raise InvalidDefinitionError(
+            str(origin), None, f"names the plugin object {other} already loaded; each entry point needs its own module"
+        )
     try:
-        manager.register(plugin, name=origin.entry_point)
+        manager.register(plugin, name=name)
     except pluggy.PluginValidationError as error:
+        manager.unregister(name=name)
         detail = " ".join(str(error).split())
         raise InvalidDefinitionError(
             str(origin), None, f"implements a hook with arguments its spec does not have ({detail}); hooks take none"
         ) from None
-    unknown = [name for name in vars(manager.hook) if not name.startswith("_") and name not in _HOOKS]
+    callers = manager.get_hookcallers(plugin) or []
+    unknown = [caller.name for caller in callers if caller.name not in _HOOKS]
+    wrappers = [
+        caller.name
+        for caller in callers
+        for impl in caller.get_hookimpls()
+        if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+    ]
+    if unknown or wrappers:
+        manager.unregister(plugin)
     if unknown:
         close = difflib.get_close_matches(unknown[0], _HOOKS, n=1)
         hint = f'; did you mean "{close[0]}"?' if close else f"; the hooks are {', '.join(_HOOKS)}"
         raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermes hook{hint}")
-    return manager
+    if wrappers:
+        raise InvalidDefinitionError(
+            str(origin), wrappers[0], "is a hook wrapper; hermes hooks are plain functions returning contributions"
+        )
 
 
-def _call(origin: PluginOrigin, manager: _PluginManager, hook: str) -> list[Any]:
-    caller: Callable[[], list[Any]] = getattr(manager.hook, hook)
-    try:
-        return caller()
-    except InvalidDefinitionError as error:
-        raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-    except Exception as error:
-        raise PluginLoadError(origin, f"hook {hook} raised {type(error).__name__}: {error}") from error
+def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: str) -> list[Any]:
+    """Call *plugin*'s own implementation of *hook* (if any), attributing any failure to it."""
+    results: list[Any] = []
+    for impl in getattr(manager.hook, hook).get_hookimpls():
+        if impl.plugin is not plugin:
+            continue
+        try:
+            result = impl.function()
+        except InvalidDefinitionError as error:
+            raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
+        except Exception as error:
+            raise PluginLoadError(origin, f"hook {hook} raised {type(error).__name__}: {error}") from error
+        if result is not None:
+            results.append(result)
+    return results
 
 
 def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> list[Any]:
@@ -272,8 +304,8 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
     return items
 
 
-def _contributions(origin: PluginOrigin, manager: _PluginManager) -> Plugin:
-    tools = _items(origin, "hermes_tools", _call(origin, manager, "hermes_tools"), "Tool made by define_tool()")
+def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> Plugin:
+    tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
     for index, tool in enumerate(tools):
         if not isinstance(tool, Tool):
             raise InvalidDefinitionError(
@@ -282,7 +314,7 @@ def _contributions(origin: PluginOrigin, manager: _PluginManager) -> Plugin:
                 f"returned {type(tool).__name__} at index {index}; every item must be a Tool made by define_tool()",
             )
     schemas: dict[str, Schema] = {}
-    for result in _call(origin, manager, "hermes_schemas"):
+    for result in _call(origin, plugin, manager, "hermes_schemas"):
         if not isinstance(result, Mapping):
             raise InvalidDefinitionError(
                 str(origin),
@@ -304,7 +336,10 @@ def _contributions(origin: PluginOrigin, manager: _PluginManager) -> Plugin:
                 )
             schemas[name] = schema
     providers = _items(
-        origin, "hermes_permission_providers", _call(origin, manager, "hermes_permission_providers"), "providers"
+        origin,
+        "hermes_permission_providers",
+        _call(origin, plugin, manager, "hermes_permission_providers"),
+        "providers",
     )
     for index, provider in enumerate(providers):
         if not callable(getattr(provider, "check", None)):
@@ -317,9 +352,17 @@ def _contributions(origin: PluginOrigin, manager: _PluginManager) -> Plugin:
     return Plugin(origin, tuple(tools), MappingProxyType(schemas), tuple(providers))
 
 
-def _load_one(entry_point: importlib_metadata.EntryPoint, origin: PluginOrigin, requires: Iterable[str]) -> Plugin:
+def _load_one(
+    entry_point: importlib_metadata.EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager
+) -> Plugin:
     _check_requirement(origin, requires)
-    return _contributions(origin, _register(origin, _import(origin, entry_point)))
+    plugin = _import(origin, entry_point)
+    _register(origin, plugin, manager)
+    try:
+        return _contributions(origin, plugin, manager)
+    except (InvalidDefinitionError, PluginLoadError):
+        manager.unregister(plugin)
+        raise
 
 
 def _disabled_names(disable: Iterable[str]) -> frozenset[str]:
@@ -369,15 +412,16 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
     skip = _disabled_names(disable)
     found: dict[tuple[str, str], tuple[importlib_metadata.EntryPoint, PluginOrigin, list[str]]] = {}
     for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = entry_point.dist
-        name = dist.name if dist is not None else "(unknown distribution)"
-        version = dist.version if dist is not None else "?"
+        # The metadata file is parsed on every access to it: read it once.
+        metadata = entry_point.dist.metadata if entry_point.dist is not None else None
+        name = (metadata and metadata["Name"]) or "(unknown distribution)"
+        version = (metadata and metadata["Version"]) or "?"
+        requires = (metadata and metadata.get_all("Requires-Dist")) or []
         origin = PluginOrigin(name, version, entry_point.name, entry_point.value)
         # The same distribution on two sys.path entries is one plugin: the first found wins, as for imports.
-        found.setdefault(
-            (canonicalize_name(name), entry_point.name), (entry_point, origin, list((dist and dist.requires) or []))
-        )
+        found.setdefault((canonicalize_name(name), entry_point.name), (entry_point, origin, list(requires)))
 
+    manager = _new_manager()
     plugins: list[Plugin] = []
     # Sorted, so that which of two clashing plugins loses does not depend on the file system.
     for (dist_key, ep_name), (entry_point, origin, requires) in sorted(found.items(), key=lambda item: item[0]):
@@ -385,7 +429,7 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
             plugins.append(Plugin(origin, disabled=True))
             continue
         try:
-            plugins.append(_load_one(entry_point, origin, requires))
+            plugins.append(_load_one(entry_point, origin, requires, manager))
         except (InvalidDefinitionError, PluginLoadError) as error:
             if strict:
                 raise

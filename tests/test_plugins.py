@@ -310,3 +310,31 @@ def test_importing_hermes_core_discovers_nothing(site: Site) -> None:
         env={"PYTHONPATH": str(site.path)},
     )
     assert done.stdout.strip() == "False"
+
+
+def test_two_distributions_may_use_the_same_entry_point_name(site: Site) -> None:
+    first = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.one")]'))
+    second = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.two")]'))
+    for dist in (first, second):
+        info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
+        module = (info / "entry_points.txt").read_text().split("=")[1].strip()
+        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nsame = {module}\n")
+    assert {"unit.one", "unit.two"} <= set(load_runtime().tools)
+
+
+def test_two_entry_points_naming_one_module_are_refused(site: Site) -> None:
+    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.twice")]'))
+    info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
+    module = (info / "entry_points.txt").read_text().split("=")[1].strip()
+    (info / "entry_points.txt").write_text(f"[hermes.plugins]\na = {module}\nb = {module}\n")
+    with pytest.raises(InvalidDefinitionError, match="already loaded"):
+        discover_plugins()
+    found = discover_plugins(strict=False)
+    assert [p.ok for p in mine(site, found)] == [True, False]
+    assert "unit.twice" in found.runtime().tools
+
+
+def test_a_hook_wrapper_is_refused(site: Site) -> None:
+    site.install(plugin("@hookimpl(wrapper=True)\ndef hermes_tools():\n    return (yield)"))
+    with pytest.raises(InvalidDefinitionError, match="is a hook wrapper"):
+        discover_plugins()
