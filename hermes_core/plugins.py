@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
-import importlib_metadata
 import pluggy
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from hermes_core import hookspecs
 from hermes_core.errors import InvalidDefinitionError
@@ -36,6 +34,9 @@ from hermes_core.permissions import env_grants
 from hermes_core.runtime import Runtime
 from hermes_core.schema import NAME_PATTERN, OptionalSchema, Schema
 from hermes_core.tool import Tool
+
+if TYPE_CHECKING:
+    import importlib_metadata
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -53,6 +54,7 @@ ENTRY_POINT_GROUP = "hermes.plugins"
 #: Comma-separated entry-point or distribution names to skip.
 DISABLE_ENV = "HERMES_DISABLE_PLUGINS"
 
+_SEPARATORS = re.compile(r"[-_.]+")
 _HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers")
 
 
@@ -188,6 +190,11 @@ class _PluginManager(pluggy.PluginManager):
         return opts
 
 
+def canonicalize_name(name: str) -> str:
+    """A distribution name as Python packaging compares them (PEP 503): ``Hermes_FS`` is ``hermes-fs``."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
 def _core_version() -> str:
     from hermes_core import __version__  # noqa: PLC0415 - the package imports this module
 
@@ -196,6 +203,9 @@ def _core_version() -> str:
 
 def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
     """Raise if the plugin's own requirement on hermes-core is not met by the installed core."""
+    # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
     installed = _core_version()
     for line in requires:
         try:
@@ -409,6 +419,8 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
             with another plugin, or requires a hermes-core other than this one.
         PluginLoadError: a plugin module failed to import, or a hook raised.
     """
+    import importlib_metadata  # noqa: PLC0415 - only discovery needs it, and it is slow to import
+
     skip = _disabled_names(disable)
     found: dict[tuple[str, str], tuple[importlib_metadata.EntryPoint, PluginOrigin, list[str]]] = {}
     for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):

@@ -38,6 +38,7 @@ from hermes_core.schema._nodes import (
     _Context,
     _key_issue,
     _size_issue,
+    _unreadable,
     copy_json,
     unicode_ok,
 )
@@ -362,11 +363,6 @@ class _Codegen:
         parsed = self.emit(node.values, item, [*segments, key], out, ind + "    ", depth)
         out.append(f"{ind}    {result}[{key}] = {parsed}")
         return result
-
-
-def _unreadable(exc: Exception) -> Issue:
-    """The issue for a value that raised while it was checked: parse raises nothing but ``SchemaError``."""
-    return Issue((), "type", f"must be a JSON value; checking it raised {type(exc).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,6 +132,11 @@ def _listing(values: list[str]) -> str:
     return shown + (", ..." if len(values) > _MAX_LISTED else "")
 
 
+def _unreadable(exc: Exception) -> Issue:
+    """The issue for a value that raised while it was checked: parse raises nothing but ``SchemaError``."""
+    return Issue((), "type", f"must be a JSON value; checking it raised {type(exc).__name__}")
+
+
 class Schema:
     """The base of every schema node. Build nodes with the combinators (``s.string()``...), not directly.
 
@@ -166,6 +171,8 @@ class Schema:
             result = validator.entry(value, (), issues)
         except RecursionError:
             issues = [Issue((), "too_deep", "is nested too deeply to check")]
+        except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
+            issues = [_unreadable(exc)]
         if issues:
             raise SchemaError(issues, subject="value")
         return result
@@ -319,9 +326,10 @@ class IntegerSchema(Schema):
             value = int(value)
         elif not isinstance(value, int):
             return self._type_issue(value, path, issues, ctx)
+        value = int(value)  # a subclass becomes the plain int, which is then both checked and returned
         if _bound_issue(issues, path, value, self.minimum, self.maximum):
             return _BAD
-        return int(value)
+        return value
 
 
 @dataclass(frozen=True, slots=True)
