@@ -1,0 +1,9 @@
+"""``python -m hermes_core``: the ``hermes`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from hermes_core.cli import main
+
+sys.exit(main())
