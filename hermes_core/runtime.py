@@ -20,7 +20,6 @@ from typing import Any, final
 from hermes_core.errors import (
     InputInvalidError,
     InvalidDefinitionError,
-    Issue,
     OutputInvalidError,
     PermissionDeniedError,
     ToolError,
@@ -36,7 +35,6 @@ __all__ = ["Runtime"]
 
 # Results of these types are never awaitable; skipping the check saves a costly call per await.
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
-_TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
 _SEPARATORS = re.compile(r"[\s_\-/:]+")
 
 
@@ -49,33 +47,25 @@ def _normalize(name: str) -> str:
 class _Entry:
     """Everything a call of one tool needs, resolved at construction."""
 
-    __slots__ = ("check", "handler", "input_entry", "is_async", "missing", "output_entry", "tool")
+    __slots__ = ("check", "handler", "input", "is_async", "missing", "output", "tool")
 
     def __init__(self, tool: Tool, input_: Validator, output: Validator, missing: str | None, check: bool) -> None:
         self.tool = tool
         self.handler = tool.handler
         self.is_async = tool.is_async
-        self.input_entry = input_.entry
-        self.output_entry = output.entry
+        self.input = input_
+        self.output = output
         self.missing = missing  # first permission the static grants leave ungranted
         self.check = check  # False when no permission needs asking at call time
 
     def parse_input(self, value: Any) -> Any:
-        issues: list[Issue] = []
-        try:
-            result = self.input_entry(value, (), issues)
-        except RecursionError:
-            issues = [_TOO_DEEP]
+        result, issues = self.input.check(value)
         if issues:
             raise InputInvalidError(self.tool.name, issues)
         return result
 
     def parse_output(self, value: Any) -> Any:
-        issues: list[Issue] = []
-        try:
-            result = self.output_entry(value, (), issues)
-        except RecursionError:
-            issues = [_TOO_DEEP]
+        result, issues = self.output.check(value)
         if issues:
             raise OutputInvalidError(self.tool.name, issues)
         return result

@@ -374,31 +374,35 @@ class Validator:
     entry: Callable[[Any, tuple[str | int, ...], list[Issue]], Any]
     source: str
 
+    def check(self, value: Any) -> tuple[Any, list[Issue]]:
+        """Parse *value* in one pass: ``(parsed, [])``, or ``(None, issues)``. Raises nothing, whatever *value* is."""
+        return _guarded(self.entry, value)
+
     def run(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
         """``(True, parsed, ())`` if *value* matches, else ``(False, None, issues)``."""
-        issues: list[Issue] = []
-        try:
-            result = self.entry(value, (), issues)
-        except RecursionError:
-            return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
-        except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
-            return False, None, (_unreadable(exc),)
-        if issues:
-            return False, None, tuple(issues)
-        return True, result, ()
+        result, issues = _guarded(self.entry, value)
+        return not issues, result, tuple(issues)
 
     def walk(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
         """The same as :meth:`run` through the uncompiled walk: the reference the compiled code must match."""
-        issues: list[Issue] = []
-        try:
-            result = self.schema._collect(value, (), issues, _Context(self.refs))
-        except RecursionError:
-            return False, None, (Issue((), "too_deep", "is nested too deeply to check"),)
-        except Exception as exc:  # as in run()
-            return False, None, (_unreadable(exc),)
-        if issues:
-            return False, None, tuple(issues)
-        return True, result, ()
+        context = _Context(self.refs)
+        result, issues = _guarded(lambda v, p, i: self.schema._collect(v, p, i, context), value)
+        return not issues, result, tuple(issues)
+
+
+def _guarded(walk: Callable[[Any, tuple[str | int, ...], list[Issue]], Any], value: Any) -> tuple[Any, list[Issue]]:
+    """Run *walk* over *value*, turning what the value's own code may raise into an issue."""
+    issues: list[Issue] = []
+    try:
+        result = walk(value, (), issues)
+    except RecursionError:
+        return None, [_TOO_DEEP]
+    except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
+        return None, [_unreadable(exc)]
+    return (None, issues) if issues else (result, issues)
+
+
+_TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
 
 
 @functools.lru_cache(maxsize=1024)

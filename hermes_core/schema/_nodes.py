@@ -166,13 +166,7 @@ class Schema:
             from hermes_core.schema._compile import closed_validator  # noqa: PLC0415 - it imports this module
 
             validator = closed_validator(self)
-        issues: list[Issue] = []
-        try:
-            result = validator.entry(value, (), issues)
-        except RecursionError:
-            issues = [Issue((), "too_deep", "is nested too deeply to check")]
-        except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
-            issues = [_unreadable(exc)]
+        result, issues = validator.check(value)
         if issues:
             raise SchemaError(issues, subject="value")
         return result

@@ -1,0 +1,1155 @@
+"""The schema combinators: declarations, parsing, issues and their messages, JSON Schema export."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import enum
+import json
+import math
+from collections.abc import Callable
+from typing import Any, get_args
+
+import jsonschema
+import pytest
+
+from hermes_core import schema as s
+from hermes_core.errors import InvalidDefinitionError, IssueKind, SchemaError
+from hermes_core.schema._compile import compile_schema
+
+KINDS = frozenset(get_args(IssueKind))
+SECRET = "sk-live-4f9c2e7a1b3d5e6f8a0b"
+
+
+def parse_error(schema: s.Schema, value: Any) -> SchemaError:
+    """Parse *value*, which must fail, and return the error."""
+    with pytest.raises(SchemaError) as caught:
+        schema.parse(value)
+    return caught.value
+
+
+def issues(schema: s.Schema, value: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """The ``(path, kind)`` of every issue *value* has under *schema*."""
+    return [(issue.path, issue.kind) for issue in parse_error(schema, value).issues]
+
+
+def attempt(schema: s.Schema, value: Any) -> SchemaError | None:
+    """The error parsing *value* raises, or None if it parses."""
+    try:
+        schema.parse(value)
+    except SchemaError as error:
+        return error
+    return None
+
+
+def message(schema: s.Schema, value: Any) -> str:
+    """The one-issue message of parsing *value*, without the ``value is invalid:`` header."""
+    error = parse_error(schema, value)
+    assert len(error.issues) == 1, error.issues
+    return error.issues[0].message()
+
+
+def nested(depth: int, leaf: Any = None) -> list[Any]:
+    """A list nested *depth* levels deep, built without recursion."""
+    root: list[Any] = []
+    current = root
+    for _ in range(depth - 1):
+        inner: list[Any] = []
+        current.append(inner)
+        current = inner
+    if leaf is not None:
+        current.append(leaf)
+    return root
+
+
+WRITE = s.object(
+    {
+        "path": s.string(min_length=1, description="Where to write"),
+        "mode": s.optional(s.enum(["w", "a"]), default="w"),
+        "tags": s.optional(s.array(s.string()), default=[]),
+        "size": s.optional(s.integer(minimum=0)),
+    },
+    description="What to write",
+)
+
+
+# -- combinators build immutable, inspectable nodes ----------------------------------------------
+
+
+EVERY_COMBINATOR: list[Callable[..., s.Schema]] = [
+    lambda **kw: s.string(min_length=1, max_length=5, pattern="^a", **kw),
+    lambda **kw: s.integer(minimum=0, maximum=9, **kw),
+    lambda **kw: s.number(minimum=-1.5, maximum=2.5, **kw),
+    s.boolean,
+    s.null,
+    lambda **kw: s.literal("x", **kw),
+    lambda **kw: s.enum(["w", 1, True, None], **kw),
+    lambda **kw: s.array(s.string(), min_items=1, max_items=3, **kw),
+    lambda **kw: s.object({"a": s.string(), "b": s.optional(s.integer(), default=1)}, **kw),
+    lambda **kw: s.record(s.integer(), **kw),
+    lambda **kw: s.union(s.string(), s.integer(), **kw),
+    lambda **kw: s.nullable(s.string(), **kw),
+    s.any,
+    lambda **kw: s.ref("fs.path", **kw),
+]
+
+
+@pytest.mark.parametrize("build", EVERY_COMBINATOR)
+def test_every_combinator_takes_a_description_and_exports_it(build: Callable[..., s.Schema]) -> None:
+    node = build(description="Read by the model")
+    assert node.description == "Read by the model"
+    exported = node.json_schema()
+    assert exported["description"] == "Read by the model"
+    jsonschema.Draft202012Validator.check_schema(exported)
+    assert "description" not in build().json_schema()
+
+
+@pytest.mark.parametrize("build", EVERY_COMBINATOR)
+def test_nodes_are_frozen(build: Callable[..., s.Schema]) -> None:
+    node = build()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        node.description = "changed"  # type: ignore[misc]
+
+
+def test_optional_field_description_is_exported_on_the_field() -> None:
+    node = s.object({"n": s.optional(s.integer(), default=2, description="How many")})
+    assert node.json_schema()["properties"]["n"] == {"type": "integer", "default": 2, "description": "How many"}
+
+
+def test_nodes_are_inspectable() -> None:
+    text = s.string(min_length=1, max_length=5, pattern="^a")
+    assert (text.min_length, text.max_length, text.pattern) == (1, 5, "^a")
+    number = s.integer(minimum=0, maximum=9)
+    assert (number.minimum, number.maximum) == (0, 9)
+    assert s.enum(["w", "a"]).values == ("w", "a")
+    assert s.literal(3).values == (3,)
+    items = s.array(s.string(), min_items=1, max_items=2)
+    assert (items.items, items.min_items, items.max_items) == (s.string(), 1, 2)
+    assert s.record(s.integer()).values == s.integer()
+    assert s.union(s.string(), s.null()).options == (s.string(), s.null())
+    assert s.nullable(s.boolean()).schema == s.boolean()
+    assert s.ref("fs.path").name == "fs.path"
+    assert list(WRITE.fields) == ["path", "mode", "tags", "size"]
+    assert WRITE.required == ("path",)
+    assert WRITE.extra == "forbid"
+    mode = WRITE.fields["mode"]
+    assert isinstance(mode, s.OptionalSchema)
+    assert (mode.schema, mode.default) == (s.enum(["w", "a"]), "w")
+
+
+def test_object_fields_mapping_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        WRITE.fields["path"] = s.integer()  # type: ignore[index]
+
+
+def test_equal_declarations_are_equal_nodes() -> None:
+    assert s.string(min_length=1, pattern="a") == s.string(min_length=1, pattern="a")
+    assert s.object({"a": s.integer()}) == s.object({"a": s.integer()})
+    assert s.object({"a": s.integer()}) != s.object({"a": s.integer()}, extra="ignore")
+
+
+# -- parse: the parsed value ---------------------------------------------------------------------
+
+
+def test_parse_fills_defaults_into_a_new_dict_and_leaves_the_input_alone() -> None:
+    given = {"path": "notes.txt"}
+    parsed = WRITE.parse(given)
+    assert parsed == {"path": "notes.txt", "mode": "w", "tags": []}
+    assert given == {"path": "notes.txt"}
+    assert parsed is not given
+
+
+def test_absent_optional_field_without_default_stays_absent() -> None:
+    assert "size" not in WRITE.parse({"path": "p"})
+    assert WRITE.parse({"path": "p", "size": 3})["size"] == 3
+
+
+def test_mutating_a_parsed_default_never_changes_the_next_result() -> None:
+    schema = s.object({"tags": s.optional(s.array(s.string()), default=["a"])})
+    first = schema.parse({})
+    first["tags"].append("changed")
+    assert schema.parse({}) == {"tags": ["a"]}
+    nested_default = s.object({"meta": s.optional(s.record(s.array(s.integer())), default={"k": [1]})})
+    first = nested_default.parse({})
+    first["meta"]["k"].append(2)
+    assert nested_default.parse({}) == {"meta": {"k": [1]}}
+
+
+def test_mutating_the_declared_default_after_the_fact_changes_nothing() -> None:
+    default = {"k": [1]}
+    schema = s.object({"meta": s.optional(s.any(), default=default)})
+    default["k"].append(2)
+    assert schema.parse({}) == {"meta": {"k": [1]}}
+
+
+def test_mutating_an_exported_default_changes_nothing() -> None:
+    schema = s.object({"tags": s.optional(s.array(s.string()), default=["a"])})
+    schema.json_schema()["properties"]["tags"]["default"].append("changed")
+    assert schema.parse({}) == {"tags": ["a"]}
+    assert schema.json_schema()["properties"]["tags"]["default"] == ["a"]
+
+
+def test_parsed_containers_are_new_and_the_input_is_never_mutated() -> None:
+    schema = s.object({"items": s.array(s.object({"n": s.integer(), "d": s.optional(s.integer(), default=0)}))})
+    given = {"items": [{"n": 1.0}, {"n": 2}]}
+    before = copy.deepcopy(given)
+    parsed = schema.parse(given)
+    assert parsed == {"items": [{"n": 1, "d": 0}, {"n": 2, "d": 0}]}
+    assert given == before
+    assert type(given["items"][0]["n"]) is float
+    assert parsed["items"] is not given["items"]
+
+
+def test_parse_returns_a_new_list_for_arrays() -> None:
+    given = ["a", "b"]
+    parsed = s.array(s.string()).parse(given)
+    assert parsed == given
+    assert parsed is not given
+
+
+def test_integral_float_is_an_integer_and_parses_to_int() -> None:
+    parsed = s.integer().parse(1.0)
+    assert parsed == 1
+    assert type(parsed) is int
+    assert type(s.array(s.integer()).parse([2.0])[0]) is int
+    assert issues(s.integer(), 1.5) == [((), "type")]
+
+
+def test_number_keeps_ints_and_floats() -> None:
+    assert type(s.number().parse(1)) is int
+    assert type(s.number().parse(1.0)) is float
+
+
+def test_enum_and_literal_compare_as_json() -> None:
+    assert s.literal(1).parse(1.0) == 1
+    assert s.literal(1.0).parse(1) == 1
+    assert issues(s.literal(1), True) == [((), "enum")]
+    assert issues(s.literal(True), 1) == [((), "enum")]
+    assert issues(s.literal(0), False) == [((), "enum")]
+    assert issues(s.literal(None), 0) == [((), "enum")]
+    assert issues(s.literal("1"), 1) == [((), "enum")]
+    mixed = s.enum([1, True, "1", None])
+    assert [type(mixed.parse(v)) for v in (1, 1.0, True, "1")] == [int, int, bool, str]
+    assert mixed.parse(None) is None
+
+
+def test_extra_forbid_is_the_default() -> None:
+    assert issues(s.object({"a": s.integer()}), {"a": 1, "b": 2}) == [(("b",), "unexpected")]
+
+
+def test_extra_ignore_drops_unknown_fields() -> None:
+    schema = s.object({"a": s.integer()}, extra="ignore")
+    assert schema.parse({"a": 1, "b": object(), "c": [1]}) == {"a": 1}
+
+
+def test_extra_allow_keeps_unknown_json_fields() -> None:
+    schema = s.object({"a": s.integer()}, extra="allow")
+    assert schema.parse({"a": 1.0, "b": {"x": [1, None]}}) == {"a": 1, "b": {"x": [1, None]}}
+    assert issues(schema, {"a": 1, "b": {1, 2}}) == [(("b",), "type")]
+    assert issues(schema, {"a": 1, "b": [math.nan]}) == [(("b", 0), "type")]
+
+
+def test_unknown_keys_must_still_be_strings_whatever_extra_says() -> None:
+    for extra in ("forbid", "ignore", "allow"):
+        schema = s.object({"a": s.integer()}, extra=extra)  # type: ignore[arg-type]
+        error = parse_error(schema, {"a": 1, 2: "x"})
+        assert [(i.path, i.kind, i.detail) for i in error.issues] == [
+            ((), "type", "must have string keys, got a key of type integer")
+        ]
+
+
+def test_record_takes_any_string_keys() -> None:
+    schema = s.record(s.integer())
+    assert schema.parse({"a": 1, "": 2.0, "x.y": 3}) == {"a": 1, "": 2, "x.y": 3}
+    assert issues(schema, {"a": "x", "b": True}) == [(("a",), "type"), (("b",), "type")]
+    assert issues(schema, {None: 1}) == [((), "type")]
+
+
+def test_nullable_accepts_null_or_the_inner_schema() -> None:
+    schema = s.nullable(s.integer(minimum=1))
+    assert schema.parse(None) is None
+    assert schema.parse(2.0) == 2
+    assert issues(schema, 0) == [((), "too_small")]
+    assert issues(schema, "x") == [((), "type")]
+
+
+def test_union_takes_the_first_option_that_matches() -> None:
+    schema = s.union(s.integer(), s.number(), s.string())
+    assert type(schema.parse(1.0)) is int
+    assert type(schema.parse(1.5)) is float
+    assert schema.parse("x") == "x"
+    first = s.union(s.object({"a": s.integer()}, extra="ignore"), s.object({"a": s.integer(), "b": s.integer()}))
+    assert first.parse({"a": 1, "b": 2}) == {"a": 1}
+
+
+def test_any_returns_json_values_as_they_are() -> None:
+    value = {"a": [1, 2.5, None, True, "x", {"b": []}]}
+    assert s.any().parse(value) is value
+
+
+def test_pattern_is_searched_not_anchored() -> None:
+    schema = s.string(pattern="b+")
+    assert schema.parse("abbc") == "abbc"
+    assert issues(schema, "ac") == [((), "pattern")]
+    anchored = s.string(pattern="^b+$")
+    assert issues(anchored, "abbc") == [((), "pattern")]
+    assert anchored.parse("bb") == "bb"
+
+
+def test_string_length_counts_code_points() -> None:
+    schema = s.string(min_length=2, max_length=2)
+    assert schema.parse("é😀") == "é😀"
+    assert issues(schema, "😀") == [((), "too_small")]
+
+
+def test_bounds_are_inclusive() -> None:
+    assert s.integer(minimum=1, maximum=3).parse(1) == 1
+    assert s.integer(minimum=1, maximum=3).parse(3) == 3
+    assert s.number(minimum=0.5, maximum=0.5).parse(0.5) == 0.5
+    assert s.integer(minimum=0.5).parse(1) == 1
+    assert issues(s.integer(maximum=0.5), 1) == [((), "too_big")]
+    assert s.string(min_length=1, max_length=1).parse("a") == "a"
+    assert s.array(s.null(), min_items=1, max_items=1).parse([None]) == [None]
+
+
+def test_big_integers_and_floats_compare_exactly_with_bounds() -> None:
+    assert s.integer(maximum=2**63).parse(2**63) == 2**63
+    assert issues(s.integer(maximum=2**63), 2**63 + 1) == [((), "too_big")]
+    assert s.integer().parse(1e300) == int(1e300)
+
+
+# -- issues: every one, with its path and kind ---------------------------------------------------
+
+
+def test_parse_collects_every_issue_with_its_path() -> None:
+    error = parse_error(WRITE, {"mode": "x", "tags": ["a", 1, None], "size": -1, "pth": 1})
+    assert [(i.path, i.kind) for i in error.issues] == [
+        (("path",), "missing"),
+        (("mode",), "enum"),
+        (("tags", 1), "type"),
+        (("tags", 2), "type"),
+        (("size",), "too_small"),
+        (("pth",), "unexpected"),
+    ]
+    assert error.code == "SCHEMA_INVALID"
+    assert error.path == ("path",)
+    assert error.detail == "is required (a string)"
+
+
+def test_containers_prefix_keys_and_indices_onto_nested_issues() -> None:
+    inner = s.object({"path": s.string()})
+    schema = s.object({"files": s.array(inner), "by_name": s.record(inner)})
+    error = parse_error(schema, {"files": [{"path": "a"}, {"path": 2}], "by_name": {"x.y": {"path": None}}})
+    assert [issue.path for issue in error.issues] == [("files", 1, "path"), ("by_name", "x.y", "path")]
+    assert all(isinstance(segment, str | int) for issue in error.issues for segment in issue.path)
+
+
+def test_a_string_can_have_both_a_length_and_a_pattern_issue() -> None:
+    assert issues(s.string(min_length=3, pattern="^[a-z]+$"), "A") == [((), "too_small"), ((), "pattern")]
+
+
+def test_an_array_reports_its_length_and_its_items() -> None:
+    assert issues(s.array(s.integer(), min_items=3), ["x"]) == [((), "too_small"), ((0,), "type")]
+
+
+def test_the_kinds_are_the_closed_set() -> None:
+    assert {
+        "type",
+        "missing",
+        "unexpected",
+        "too_small",
+        "too_big",
+        "pattern",
+        "enum",
+        "union",
+        "encoding",
+        "too_deep",
+        "invalid",
+    } == KINDS
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "kind"),
+    [
+        (s.string(), 1, "type"),
+        (s.object({"a": s.null()}), {}, "missing"),
+        (s.object({}), {"a": 1}, "unexpected"),
+        (s.string(min_length=1), "", "too_small"),
+        (s.array(s.any(), max_items=0), [1], "too_big"),
+        (s.string(pattern="x"), "y", "pattern"),
+        (s.enum(["a", "b"]), "c", "enum"),
+        (s.union(s.string(), s.integer()), None, "union"),
+        (s.string(), "\udc00", "encoding"),
+        (s.any(), nested(100_000), "too_deep"),
+    ],
+)
+def test_each_kind_is_reported(schema: s.Schema, value: Any, kind: str) -> None:
+    assert parse_error(schema, value).issues[0].kind == kind
+
+
+# -- golden messages, one per format -------------------------------------------------------------
+
+
+def test_message_type_names_the_path_and_both_types() -> None:
+    schema = s.object({"files": s.array(s.object({"path": s.string()}))})
+    error = parse_error(schema, {"files": [{"path": 1}]})
+    assert error.issues[0].message() == '"files.0.path" must be a string, got integer'
+    assert str(error) == 'value is invalid: "files.0.path" must be a string, got integer'
+
+
+def test_message_at_the_root_names_the_subject() -> None:
+    assert message(s.integer(), True) == "value must be an integer, got boolean"
+    assert message(s.object({}), []) == "value must be an object, got array"
+    assert message(s.number(), math.inf) == "value must be a finite number, got infinity"
+    assert message(s.null(), math.nan) == "value must be null, got NaN"
+    assert message(s.any(), b"x") == "value must be a JSON value, got bytes"
+    error = parse_error(s.string(), 1)
+    assert error.issues[0].message("input") == "input must be a string, got integer"
+    assert error.to_dict()["issues"][0]["message"] == "value must be a string, got integer"
+
+
+def test_message_missing_says_what_is_required() -> None:
+    assert message(s.object({"path": s.string()}), {}) == '"path" is required (a string)'
+    assert message(s.object({"mode": s.enum(["w", "a"])}), {}) == '"mode" is required (one of "w", "a")'
+
+
+def test_unknown_field_suggests_closest_key() -> None:
+    schema = s.object({"path": s.string(), "mode": s.string()})
+    assert message(schema, {"path": "p", "mode": "w", "pth": 1}) == (
+        '"pth" is an unexpected field; did you mean "path"?'
+    )
+
+
+def test_unknown_field_without_close_match_lists_allowed_fields() -> None:
+    schema = s.object({"path": s.string(), "mode": s.string()})
+    assert message(schema, {"path": "p", "mode": "w", "zzz": 1}) == (
+        '"zzz" is an unexpected field; allowed fields are "path", "mode"'
+    )
+    assert message(s.object({}), {"zzz": 1}) == '"zzz" is an unexpected field; this object takes no fields'
+
+
+def test_unknown_field_listing_is_bounded() -> None:
+    schema = s.object({f"field{i:02}": s.null() for i in range(25)})
+    detail = parse_error(schema, {**dict.fromkeys(schema.fields), "zzz": 1}).detail
+    assert detail.startswith('is an unexpected field; allowed fields are "field00", "field01"')
+    assert detail.endswith('"field19", ...')
+
+
+def test_message_enum_lists_the_allowed_values_as_json() -> None:
+    assert message(s.enum(["w", "a"]), "x") == 'value must be one of "w", "a"'
+    assert message(s.enum(["w", "a"]), 3) == 'value must be one of "w", "a", got integer'
+    assert message(s.enum([1, True, None, 2.5]), "x") == "value must be one of 1, true, null, 2.5, got string"
+    assert message(s.literal("w"), "x") == 'value must be "w"'
+
+
+def test_message_bounds() -> None:
+    assert message(s.string(min_length=1), "") == "value must have at least 1 character, got 0"
+    assert message(s.string(max_length=2), "abc") == "value must have at most 2 characters, got 3"
+    assert message(s.array(s.any(), min_items=2), [1]) == "value must have at least 2 items, got 1"
+    assert message(s.array(s.any(), max_items=1), [1, 2]) == "value must have at most 1 item, got 2"
+    assert message(s.integer(minimum=1), 0) == "value must be at least 1"
+    assert message(s.number(maximum=1.5), 2) == "value must be at most 1.5"
+
+
+def test_message_pattern_quotes_the_pattern_as_json() -> None:
+    assert message(s.string(pattern='^[a-z]+"$'), "A") == 'value must match the pattern "^[a-z]+\\"$"'
+
+
+def test_message_union_lists_every_option_when_none_fits_the_type() -> None:
+    schema = s.union(s.string(), s.integer(), s.nullable(s.boolean()))
+    assert message(schema, [1]) == "value must be a string or an integer or a boolean or null, got array"
+    assert message(s.nullable(s.string()), 1) == "value must be a string or null, got integer"
+
+
+def test_message_union_explains_the_option_that_fits_the_type() -> None:
+    schema = s.union(s.string(min_length=3), s.integer())
+    assert message(schema, "ab") == "value must have at least 3 characters, got 2"
+    objects = s.union(s.array(s.string()), s.object({"path": s.string(), "mode": s.string()}))
+    error = parse_error(objects, {"path": 1})
+    assert [(i.path, i.kind) for i in error.issues] == [(("path",), "type"), (("mode",), "missing")]
+
+
+def test_message_lists_every_issue_when_there_are_several() -> None:
+    error = parse_error(s.object({"a": s.string(), "b": s.integer()}), {"a": 1, "b": "x"})
+    assert str(error) == (
+        'value is invalid (2 problems):\n- "a" must be a string, got integer\n- "b" must be an integer, got string'
+    )
+
+
+def test_message_lists_at_most_twenty_issues() -> None:
+    error = parse_error(s.array(s.integer()), ["x"] * 25)
+    assert len(error.issues) == 25
+    lines = str(error).splitlines()
+    assert lines[0] == "value is invalid (25 problems):"
+    assert lines[1] == '- "0" must be an integer, got string'
+    assert lines[20] == '- "19" must be an integer, got string'
+    assert lines[21:] == ["- ... and 5 more"]
+    assert len(error.to_dict()["issues"]) == 25
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("path", "files.0.path"),
+        ("with-dash_9", "files.0.with-dash_9"),
+        ("a.b", "files.0['a.b']"),
+        ("", "files.0['']"),
+        ("0", "files.0['0']"),
+        ("9lives", "files.0['9lives']"),
+        ("it's", "files.0['it\\'s']"),
+        ('say "hi"', "files.0['say \"hi\"']"),
+        ("back\\slash", "files.0['back\\\\slash']"),
+        ("new\nline", "files.0['new\\u000aline']"),
+        ("tab\t", "files.0['tab\\u0009']"),
+        ("né", "files.0['né']"),
+    ],
+)
+def test_paths_quote_keys_that_are_not_plain_names(key: str, shown: str) -> None:
+    schema = s.object({"files": s.array(s.record(s.string()))})
+    assert message(schema, {"files": [{key: 1}]}) == f'"{shown}" must be a string, got integer'
+
+
+def test_a_key_with_a_lone_surrogate_is_reported_at_its_object_not_in_a_path() -> None:
+    error = parse_error(s.object({"a": s.record(s.integer())}), {"a": {"ok": 1, "k\udc00": 1}})
+    assert [(i.path, i.kind) for i in error.issues] == [(("a",), "encoding")]
+    assert error.detail == "must have valid Unicode keys, got a key with a lone surrogate"
+    json.dumps(error.to_dict(), ensure_ascii=False).encode()
+
+
+SECRET_CASES = [
+    s.integer(),
+    s.string(min_length=100),
+    s.string(max_length=3),
+    s.string(pattern="^[0-9]+$"),
+    s.enum(["w", "a"]),
+    s.literal("w"),
+    s.union(s.integer(), s.boolean()),
+    s.union(s.string(max_length=3), s.integer()),
+    s.nullable(s.integer()),
+    s.object({"token": s.string(max_length=1)}),
+    s.array(s.integer()),
+    s.record(s.null()),
+    s.object({"a": s.integer()}, extra="allow"),
+]
+
+
+@pytest.mark.parametrize("schema", SECRET_CASES)
+def test_messages_never_contain_the_received_value(schema: s.Schema) -> None:
+    for value in (SECRET, [SECRET], {"token": SECRET}, {"b": {SECRET}}):
+        error = attempt(schema, value)
+        assert error is not None, value
+        text = str(error) + json.dumps(error.to_dict())
+        assert SECRET not in text
+        assert SECRET[:12] not in text
+
+
+# -- strict JSON semantics -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        s.integer(),
+        s.number(),
+        s.integer(minimum=0, maximum=1),
+        s.union(s.integer(), s.number()),
+        s.union(s.string(), s.integer()),
+        s.nullable(s.number()),
+        s.enum([0, 1]),
+        s.literal(1),
+    ],
+)
+def test_bool_is_never_a_number(schema: s.Schema) -> None:
+    for value in (True, False):
+        assert parse_error(schema, value).issues[0].kind in ("type", "union", "enum")
+    assert parse_error(s.array(schema), [1, True]).path == (1,)
+
+
+def test_bool_accepts_only_bools() -> None:
+    assert s.boolean().parse(True) is True
+    assert issues(s.boolean(), 1) == [((), "type")]
+    assert issues(s.boolean(), 0.0) == [((), "type")]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("schema", [s.number(), s.integer(), s.any(), s.union(s.number(), s.string())])
+def test_nan_and_infinity_are_not_numbers(schema: s.Schema, value: float) -> None:
+    assert parse_error(schema, value).issues[0].kind in ("type", "union")
+    assert parse_error(s.array(schema), [value]).path == (0,)
+
+
+@pytest.mark.parametrize(
+    "schema", [s.string(), s.any(), s.enum(["a"]), s.union(s.integer(), s.string()), s.nullable(s.string())]
+)
+@pytest.mark.parametrize("text", ["\ud800", "ok\udfff", "\udc80abc"])
+def test_lone_surrogates_are_rejected_in_strings(schema: s.Schema, text: str) -> None:
+    error = parse_error(schema, text)
+    assert error.issues[0].kind in ("encoding", "enum")
+    assert "\\u" not in str(error)
+    assert text not in str(error)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [s.record(s.integer()), s.any(), s.object({}, extra="allow"), s.object({}, extra="ignore"), s.object({})],
+)
+def test_lone_surrogates_are_rejected_in_keys(schema: s.Schema) -> None:
+    error = parse_error(schema, {"ok": 1, "k\ud800": 1} if schema != s.object({}) else {"k\ud800": 1})
+    assert "encoding" in [issue.kind for issue in error.issues]
+    assert all("\ud800" not in str(segment) for issue in error.issues for segment in issue.path)
+
+
+def test_valid_astral_text_is_fine_everywhere() -> None:
+    value = {"😀": ["é", "\U0010ffff"]}
+    assert s.any().parse(value) == value
+    assert s.record(s.array(s.string())).parse(value) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1, 2},
+        frozenset(),
+        (1, 2),
+        b"bytes",
+        bytearray(b"x"),
+        math.nan,
+        1j,
+        object(),
+        range(3),
+        {"a": (1,)},
+        [1, {"b": {2}}],
+        {(1, 2): "tuple key"},
+        {None: 1},
+    ],
+    ids=repr,
+)
+def test_any_rejects_values_that_are_not_json(value: Any) -> None:
+    error = parse_error(s.any(), value)
+    assert {issue.kind for issue in error.issues} == {"type"}
+
+
+def test_any_rejects_reference_cycles() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    error = parse_error(s.any(), loop)
+    assert [(i.path, i.kind) for i in error.issues] == [((1,), "too_deep")]
+    assert error.detail == "must not contain itself (a reference cycle)"
+    table: dict[str, Any] = {}
+    table["self"] = {"again": table}
+    assert issues(s.any(), table) == [(("self", "again"), "too_deep")]
+    # Under a container schema the walk starts below the root, so the cycle is seen one turn later.
+    assert issues(s.object({}, extra="allow"), table) == [(("self", "again", "self"), "too_deep")]
+    assert issues(s.record(s.any()), table) == [(("self", "again", "self"), "too_deep")]
+
+
+def test_any_accepts_the_same_container_twice_without_a_cycle() -> None:
+    shared = [1, 2]
+    value = {"a": shared, "b": [shared, shared]}
+    assert s.any().parse(value) == value
+
+
+def test_object_keys_must_be_strings() -> None:
+    for key in (1, None, True, 1.5, (1,)):
+        error = parse_error(s.record(s.any()), {key: 1})
+        assert [(i.path, i.kind) for i in error.issues] == [((), "type")]
+
+
+# -- no input makes parse raise anything but SchemaError -----------------------------------------
+
+
+SCHEMAS_FOR_ODD_INPUT = [
+    s.any(),
+    s.string(min_length=1, pattern="a"),
+    s.integer(minimum=0, maximum=10),
+    s.number(minimum=0),
+    s.boolean(),
+    s.null(),
+    s.enum(["a", 1, True, None]),
+    s.literal(1),
+    s.array(s.integer(), min_items=1),
+    s.array(s.any()),
+    WRITE,
+    s.object({"path": s.string()}, extra="allow"),
+    s.object({"path": s.string()}, extra="ignore"),
+    s.record(s.integer()),
+    s.union(s.integer(), s.string(), s.array(s.any())),
+    s.nullable(s.object({"a": s.integer()})),
+]
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Text(str):
+    pass
+
+
+class Count(int):
+    pass
+
+
+class Table(dict):  # type: ignore[type-arg]
+    pass
+
+
+class Items(list):  # type: ignore[type-arg]
+    pass
+
+
+class RaisingEq(int):
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("compared")
+
+    __hash__ = int.__hash__
+
+
+class RaisingCompare(int):
+    def __lt__(self, other: object) -> bool:
+        raise ValueError("compared")
+
+    __gt__ = __lt__
+
+
+class CollidingKey:
+    """A key that hashes like "path" and, once armed, refuses to be compared."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def __hash__(self) -> int:
+        return hash("path")
+
+    def __eq__(self, other: object) -> bool:
+        if self.armed:
+            raise ValueError("compared")
+        return self is other
+
+
+def colliding(table: dict[Any, Any]) -> dict[Any, Any]:
+    """*table* with an armed :class:`CollidingKey` added."""
+    key = CollidingKey()
+    table = {**table, key: 1}
+    key.armed = True
+    return table
+
+
+class LyingContains(dict):  # type: ignore[type-arg]
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+class RaisingItems(dict):  # type: ignore[type-arg]
+    def items(self) -> Any:
+        raise ValueError("items")
+
+    def __iter__(self) -> Any:
+        raise ValueError("iter")
+
+
+class RaisingIter(list):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        raise ValueError("iter")
+
+    def __len__(self) -> int:
+        raise ValueError("len")
+
+
+class RaisingText(str):
+    def isascii(self) -> bool:
+        raise ValueError("isascii")
+
+    def __len__(self) -> int:
+        raise ValueError("len")
+
+
+class RaisingFloat(float):
+    def is_integer(self) -> bool:
+        raise ValueError("is_integer")
+
+
+class ClassRaises:
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        raise ValueError("no class")
+
+
+ODD_INPUTS: list[Any] = [
+    object(),
+    ClassRaises(),
+    Colour.RED,
+    print,
+    type,
+    1j,
+    b"x",
+    {1, 2},
+    (1, "a"),
+    {"path": ("tuple",)},
+    {1: "int key"},
+    {None: None, "path": "p"},
+    {("a",): 1},
+    colliding({}),
+    colliding({"path": "p"}),
+    [CollidingKey()],
+    RaisingEq(1),
+    RaisingCompare(3),
+    RaisingFloat(2.0),
+    RaisingText("a"),
+    {"path": RaisingText("p")},
+    LyingContains(),
+    RaisingItems(path="p"),
+    RaisingIter([1]),
+    Text("a"),
+    Count(3),
+    Table(path="p"),
+    Items([1]),
+    collections.OrderedDict(path="p"),
+    collections.defaultdict(int, path="p"),
+    nested(100_000),
+    nested(100_000, {"a": 1}),
+    "\ud800",
+    {"\udfff": 1},
+    math.nan,
+]
+
+
+def _cyclic_inputs() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    table: dict[str, Any] = {"path": "p"}
+    table["more"] = table
+    return [loop, table, [loop], {"path": "p", "x": loop}]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS_FOR_ODD_INPUT, ids=lambda node: type(node).__name__)
+def test_odd_input_raises_only_schema_error(schema: s.Schema) -> None:
+    for value in [*ODD_INPUTS, *_cyclic_inputs()]:
+        error = attempt(schema, value)
+        if error is not None:
+            assert error.issues
+            assert {issue.kind for issue in error.issues} <= KINDS
+            json.dumps(error.to_dict())
+            assert str(error).startswith("value is invalid")
+
+
+def test_deeply_nested_lists_are_too_deep() -> None:
+    for schema in (s.any(), s.array(s.any()), s.union(s.array(s.any()), s.string()), s.nullable(s.any())):
+        error = parse_error(schema, nested(100_000))
+        assert [(i.path, i.kind) for i in error.issues] == [((), "too_deep")]
+        assert str(error) == "value is invalid: value is nested too deeply to check"
+
+
+def test_deep_but_reasonable_nesting_is_accepted() -> None:
+    assert s.any().parse(nested(200, 1)) == nested(200, 1)
+
+
+def test_subclasses_of_json_types_are_accepted() -> None:
+    class Shade(enum.StrEnum):
+        DARK = "dark"
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    assert s.string().parse(Text("a")) == "a"
+    assert s.enum(["dark"]).parse(Shade.DARK) == "dark"
+    assert s.integer(maximum=3).parse(Level.HIGH) == 3
+    assert s.integer().parse(Count(3)) == 3
+    assert type(s.integer().parse(Count(3))) is int
+    assert s.object({"path": s.string()}).parse(Table(path="p")) == {"path": "p"}
+    assert s.object({"path": s.string()}).parse(collections.OrderedDict(path="p")) == {"path": "p"}
+    assert s.record(s.integer()).parse(collections.defaultdict(int, a=1)) == {"a": 1}
+    assert s.array(s.integer()).parse(Items([1.0])) == [1]
+    assert s.any().parse({Text("k"): [Count(1)]}) == {"k": [1]}
+    assert issues(s.integer(maximum=2), Level.HIGH) == [((), "too_big")]
+
+
+class SneakyInt(int):
+    """An int that converts to another number and compares as if it were small."""
+
+    def __int__(self) -> int:
+        return 1000
+
+    def __gt__(self, other: object) -> bool:
+        return False
+
+
+def test_an_int_subclass_is_checked_as_the_plain_int_it_parses_to() -> None:
+    assert issues(s.integer(maximum=10), SneakyInt(5)) == [((), "too_big")]
+    assert s.integer(maximum=1000).parse(SneakyInt(5)) == 1000
+    assert s.integer(minimum=0).parse(RaisingCompare(3)) == 3
+
+
+def test_a_value_whose_checks_raise_is_reported_at_the_root() -> None:
+    error = parse_error(s.object({"path": s.string()}), colliding({"path": "p"}))
+    assert [(i.path, i.kind) for i in error.issues] == [((), "type")]
+    assert error.detail == "must be a JSON value; checking it raised ValueError"
+
+
+def test_deeply_nested_schemas_compile_and_report_full_paths() -> None:
+    # Deeper than the compiler inlines, so nested containers get functions of their own.
+    depth = 30
+    schema: s.Schema = s.integer()
+    for level in range(depth):
+        schema = s.array(schema) if level % 2 else s.object({"k": schema, "o": s.optional(s.string(), default="d")})
+    good: Any = 1.0
+    bad: Any = "x"
+    for level in range(depth):
+        good = [good] if level % 2 else {"k": good}
+        bad = [bad] if level % 2 else {"k": bad}
+    validator = compile_schema(schema, {})
+    ran = validator.run(good)
+    assert ran[0]
+    assert ran == validator.walk(good)
+    error = parse_error(schema, bad)
+    assert [(len(i.path), i.path[-1], i.kind) for i in error.issues] == [(depth, "k", "type")]
+    assert validator.run(bad)[2] == validator.walk(bad)[2] == error.issues
+
+
+# -- malformed declarations fail when built ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("build", "declaration", "field"),
+    [
+        (lambda: s.array("x"), "s.array()", "items"),
+        (lambda: s.array(s.string(), min_items=3, max_items=1), "s.array()", "min_items"),
+        (lambda: s.array(s.string(), min_items=-1), "s.array()", "min_items"),
+        (lambda: s.array(s.string(), max_items=1.5), "s.array()", "max_items"),
+        (lambda: s.array(s.optional(s.string())), "s.array()", "items"),
+        (lambda: s.integer(minimum=5, maximum=1), "s.integer()", "minimum"),
+        (lambda: s.integer(minimum=True), "s.integer()", "minimum"),
+        (lambda: s.number(maximum=False), "s.number()", "maximum"),
+        (lambda: s.number(maximum=math.inf), "s.number()", "maximum"),
+        (lambda: s.number(minimum=math.nan), "s.number()", "minimum"),
+        (lambda: s.number(minimum="1"), "s.number()", "minimum"),
+        (lambda: s.string(pattern="("), "s.string()", "pattern"),
+        (lambda: s.string(pattern=b"x"), "s.string()", "pattern"),
+        (lambda: s.string(min_length=True), "s.string()", "min_length"),
+        (lambda: s.string(min_length=3, max_length=2), "s.string()", "min_length"),
+        (lambda: s.string(description=1), "s.string()", "description"),
+        (lambda: s.object({1: s.string()}), "s.object()", "fields"),
+        (lambda: s.object({"a\ud800": s.string()}), "s.object()", "fields"),
+        (lambda: s.object({"a": "string"}), "s.object()", "fields['a']"),
+        (lambda: s.object([("a", s.string())]), "s.object()", "fields"),
+        (lambda: s.object({}, extra="keep"), "s.object()", "extra"),
+        (lambda: s.enum([]), "s.enum()", "values"),
+        (lambda: s.enum("wa"), "s.enum()", "values"),
+        (lambda: s.enum(["a", "a"]), "s.enum()", "values[1]"),
+        (lambda: s.enum([1, 1.0]), "s.enum()", "values[1]"),
+        (lambda: s.enum([0, -0.0]), "s.enum()", "values[1]"),
+        (lambda: s.enum(["a", ["b"]]), "s.enum()", "values[1]"),
+        (lambda: s.enum([math.nan]), "s.enum()", "values[0]"),
+        (lambda: s.literal([1]), "s.literal()", "value"),
+        (lambda: s.literal({"a": 1}), "s.literal()", "value"),
+        (lambda: s.literal(math.inf), "s.literal()", "value"),
+        (lambda: s.literal("\ud800"), "s.literal()", "value"),
+        (lambda: s.literal(b"x"), "s.literal()", "value"),
+        (s.union, "s.union()", "options"),
+        (lambda: s.union(s.string(), int), "s.union()", "options[1]"),
+        (lambda: s.union(s.optional(s.string())), "s.union()", "options[0]"),
+        (lambda: s.nullable(s.optional(s.string())), "s.nullable()", "schema"),
+        (lambda: s.record(s.optional(s.string())), "s.record()", "values"),
+        (lambda: s.record(str), "s.record()", "values"),
+        (lambda: s.optional(s.optional(s.string())), "s.optional()", "schema"),
+        (lambda: s.optional(s.integer(), default="x"), "s.optional()", "default"),
+        (lambda: s.optional(s.integer(), default=None), "s.optional()", "default"),
+        (lambda: s.optional(s.integer(minimum=1), default=0), "s.optional()", "default"),
+        (lambda: s.optional(s.array(s.string()), default=("a",)), "s.optional()", "default"),
+        (lambda: s.optional(s.ref("fs.path"), default={1, 2}), "s.optional()", "default"),
+        (lambda: s.ref("Bad"), "s.ref()", "name"),
+        (lambda: s.ref(""), "s.ref()", "name"),
+        (lambda: s.ref("fs..path"), "s.ref()", "name"),
+        (lambda: s.ref("a" * 65), "s.ref()", "name"),
+        (lambda: s.ref(1), "s.ref()", "name"),
+    ],
+)
+def test_malformed_declarations_fail_when_built(build: Callable[[], s.Schema], declaration: str, field: str) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        build()
+    error = caught.value
+    assert error.code == "INVALID_DEFINITION"
+    assert (error.declaration, error.field) == (declaration, field)
+    assert str(error).startswith(f"{declaration}: {field} ")
+
+
+def test_golden_definition_messages() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.integer(minimum=5, maximum=1)
+    assert str(caught.value) == "s.integer(): minimum is 5, greater than maximum 1; it must be at most maximum"
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.array(s.optional(s.string()))
+    assert str(caught.value) == (
+        "s.array(): items is s.optional(...), which only marks a field of s.object({...}); pass the inner schema"
+    )
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.optional(s.integer(), default="x")
+    assert (
+        str(caught.value) == "s.optional(): default does not match its schema: default must be an integer, got string"
+    )
+
+
+def test_a_default_that_matches_is_stored_parsed() -> None:
+    field = s.optional(s.integer(), default=2.0)
+    assert field.default == 2
+    assert type(field.default) is int
+    assert s.optional(s.nullable(s.integer()), default=None).default is None
+
+
+def test_bounds_may_be_equal_and_zero() -> None:
+    assert s.string(min_length=0, max_length=0).parse("") == ""
+    assert s.integer(minimum=-1, maximum=-1).parse(-1) == -1
+
+
+# -- JSON Schema export --------------------------------------------------------------------------
+
+
+def test_json_schema_of_an_object() -> None:
+    exported = WRITE.json_schema()
+    assert exported == {
+        "type": "object",
+        "description": "What to write",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "Where to write"},
+            "mode": {"enum": ["w", "a"], "default": "w"},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            "size": {"type": "integer", "minimum": 0},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+    assert list(exported["properties"]) == ["path", "mode", "tags", "size"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "exported"),
+    [
+        (s.string(max_length=3, pattern="^a"), {"type": "string", "maxLength": 3, "pattern": "^a"}),
+        (s.integer(minimum=0, maximum=5), {"type": "integer", "minimum": 0, "maximum": 5}),
+        (s.number(minimum=0.5), {"type": "number", "minimum": 0.5}),
+        (s.boolean(), {"type": "boolean"}),
+        (s.null(), {"type": "null"}),
+        (s.literal(1), {"const": 1}),
+        (s.enum([1, "a", None]), {"enum": [1, "a", None]}),
+        (
+            s.array(s.integer(), min_items=1, max_items=2),
+            {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 2},
+        ),
+        (s.object({}), {"type": "object", "properties": {}, "additionalProperties": False}),
+        (
+            s.object({"a": s.null()}, extra="allow"),
+            {"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a"]},
+        ),
+        (s.object({}, extra="ignore"), {"type": "object", "properties": {}}),
+        (s.record(s.string()), {"type": "object", "additionalProperties": {"type": "string"}}),
+        (s.union(s.string(), s.null()), {"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        (s.nullable(s.integer()), {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+        (s.any(), {}),
+        (s.ref("fs.path"), {"$ref": "#/$defs/fs.path"}),
+    ],
+)
+def test_json_schema_of_each_combinator(schema: s.Schema, exported: dict[str, Any]) -> None:
+    assert schema.json_schema() == exported
+    jsonschema.Draft202012Validator.check_schema(exported)
+
+
+def test_json_schema_is_a_new_dict_each_time() -> None:
+    first = WRITE.json_schema()
+    first["properties"]["path"]["type"] = "integer"
+    assert WRITE.json_schema()["properties"]["path"]["type"] == "string"
+
+
+def test_exported_schema_agrees_with_parse_on_examples() -> None:
+    validator = jsonschema.Draft202012Validator(WRITE.json_schema())
+    for value in ({"path": "p"}, {"path": ""}, {"path": "p", "pth": 1}, {"path": "p", "size": 1.0}, {"mode": "w"}):
+        try:
+            WRITE.parse(value)
+        except SchemaError:
+            accepted = False
+        else:
+            accepted = True
+        assert validator.is_valid(value) is accepted
+
+
+# -- named schemas: s.ref ------------------------------------------------------------------------
+
+
+TREE = s.object(
+    {
+        "name": s.string(min_length=1),
+        "children": s.optional(s.array(s.ref("test.tree")), default=[]),
+    }
+)
+REFS = {"test.tree": TREE, "fs.path": s.string(min_length=1, pattern="^[^/]")}
+
+
+def deep_tree(depth: int) -> dict[str, Any]:
+    root: dict[str, Any] = {"name": "n"}
+    current = root
+    for _ in range(depth):
+        child: dict[str, Any] = {"name": "n"}
+        current["children"] = [child]
+        current = child
+    return root
+
+
+def test_a_ref_resolves_through_the_given_schemas() -> None:
+    validator = compile_schema(s.object({"path": s.ref("fs.path")}), REFS)
+    assert validator.run({"path": "a.txt"}) == (True, {"path": "a.txt"}, ())
+    ok, _, found = validator.run({"path": "/etc"})
+    assert not ok
+    assert [(i.path, i.kind) for i in found] == [(("path",), "pattern")]
+    ok, _, found = validator.run({})
+    assert [issue.message() for issue in found] == ['"path" is required (a string)']
+
+
+def test_a_recursive_named_schema_parses_a_tree() -> None:
+    validator = compile_schema(s.ref("test.tree"), REFS)
+    ok, parsed, _ = validator.run({"name": "root", "children": [{"name": "a"}, {"name": "b", "children": []}]})
+    assert ok
+    assert parsed == {
+        "name": "root",
+        "children": [{"name": "a", "children": []}, {"name": "b", "children": []}],
+    }
+    ok, _, found = validator.run({"name": "root", "children": [{"name": "a", "children": [{"name": ""}]}]})
+    assert not ok
+    assert [(i.path, i.kind) for i in found] == [(("children", 0, "children", 0, "name"), "too_small")]
+
+
+def test_a_deep_input_to_a_recursive_schema_is_too_deep_not_a_recursion_error() -> None:
+    validator = compile_schema(s.ref("test.tree"), REFS)
+    assert validator.run(deep_tree(50))[0]
+    ok, _, found = validator.run(deep_tree(100_000))
+    assert not ok
+    assert [(i.path, i.kind) for i in found] == [((), "too_deep")]
+
+
+def test_a_ref_to_an_unregistered_name_fails_when_compiled() -> None:
+    with pytest.raises(InvalidDefinitionError, match="not registered"):
+        compile_schema(s.array(s.ref("no.such")), REFS)
+
+
+def test_a_bare_schema_with_a_ref_cannot_parse() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.object({"path": s.ref("fs.path")}).parse({"path": "p"})
+    assert caught.value.declaration == "s.ref('fs.path')"
+
+
+def test_ref_names_lists_every_reference() -> None:
+    schema = s.object({"a": s.ref("a.one"), "b": s.array(s.union(s.ref("b.two"), s.nullable(s.ref("a.one"))))})
+    assert list(schema.ref_names()) == ["a.one", "b.two", "a.one"]
+    assert list(s.string().ref_names()) == []
+
+
+def test_json_schema_with_defs_stands_alone() -> None:
+    schema = s.object({"root": s.ref("test.tree"), "path": s.ref("fs.path")})
+    exported = schema.json_schema(defs=REFS)
+    assert exported["properties"]["root"] == {"$ref": "#/$defs/test.tree"}
+    assert exported["$defs"] == {"fs.path": REFS["fs.path"].json_schema(), "test.tree": TREE.json_schema()}
+    jsonschema.Draft202012Validator.check_schema(exported)
+    validator = jsonschema.Draft202012Validator(exported)
+    assert validator.is_valid({"root": deep_tree(5), "path": "a"})
+    assert not validator.is_valid({"root": {"name": "a", "children": [{"name": ""}]}, "path": "a"})
+    assert "$defs" not in schema.json_schema()
+    assert "$defs" not in s.string().json_schema(defs=REFS)
