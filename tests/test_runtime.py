@@ -630,3 +630,17 @@ def test_call_sync_refuses_a_returned_coroutine_inside_a_running_loop() -> None:
             runtime.call_sync("t", {})
 
     asyncio.run(inside())
+
+
+def test_output_whose_own_code_raises_while_checked_is_output_invalid() -> None:
+    class Hostile(dict[str, Any]):
+        def items(self) -> Any:
+            raise ValueError("no")
+
+        def keys(self) -> Any:
+            raise ValueError("no")
+
+    tool = define_tool(name="t", description="d", version="1.0.0", input=s.object({}), handler=lambda a: Hostile(x=1))
+    with pytest.raises(OutputInvalidError) as caught:
+        Runtime([tool]).call_sync("t", {})
+    assert "checking it raised ValueError" in str(caught.value)
