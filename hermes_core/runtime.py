@@ -20,6 +20,7 @@ from typing import Any, final
 from hermes_core.errors import (
     InputInvalidError,
     InvalidDefinitionError,
+    Issue,
     OutputInvalidError,
     PermissionDeniedError,
     ToolError,
@@ -27,7 +28,7 @@ from hermes_core.errors import (
 )
 from hermes_core.permissions import StaticGrants
 from hermes_core.schema import NAME_PATTERN, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import Validator, compile_schema
+from hermes_core.schema._compile import Validator, compile_schema, raised_issue
 from hermes_core.schema._nodes import MISSING
 from hermes_core.tool import Tool
 
@@ -53,19 +54,28 @@ class _Entry:
         self.tool = tool
         self.handler = tool.handler
         self.is_async = tool.is_async
-        self.input = input_
-        self.output = output
+        self.input = input_.entry
+        self.output = output.entry
         self.missing = missing  # first permission the static grants leave ungranted
         self.check = check  # False when no permission needs asking at call time
 
+    # Validator.check, inlined: these run on every call.
     def parse_input(self, value: Any) -> Any:
-        result, issues = self.input.check(value)
+        issues: list[Issue] = []
+        try:
+            result = self.input(value, (), issues)
+        except Exception as exc:  # only the value's own code can raise here
+            issues = [raised_issue(exc)]
         if issues:
             raise InputInvalidError(self.tool.name, issues)
         return result
 
     def parse_output(self, value: Any) -> Any:
-        result, issues = self.output.check(value)
+        issues: list[Issue] = []
+        try:
+            result = self.output(value, (), issues)
+        except Exception as exc:  # only the value's own code can raise here
+            issues = [raised_issue(exc)]
         if issues:
             raise OutputInvalidError(self.tool.name, issues)
         return result

@@ -43,7 +43,7 @@ from hermes_core.schema._nodes import (
     unicode_ok,
 )
 
-__all__ = ["Validator", "closed_validator", "compile_schema"]
+__all__ = ["Validator", "closed_validator", "compile_schema", "raised_issue"]
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -395,14 +395,23 @@ def _guarded(walk: Callable[[Any, tuple[str | int, ...], list[Issue]], Any], val
     issues: list[Issue] = []
     try:
         result = walk(value, (), issues)
-    except RecursionError:
-        return None, [_TOO_DEEP]
-    except Exception as exc:  # the value's own code raised: a subclass's items(), a key's __eq__...
-        return None, [_unreadable(exc)]
+    except Exception as exc:  # see raised_issue
+        return None, [raised_issue(exc)]
     return (None, issues) if issues else (result, issues)
 
 
 _TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
+
+
+def raised_issue(exc: Exception) -> Issue:
+    """The issue for a check that raised: too deep a value, or the value's own code failing.
+
+    Only a value can make a check raise (a subclass whose ``items()`` raises, a
+    key whose ``__eq__`` does, nesting past the recursion limit): the checks
+    themselves raise nothing, so this is how ``parse`` keeps its promise to
+    raise only ``SchemaError``.
+    """
+    return _TOO_DEEP if isinstance(exc, RecursionError) else _unreadable(exc)
 
 
 @functools.lru_cache(maxsize=1024)
