@@ -117,6 +117,9 @@ def format_path(path: Sequence[str | int]) -> str:
     >>> format_path(("headers", "a.b", ""))
     "headers['a.b']['']"
     """
+    if len(path) == 1:  # the most common path: one field
+        segment = path[0]
+        return str(segment) if isinstance(segment, int) else _write_key(segment)
     parts: list[str] = []
     for segment in path:
         written = str(segment) if isinstance(segment, int) else _write_key(segment)
