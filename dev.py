@@ -2,10 +2,11 @@
 """Set everything up and run one of the project's jobs. Needs only Python 3.11+ with pip.
 
     python3 dev.py demo    # the main job: the demo
-    python3 dev.py test    # the whole test suite, then lint and type checks
+    python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
     python3 dev.py bench   # the benchmarks, against the peer libraries
     python3 dev.py bench-plugins   # what discovering 10, 100, 500 plugins costs
     python3 dev.py lint    # ruff and mypy only
+    python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
 
 The first run creates ``.venv`` and installs the project into it (editable,
 with the extras the job needs); later runs reinstall only when a
@@ -26,7 +27,14 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"demo": "", "test": "test,lint", "lint": "lint", "bench": "bench", "bench-plugins": ""}
+EXTRAS = {
+    "demo": "",
+    "test": "test,lint,docs",
+    "lint": "lint",
+    "docs": "docs",
+    "bench": "bench",
+    "bench-plugins": "",
+}
 
 
 def _run(*args: str | Path) -> int:
@@ -55,6 +63,12 @@ def _setup(extras: str) -> None:
     stamp.write_text(digest.hexdigest())
 
 
+def _docs() -> int:
+    """Build the documentation site with every warning an error, into site/."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.call([str(PYTHON), "-m", "mkdocs", "build", "--strict", "--quiet"], cwd=ROOT, env=env)
+
+
 def _lint() -> int:
     failures = 0
     failures += _run(PYTHON, "-m", "ruff", "check", ".") != 0
@@ -78,9 +92,12 @@ def main(argv: list[str]) -> int:
         return _run(PYTHON, ROOT / "bench" / "bench_plugins.py", *rest)
     if job == "lint":
         return _lint()
+    if job == "docs":
+        return _docs()
     status = _run(PYTHON, "-m", "pytest", *rest)
     lint = _lint()
-    return status or lint
+    docs = _docs()
+    return status or lint or docs
 
 
 if __name__ == "__main__":

@@ -112,10 +112,11 @@ def _write_key(key: str) -> str:
 def format_path(path: Sequence[str | int]) -> str:
     """Write *path* with the module's quoting rule, without the surrounding quotes.
 
-    >>> format_path(("files", 0, "path"))
-    'files.0.path'
-    >>> format_path(("headers", "a.b", ""))
-    "headers['a.b']['']"
+    Examples:
+        >>> format_path(("files", 0, "path"))
+        'files.0.path'
+        >>> format_path(("headers", "a.b", ""))
+        "headers['a.b']['']"
     """
     if len(path) == 1:  # the most common path: one field
         segment = path[0]
