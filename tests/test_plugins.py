@@ -8,10 +8,8 @@ wheel-and-pip version of these tests is ``test_plugins_installed.py``.
 
 from __future__ import annotations
 
-import itertools
 import pickle
-import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,54 +26,8 @@ from hermes_core import (
 )
 from hermes_core.permissions import env_grants
 
-_serial = itertools.count()
-
-
-class Site:
-    """A directory on sys.path to install distributions into."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.names: list[str] = []
-
-    def install(self, source: str, *, requires: str = "hermes-core>=0.1", version: str = "1.0.0") -> str:
-        """Install a distribution whose one module is *source*; return its distribution name."""
-        serial = next(_serial)
-        dist, module = f"hermes-unit-{serial}", f"hermes_unit_{serial}"
-        (self.path / f"{module}.py").write_text(textwrap.dedent(source))
-        info = self.path / f"{module}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\nRequires-Dist: {requires}\n"
-        )
-        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nunit{serial} = {module}\n")
-        self.names.append(dist)
-        return dist
-
-    def others(self, *keep: str) -> list[str]:
-        return [name for name in self.names if name not in keep]
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("HERMES_GRANTS", "HERMES_DISABLE_PLUGINS"):
-        monkeypatch.delenv(name, raising=False)
-    return Site(tmp_path)
-
-
-TOOL = """
-from hermes_core import define_tool, hookimpl, schema as s
-
-def make(name, **extra):
-    return define_tool(name=name, description="d", version="1.0.0", input=s.object({{}}), handler=dict, **extra)
-
-{body}
-"""
-
-
-def plugin(body: str) -> str:
-    return TOOL.format(body=textwrap.dedent(body))
+if TYPE_CHECKING:
+    from conftest import Site
 
 
 def mine(site: Site, found: hermes_core.PluginSet) -> list[hermes_core.Plugin]:
@@ -84,7 +36,7 @@ def mine(site: Site, found: hermes_core.PluginSet) -> list[hermes_core.Plugin]:
 
 def test_a_plugin_contributes_tools_schemas_and_providers(site: Site) -> None:
     dist = site.install(
-        plugin("""
+        site.plugin("""
         class Allow:
             def check(self, tool, permission):
                 return True
@@ -116,19 +68,19 @@ def test_a_plugin_contributes_tools_schemas_and_providers(site: Site) -> None:
 
 
 def test_unmarked_hermes_functions_are_hooks_too(site: Site) -> None:
-    site.install(plugin('def hermes_tools():\n    return (t for t in [make("unit.gen")])'))
+    site.install(site.plugin('def hermes_tools():\n    return (t for t in [make("unit.gen")])'))
     assert "unit.gen" in load_runtime().tools
 
 
 def test_a_hook_returning_none_contributes_nothing(site: Site) -> None:
-    site.install(plugin("@hookimpl\ndef hermes_tools():\n    return None"))
+    site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    return None"))
     (info,) = mine(site, discover_plugins())
     assert info.ok
     assert info.tools == ()
 
 
 def test_a_plugin_with_one_bad_contribution_contributes_nothing(site: Site) -> None:
-    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.good"), "unit.bad"]'))
+    dist = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.good"), "unit.bad"]'))
     found = discover_plugins(strict=False)
     (info,) = mine(site, found)
     assert not info.ok
@@ -139,10 +91,10 @@ def test_a_plugin_with_one_bad_contribution_contributes_nothing(site: Site) -> N
 
 def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Site) -> None:
     base = site.install(
-        plugin('@hookimpl\ndef hermes_schemas():\n    return {"unit.shared": s.string(), 3: s.string()}')
+        site.plugin('@hookimpl\ndef hermes_schemas():\n    return {"unit.shared": s.string(), 3: s.string()}')
     )
     user = site.install(
-        plugin("""
+        site.plugin("""
         USER = define_tool(
             name="unit.user", description="d", version="1.0.0",
             input=s.object({"p": s.ref("unit.shared")}), handler=dict,
@@ -197,7 +149,7 @@ def test_a_plugin_calling_sys_exit_at_import_is_a_load_error(site: Site) -> None
 
 
 def test_a_hook_that_raises_a_tool_error_is_attributed_as_a_definition_error(site: Site) -> None:
-    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("Bad Name")]'))
+    dist = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("Bad Name")]'))
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert caught.value.declaration.startswith(f"plugin {dist} 1.0.0")
@@ -218,7 +170,7 @@ def test_a_hook_that_raises_a_tool_error_is_attributed_as_a_definition_error(sit
     ],
 )
 def test_malformed_contributions_are_definition_errors_naming_the_plugin(site: Site, body: str, says: str) -> None:
-    dist = site.install(plugin(body))
+    dist = site.install(site.plugin(body))
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert f"plugin {dist} 1.0.0" in str(caught.value)
@@ -227,18 +179,20 @@ def test_malformed_contributions_are_definition_errors_naming_the_plugin(site: S
 
 def test_a_failing_iterable_is_a_load_error(site: Site) -> None:
     site.install(
-        plugin("def gen():\n    yield make('unit.g')\n    raise KeyError('x')\n\ndef hermes_tools():\n    return gen()")
+        site.plugin(
+            "def gen():\n    yield make('unit.g')\n    raise KeyError('x')\n\ndef hermes_tools():\n    return gen()"
+        )
     )
     with pytest.raises(PluginLoadError, match="iterating what hermes_tools returned raised KeyError"):
         discover_plugins()
 
 
 def test_requirement_on_the_core_is_checked_with_markers_and_prereleases(site: Site) -> None:
-    ok = site.install(plugin(""), requires="hermes-core>=0.1.0.dev0")
-    other = site.install(plugin(""), requires='hermes-core>=99; python_version < "3"')
-    unrelated = site.install(plugin(""), requires="somethingelse>=99")
+    ok = site.install(site.plugin(""), requires="hermes-core>=0.1.0.dev0")
+    other = site.install(site.plugin(""), requires='hermes-core>=99; python_version < "3"')
+    unrelated = site.install(site.plugin(""), requires="somethingelse>=99")
     assert all(p.ok for p in mine(site, discover_plugins()))
-    bad = site.install(plugin(""), requires="Hermes_Core<0.1")
+    bad = site.install(site.plugin(""), requires="Hermes_Core<0.1")
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert caught.value.field == "Requires-Dist"
@@ -248,8 +202,8 @@ def test_requirement_on_the_core_is_checked_with_markers_and_prereleases(site: S
 
 
 def test_clashing_tool_names_name_both_distributions_and_the_later_one_loses(site: Site) -> None:
-    first = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
-    second = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
+    first = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
+    second = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]'))
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert first in str(caught.value)
@@ -285,7 +239,7 @@ def test_env_grants_is_a_provider(site: Site) -> None:
 
 
 def test_load_runtime_adds_hermes_grants_and_the_callers(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.g", permissions=["unit:g"])]'))
+    site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.g", permissions=["unit:g"])]'))
     with pytest.raises(PermissionDeniedError):
         load_runtime().call_sync("unit.g", {})
     assert load_runtime(grants=["unit:g"]).call_sync("unit.g", {}) == {}
@@ -313,8 +267,8 @@ def test_importing_hermes_core_discovers_nothing(site: Site) -> None:
 
 
 def test_two_distributions_may_use_the_same_entry_point_name(site: Site) -> None:
-    first = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.one")]'))
-    second = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.two")]'))
+    first = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.one")]'))
+    second = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.two")]'))
     for dist in (first, second):
         info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
         module = (info / "entry_points.txt").read_text().split("=")[1].strip()
@@ -323,7 +277,7 @@ def test_two_distributions_may_use_the_same_entry_point_name(site: Site) -> None
 
 
 def test_two_entry_points_naming_one_module_are_refused(site: Site) -> None:
-    dist = site.install(plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.twice")]'))
+    dist = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.twice")]'))
     info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
     module = (info / "entry_points.txt").read_text().split("=")[1].strip()
     (info / "entry_points.txt").write_text(f"[hermes.plugins]\na = {module}\nb = {module}\n")
@@ -335,6 +289,6 @@ def test_two_entry_points_naming_one_module_are_refused(site: Site) -> None:
 
 
 def test_a_hook_wrapper_is_refused(site: Site) -> None:
-    site.install(plugin("@hookimpl(wrapper=True)\ndef hermes_tools():\n    return (yield)"))
+    site.install(site.plugin("@hookimpl(wrapper=True)\ndef hermes_tools():\n    return (yield)"))
     with pytest.raises(InvalidDefinitionError, match="is a hook wrapper"):
         discover_plugins()
