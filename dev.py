@@ -3,8 +3,7 @@
 
     python3 dev.py demo    # the main job: the demo
     python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
-    python3 dev.py bench   # the benchmarks, against the peer libraries
-    python3 dev.py bench-plugins   # what discovering 10, 100, 500 plugins costs
+    python3 dev.py bench   # the benchmarks: against the peer libraries, plugin discovery, start-up
     python3 dev.py lint    # ruff and mypy only
     python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
 
@@ -27,14 +26,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {
-    "demo": "",
-    "test": "test,lint,docs",
-    "lint": "lint",
-    "docs": "docs",
-    "bench": "bench",
-    "bench-plugins": "",
-}
+EXTRAS = {"demo": "", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench"}
 
 
 def _run(*args: str | Path) -> int:
@@ -87,9 +79,10 @@ def main(argv: list[str]) -> int:
     if job == "demo":
         return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
     if job == "bench":
-        return _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
-    if job == "bench-plugins":
-        return _run(PYTHON, ROOT / "bench" / "bench_plugins.py", *rest)
+        core = _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
+        plugins = _run(PYTHON, ROOT / "bench" / "bench_plugins.py")
+        startup = _run(PYTHON, ROOT / "bench" / "bench_startup.py")
+        return core or plugins or startup
     if job == "lint":
         return _lint()
     if job == "docs":

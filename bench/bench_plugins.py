@@ -13,7 +13,8 @@ with a small input schema), a fresh Python process times:
 Each is measured in its own process (so nothing is cached from a previous
 run), several times; the median is reported, per plugin, with the ratio.
 
-    python3 dev.py bench-plugins [--repeat N]
+    python3 dev.py bench        # runs this after the comparisons with the peers
+    python bench/bench_plugins.py [--repeat N]
 """
 
 from __future__ import annotations
