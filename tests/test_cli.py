@@ -160,9 +160,7 @@ def test_call_reads_input_from_stdin(
 def test_call_input_that_is_not_json_names_line_and_column(capsys: pytest.CaptureFixture[str], good: str) -> None:
     status, out, err = run(capsys, "call", "unit.add", '{"a": 1,\n "b": }')
     assert (status, out) == (2, "")
-    assert err == (
-        "hermes call: error: the input is not valid JSON: Expecting value at line 2, column 7\n"
-    )
+    assert err == ("hermes call: error: the input is not valid JSON: Expecting value at line 2, column 7\n")
 
 
 @pytest.mark.parametrize(

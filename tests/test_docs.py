@@ -17,6 +17,11 @@ The convention, for ``docs/*.md`` and ``README.md``:
   equal that block (trailing whitespace on each line and at the end is
   ignored). A block that prints without such a block after it fails, so a page
   cannot hide what its example prints.
+* A block whose info string carries ``title="PATH"`` is a file of the
+  plugin tutorial (``docs/tutorial.md`` only): it does not run as an example;
+  ``test_the_tutorial_works_from_an_empty_folder`` writes every such file to
+  disk, installs the result in a fresh virtual environment and runs the
+  tutorial's commands, comparing what they print.
 * Examples that are not Python use another language (``console``, ``text``,
   ``json``). An info string that starts with ``py`` but is not ``python``
   (``py``, ``python3``, ``pycon``...) is an error: a Python example runs.
@@ -45,7 +50,9 @@ from hermes_core.errors import IssueKind
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)(.*)")
+_TITLE = re.compile(r'title="([^"]+)"')
+TUTORIAL = "docs/tutorial.md"
 _OUTPUT_LANGUAGES = ("text", "json")
 _EXPECT = re.compile(r"#\s*->\s?(.*)\Z")
 _RAISES = re.compile(r"raises\s+(\w+)(?::\s?(.*))?\Z")
@@ -59,6 +66,7 @@ class Block:
     text: str
     first_line: int  # the 1-based line of the first line of text, after the fence
     follows_previous: bool  # only blank lines separate it from the block before
+    title: str | None = None  # title="PATH": a file of the tutorial
 
 
 def read_blocks(path: Path) -> list[Block]:
@@ -73,6 +81,7 @@ def read_blocks(path: Path) -> list[Block]:
             index += 1
             continue
         indent, fence, language = len(opening.group(1)), opening.group(2), opening.group(3)
+        title = _TITLE.search(opening.group(4))
         start = index + 1
         index = start
         body: list[str] = []
@@ -87,7 +96,7 @@ def read_blocks(path: Path) -> list[Block]:
             pytest.fail(f"{path.name}:{start}: the fenced block opened here is never closed")
         between = lines[last_close + 1 : start - 1] if last_close >= 0 else ["x"]
         follows = all(not line.strip() for line in between)
-        blocks.append(Block(language, "\n".join(body) + "\n", start + 1, follows))
+        blocks.append(Block(language, "\n".join(body) + "\n", start + 1, follows, title and title.group(1)))
         last_close = index
         index += 1
     return blocks
@@ -162,6 +171,9 @@ def check_page(page: Path, name: str) -> None:
         where = f"{name}:{block.first_line - 1}"
         if block.language.startswith("py") and block.language != "python":
             pytest.fail(f"{where}: fence a Python example as 'python' so that it runs, not {block.language!r}")
+        if block.title is not None:
+            assert name == TUTORIAL, f"{where}: title= marks a file of {TUTORIAL} only"
+            continue
         if block.language != "python":
             continue
         printed = run_block(block, namespace, name)
@@ -291,3 +303,74 @@ def test_relative_links_resolve(page: Path) -> None:
         assert linked.exists(), f"{page.name} links to {target}, which does not exist"
         if anchor and linked.suffix == ".md":
             assert anchor in _anchors(linked), f"{page.name} links to {target}, which has no such heading"
+
+
+# -- the tutorial, for real ----------------------------------------------------------------
+
+# Commands of the tutorial that set up what the test sets up itself (a folder, a
+# virtual environment, hermes-core from this checkout).
+_HARNESS = ("mkdir ", "cd ", "python3 -m venv ", ". .venv/bin/activate", "pip install path/to/hermes-core")
+
+
+def _console(blocks: list[Block]) -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of the console blocks, each with the output lines shown after it."""
+    steps: list[tuple[str, list[str]]] = []
+    for block in blocks:
+        if block.language != "console":
+            continue
+        for line in block.text.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps:
+                steps[-1][1].append(line)
+    return steps
+
+
+def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
+    import os
+    import shlex
+    import subprocess
+    import sys
+    import venv
+
+    blocks = read_blocks(ROOT / TUTORIAL)
+    project = tmp_path / "hermes-wordcount"
+    files = [block for block in blocks if block.title]
+    assert {block.title for block in files} == {"pyproject.toml", "hermes_wordcount.py", "tests/test_wordcount.py"}
+    for block in files:
+        assert block.title is not None
+        (project / block.title).parent.mkdir(parents=True, exist_ok=True)
+        (project / block.title).write_text(block.text)
+
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    venv.create(project / ".venv", with_pip=True)
+    bin_dir = project / ".venv" / "bin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "NO_COLOR", "PYTHON"))}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(project / ".venv"))
+    (core,) = wheels.glob("hermes_core-*.whl")  # by file: the bare name could resolve to another project
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, str(core)], check=True, capture_output=True, env=env)
+
+    steps = _console(blocks)
+    assert any(command.startswith("hermes call") for command, _ in steps)
+    for command, shown in steps:
+        if command.startswith(_HARNESS):
+            continue
+        argv = shlex.split(command)
+        if argv[0] == "pip":
+            argv = [*pip, *argv[2:]]
+        assert argv[0] in ("hermes", "pytest") or argv[0] == pip[0], f"the tutorial runs {command!r}: test it"
+        done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
+        printed = (done.stdout + done.stderr).rstrip().splitlines()
+        if argv[0] == "pytest":
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert printed[-1].startswith(shown[-1]), (command, printed)
+        elif argv[0] == "hermes":
+            assert printed == shown, (command, printed)
+        else:
+            assert done.returncode == 0, done.stderr
