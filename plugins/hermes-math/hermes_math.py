@@ -29,9 +29,8 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from hermes_core import InputInvalidError, Issue, Tool, define_tool, hookimpl
+from hermes_core import InputInvalidError, Issue, IssueKind, Tool, define_tool, hookimpl
 from hermes_core import schema as s
-from hermes_core.errors import IssueKind
 
 __all__ = [
     "CONSTANTS",

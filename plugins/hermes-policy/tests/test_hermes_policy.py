@@ -542,7 +542,7 @@ print(json.dumps({"providers": [type(p).__name__ for p in loaded.providers], "an
 def run_load_runtime(tmp_path: Path, policy: Path) -> dict[str, object]:
     """Run load_runtime() in a fresh interpreter with HERMES_POLICY set, and return what it printed."""
     env = {"PATH": "", "HERMES_POLICY": str(policy), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = subprocess.run(  # noqa: S603 - this interpreter, running a fixed script
+    done = subprocess.run(
         [sys.executable, "-c", _SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
     )
     result: dict[str, object] = json.loads(done.stdout)
