@@ -50,7 +50,12 @@ def _setup(extras: str) -> None:
     print(f"installing hermes-core{wanted[1:]} and the bundled plugins into .venv ...", flush=True)
     pip = [PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     plugins = [arg for path in sorted((ROOT / "plugins").glob("*/pyproject.toml")) for arg in ("-e", path.parent)]
-    if _run(*pip, "-e", wanted, *plugins) != 0:
+    # Quiet unless it fails: build back ends print warnings that are not ours to show.
+    done = subprocess.run(
+        [str(a) for a in (*pip, "-e", wanted, *plugins)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
         sys.exit("installation failed")
     stamp.write_text(digest.hexdigest())
 

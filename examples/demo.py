@@ -1,80 +1,54 @@
-"""Define a tool, call it, and show each of the six error codes as a model receives it."""
+"""The main job: the installed tools, listed and called through the hermes command.
+
+Runs the real ``hermes`` command of this environment, in a fresh workspace
+directory (the root hermes-fs confines itself to), and prints each command
+as a shell would show it. Then runs ``core_demo.py``: the core on its own,
+with each of the six error codes as a model receives it.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import json
-from typing import Any
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
-from hermes_core import Runtime, SchemaError, ToolError, define_tool
-from hermes_core import schema as s
+HERMES = Path(sys.executable).with_name("hermes")
 
-NOTES: dict[str, str] = {}
-
-
-def write_note(args: dict[str, Any]) -> dict[str, Any]:
-    text = args["text"] if args["mode"] == "w" else NOTES.get(args["title"], "") + args["text"]
-    NOTES[args["title"]] = text
-    return {"title": args["title"], "size": len(text)}
-
-
-notes_write = define_tool(
-    name="notes.write",
-    description="Write a note under a title, replacing it (mode w) or appending to it (mode a).",
-    version="1.0.0",
-    input=s.object(
-        {
-            "title": s.string(min_length=1, description="The note's title"),
-            "text": s.string(description="What to write"),
-            "mode": s.optional(s.enum(["w", "a"]), default="w", description="w replaces, a appends"),
-        }
+STEPS = [
+    ("Every tool the installed plugins contribute:", ["tools", "list"]),
+    ("A call of a bundled tool; its output is JSON:", ["call", "math.eval", '{"expression": "(2 + 3) * 4"}']),
+    (
+        "Tools that touch files need a grant; each grant is a permission pattern:",
+        ["call", "fs.write", '{"path": "notes/todo.txt", "content": "buy milk\\n"}', "--grant", "fs:write"],
     ),
-    output=s.object({"title": s.string(), "size": s.integer(minimum=0)}),
-    permissions=["notes:write"],
-    handler=write_note,
-)
-
-broken = define_tool(
-    name="notes.count",
-    description="Count the notes (this one is deliberately broken: it returns a string).",
-    version="1.0.0",
-    input=s.object({}),
-    output=s.integer(minimum=0),
-    handler=lambda args: str(len(NOTES)),
-)
+    ("", ["call", "fs.read", '{"path": "notes/todo.txt"}', "--grant", "fs:read"]),
+    (
+        "A call that fails, as a model receives it (--json: the error's to_dict()):",
+        ["call", "fs.read", '{"pth": "notes/todo.txt"}', "--grant", "fs:read", "--json"],
+    ),
+    ("Without the grant, the error says that no rewrite will help:", ["call", "fs.read", '{"path": "notes/todo.txt"}']),
+    ("Every plugin checked, every problem listed:", ["check"]),
+]
 
 
-def show(title: str, observation: dict[str, Any]) -> None:
-    print(f"--- {title}")
-    print(json.dumps(observation, indent=2, ensure_ascii=False))
-
-
-async def main() -> None:
-    runtime = Runtime([notes_write, broken], grants=["notes:write"])
-    print("Tool definitions a model is shown:")
-    print(json.dumps(runtime.definitions()[0], indent=2))
-
-    show("a successful call", await runtime.observe("notes.write", {"title": "todo", "text": "buy milk"}))
-    show(
-        "INPUT_INVALID: the model sent the wrong thing",
-        await runtime.observe("notes.write", {"title": "", "txt": "x", "mode": "append"}),
-    )
-    show("TOOL_NOT_FOUND: a near miss gets a suggestion", await runtime.observe("notes_write", {}))
-    show(
-        "PERMISSION_DENIED: a wiring fact, not an argument fault",
-        await Runtime([notes_write]).observe("notes.write", {"title": "t", "text": "x"}),
-    )
-    show("OUTPUT_INVALID: the tool is broken, not the call", await runtime.observe("notes.count", {}))
-
-    try:
-        s.array(s.string()).parse(["ok", 7])
-    except SchemaError as error:
-        show("SCHEMA_INVALID: a bare Schema.parse", {"ok": False, "error": error.to_dict()})
-    try:
-        define_tool(name="notes.read", description="Read a note", version="1.0", input=s.object({}), handler=len)
-    except ToolError as error:
-        show("INVALID_DEFINITION: raised at definition time, on boot", {"ok": False, "error": error.to_dict()})
+def main() -> int:
+    """Run the steps in a temporary workspace; return 0 unless the demo itself went wrong."""
+    with tempfile.TemporaryDirectory(prefix="hermes-demo-") as workspace:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+        env["HERMES_FS_ROOT"] = workspace
+        for title, argv in STEPS:
+            if title:
+                print(f"\n# {title}")
+            print("$ hermes " + shlex.join(argv), flush=True)
+            done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
+            if done.returncode:
+                print(f"(exit status {done.returncode})", flush=True)
+    print("\n# The core on its own: examples/core_demo.py\n", flush=True)
+    return subprocess.call([sys.executable, str(Path(__file__).with_name("core_demo.py"))])
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(main())
