@@ -261,27 +261,21 @@ class SchemaError(_IssuesError):
         }
 
 
-@final
-class InputInvalidError(_IssuesError):
-    """A tool was called with input its schema rejected. Rewriting the arguments can help.
+class _ToolIssuesError(_IssuesError):
+    """Shared by the input and output errors: a tool's name, and the issues of one of its values."""
 
-    Attributes:
-        tool: the name of the tool that was called.
-        issues: every problem found in the input, in order.
-
-    """
-
-    code = ErrorCode.INPUT_INVALID
-    retryable = True
-    subject = "input"
+    _header: ClassVar[str]  # after the tool's name: "was called with invalid input"
+    _footer: ClassVar[str]  # the last line; "{tool}" is replaced by the tool's name
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool
         self.issues = tuple(issues)
         if not self.issues:
-            raise ValueError("InputInvalidError needs at least one issue")
-        message = _list_issues(f"{tool} was called with invalid input", self.issues, "input")
-        Exception.__init__(self, f"{message}\nFix the arguments and call {tool} again.")
+            raise ValueError(f"{type(self).__name__} needs at least one issue")
+        message = _list_issues(f"{tool} {self._header}", self.issues, self.subject)
+        # Exception.__init__ directly: these are raised on every failed call, and
+        # ToolError.__init__ only guards against instantiating the abstract base.
+        Exception.__init__(self, f"{message}\n{self._footer.format(tool=tool)}")
 
     def _fields(self) -> dict[str, Any]:
         return {"tool": self.tool, "issues": self.issues}
@@ -292,7 +286,27 @@ class InputInvalidError(_IssuesError):
 
 
 @final
-class OutputInvalidError(_IssuesError):
+class InputInvalidError(_ToolIssuesError):
+    """A tool was called with input its schema rejected. Rewriting the arguments can help.
+
+    Handlers raise it too, for a well-typed argument they cannot use (a file
+    that does not exist): ``InputInvalidError(tool, [Issue(("path",), "invalid", ...)])``.
+
+    Attributes:
+        tool: the name of the tool that was called.
+        issues: every problem found in the input, in order.
+
+    """
+
+    code = ErrorCode.INPUT_INVALID
+    retryable = True
+    subject = "input"
+    _header = "was called with invalid input"
+    _footer = "Fix the arguments and call {tool} again."
+
+
+@final
+class OutputInvalidError(_ToolIssuesError):
     """A tool returned something its own output schema rejected: the tool is broken.
 
     Retrying cannot fix it, and the message says so rather than blaming the call.
@@ -305,21 +319,8 @@ class OutputInvalidError(_IssuesError):
 
     code = ErrorCode.OUTPUT_INVALID
     subject = "output"
-
-    def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
-        self.tool = tool
-        self.issues = tuple(issues)
-        if not self.issues:
-            raise ValueError("OutputInvalidError needs at least one issue")
-        message = _list_issues(f"{tool} returned invalid output", self.issues, "output")
-        Exception.__init__(self, f"{message}\nThis is a fault in the tool, not in how it was called.")
-
-    def _fields(self) -> dict[str, Any]:
-        return {"tool": self.tool, "issues": self.issues}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``tool`` and ``issues`` to the common fields."""
-        return {**super().to_dict(), "tool": self.tool, "issues": self._issue_dicts()}
+    _header = "returned invalid output"
+    _footer = "This is a fault in the tool, not in how it was called."
 
 
 @final

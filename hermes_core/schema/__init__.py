@@ -185,6 +185,15 @@ def string(
     return StringSchema(low, high, pattern, _check_description(decl, description), regex)
 
 
+def _bounded(
+    cls: type[IntegerSchema] | type[NumberSchema], decl: str, minimum: Any, maximum: Any, description: Any
+) -> Any:
+    low = _check_bound(decl, "minimum", minimum)
+    high = _check_bound(decl, "maximum", maximum)
+    _check_order(decl, "minimum", low, "maximum", high)
+    return cls(low, high, _check_description(decl, description))
+
+
 def integer(
     *,
     minimum: int | float | None = None,
@@ -202,11 +211,8 @@ def integer(
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
 
     """
-    decl = "s.integer()"
-    low = _check_bound(decl, "minimum", minimum)
-    high = _check_bound(decl, "maximum", maximum)
-    _check_order(decl, "minimum", low, "maximum", high)
-    return IntegerSchema(low, high, _check_description(decl, description))
+    schema: IntegerSchema = _bounded(IntegerSchema, "s.integer()", minimum, maximum, description)
+    return schema
 
 
 def number(
@@ -226,11 +232,8 @@ def number(
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
 
     """
-    decl = "s.number()"
-    low = _check_bound(decl, "minimum", minimum)
-    high = _check_bound(decl, "maximum", maximum)
-    _check_order(decl, "minimum", low, "maximum", high)
-    return NumberSchema(low, high, _check_description(decl, description))
+    schema: NumberSchema = _bounded(NumberSchema, "s.number()", minimum, maximum, description)
+    return schema
 
 
 def boolean(*, description: str | None = None) -> BooleanSchema:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from hermes_core.errors import Issue, IssueKind, SchemaError
 
@@ -290,28 +290,38 @@ def _bound_issue(issues: list[Issue], path: Path, value: float, low: float | Non
     return False
 
 
-@dataclass(frozen=True, slots=True)
-class IntegerSchema(Schema):
-    """An integer (never a bool). An integral float such as ``1.0`` parses to ``int``."""
+class _Numeric(Schema):
+    """Shared by integer and number: inclusive bounds, exported as JSON Schema's minimum and maximum."""
 
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
+    __slots__ = ()
+    _json_type: ClassVar[str]
+    minimum: int | float | None
+    maximum: int | float | None
 
     def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "integer"}
+        out: dict[str, Any] = {"type": self._json_type}
         if self.minimum is not None:
             out["minimum"] = self.minimum
         if self.maximum is not None:
             out["maximum"] = self.maximum
         return self._with_description(out)
 
-    def expected(self, ctx: _Context | None = None) -> str:
-        return "an integer"
-
     def _admits(self, value: Any, ctx: _Context) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class IntegerSchema(_Numeric):
+    """An integer (never a bool). An integral float such as ``1.0`` parses to ``int``."""
+
+    _json_type = "integer"
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    description: str | None = None
+    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
+
+    def expected(self, ctx: _Context | None = None) -> str:
+        return "an integer"
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
         if isinstance(value, bool):
@@ -327,27 +337,17 @@ class IntegerSchema(Schema):
 
 
 @dataclass(frozen=True, slots=True)
-class NumberSchema(Schema):
+class NumberSchema(_Numeric):
     """A finite number, integer or float (never a bool, NaN or an infinity)."""
 
+    _json_type = "number"
     minimum: int | float | None = None
     maximum: int | float | None = None
     description: str | None = None
     _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "number"}
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        return self._with_description(out)
-
     def expected(self, ctx: _Context | None = None) -> str:
         return "a number"
-
-    def _admits(self, value: Any, ctx: _Context) -> bool:
-        return isinstance(value, int | float) and not isinstance(value, bool)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
