@@ -125,12 +125,14 @@ def _tools_list(args: argparse.Namespace) -> int:
         _print_json({"tools": rows, "broken_plugins": broken})
         return _OK
     style = _Style(sys.stdout)
-    width = max((len(row["name"]) for row in rows), default=0)
-    for row in rows:
-        permissions = ",".join(row["permissions"]) or "-"
+    cells = [
+        (row["name"], row["version"], row["distribution"], f"[{','.join(row['permissions']) or '-'}]") for row in rows
+    ]
+    widths = [max((len(cell[i]) for cell in cells), default=0) for i in range(4)]
+    for (name, version, distribution, permissions), row in zip(cells, rows, strict=True):
         print(
-            f"{style.bold(row['name'].ljust(width))}  {row['version']}  {row['distribution']}  "
-            f"[{permissions}]  {row['description']}"
+            f"{style.bold(name.ljust(widths[0]))}  {version.ljust(widths[1])}  {distribution.ljust(widths[2])}  "
+            f"{permissions.ljust(widths[3])}  {row['description']}"
         )
     for plugin in broken:
         print(
