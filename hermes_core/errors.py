@@ -238,9 +238,7 @@ class SchemaError(_IssuesError):
     code = ErrorCode.SCHEMA_INVALID
 
     def __init__(self, issues: Iterable[Issue], *, subject: str = "value") -> None:
-        self.issues = tuple(issues)
-        if not self.issues:
-            raise ValueError("SchemaError needs at least one issue")
+        self.issues = _nonempty(issues, "SchemaError")
         self.subject = subject
         self.path = self.issues[0].path
         self.detail = self.issues[0].detail
@@ -262,20 +260,14 @@ class SchemaError(_IssuesError):
 
 
 class _ToolIssuesError(_IssuesError):
-    """Shared by the input and output errors: a tool's name, and the issues of one of its values."""
+    """Shared by the input and output errors: a tool's name, and the issues of one of its values.
 
-    _header: ClassVar[str]  # after the tool's name: "was called with invalid input"
-    _footer: ClassVar[str]  # the last line; "{tool}" is replaced by the tool's name
+    Each subclass builds its own message in ``__init__``: they are raised on every
+    failed call, so the message is one f-string, and ``Exception.__init__`` is
+    called directly (``ToolError.__init__`` only guards the abstract base).
+    """
 
-    def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
-        self.tool = tool
-        self.issues = tuple(issues)
-        if not self.issues:
-            raise ValueError(f"{type(self).__name__} needs at least one issue")
-        message = _list_issues(f"{tool} {self._header}", self.issues, self.subject)
-        # Exception.__init__ directly: these are raised on every failed call, and
-        # ToolError.__init__ only guards against instantiating the abstract base.
-        Exception.__init__(self, f"{message}\n{self._footer.format(tool=tool)}")
+    tool: str
 
     def _fields(self) -> dict[str, Any]:
         return {"tool": self.tool, "issues": self.issues}
@@ -283,6 +275,13 @@ class _ToolIssuesError(_IssuesError):
     def to_dict(self) -> dict[str, Any]:
         """Adds ``tool`` and ``issues`` to the common fields."""
         return {**super().to_dict(), "tool": self.tool, "issues": self._issue_dicts()}
+
+
+def _nonempty(issues: Iterable[Issue], error: str) -> tuple[Issue, ...]:
+    found = tuple(issues)
+    if not found:
+        raise ValueError(f"{error} needs at least one issue")
+    return found
 
 
 @final
@@ -301,8 +300,12 @@ class InputInvalidError(_ToolIssuesError):
     code = ErrorCode.INPUT_INVALID
     retryable = True
     subject = "input"
-    _header = "was called with invalid input"
-    _footer = "Fix the arguments and call {tool} again."
+
+    def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
+        self.tool = tool
+        self.issues = _nonempty(issues, "InputInvalidError")
+        message = _list_issues(f"{tool} was called with invalid input", self.issues, "input")
+        Exception.__init__(self, f"{message}\nFix the arguments and call {tool} again.")
 
 
 @final
@@ -319,8 +322,12 @@ class OutputInvalidError(_ToolIssuesError):
 
     code = ErrorCode.OUTPUT_INVALID
     subject = "output"
-    _header = "returned invalid output"
-    _footer = "This is a fault in the tool, not in how it was called."
+
+    def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
+        self.tool = tool
+        self.issues = _nonempty(issues, "OutputInvalidError")
+        message = _list_issues(f"{tool} returned invalid output", self.issues, "output")
+        Exception.__init__(self, f"{message}\nThis is a fault in the tool, not in how it was called.")
 
 
 @final

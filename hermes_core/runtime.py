@@ -13,7 +13,7 @@ import difflib
 import inspect
 import re
 import sys
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
@@ -59,26 +59,22 @@ class _Entry:
         self.missing = missing  # first permission the static grants leave ungranted
         self.check = check  # False when no permission needs asking at call time
 
-    # Validator.check, inlined: these run on every call.
-    def parse_input(self, value: Any) -> Any:
-        issues: list[Issue] = []
-        try:
-            result = self.input(value, (), issues)
-        except Exception as exc:  # only the value's own code can raise here
-            issues = [raised_issue(exc)]
-        if issues:
-            raise InputInvalidError(self.tool.name, issues)
-        return result
 
-    def parse_output(self, value: Any) -> Any:
-        issues: list[Issue] = []
-        try:
-            result = self.output(value, (), issues)
-        except Exception as exc:  # only the value's own code can raise here
-            issues = [raised_issue(exc)]
-        if issues:
-            raise OutputInvalidError(self.tool.name, issues)
-        return result
+def _checked(
+    validate: Callable[[Any, tuple[str | int, ...], list[Issue]], Any],
+    value: Any,
+    error: type[InputInvalidError | OutputInvalidError],
+    tool: str,
+) -> Any:
+    """Validator.check, inlined, raising *error* for the tool: it runs twice on every call."""
+    issues: list[Issue] = []
+    try:
+        result = validate(value, (), issues)
+    except Exception as exc:  # only the value's own code can raise here
+        issues = [raised_issue(exc)]
+    if issues:
+        raise error(tool, issues)
+    return result
 
 
 def _check_provider(index: int, provider: object) -> object:
@@ -306,7 +302,7 @@ class Runtime:
         entry = self._lookup(name)
         if entry.check:
             self._check_permissions(entry)
-        return entry, entry.parse_input(value)
+        return entry, _checked(entry.input, value, InputInvalidError, entry.tool.name)
 
     async def call(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* with *input* and return its parsed output.
@@ -327,7 +323,7 @@ class Runtime:
         result = entry.handler(parsed)
         if entry.is_async or (type(result) not in _PLAIN and inspect.isawaitable(result)):
             result = await result
-        return entry.parse_output(result)
+        return _checked(entry.output, result, OutputInvalidError, entry.tool.name)
 
     def call_sync(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
@@ -344,7 +340,7 @@ class Runtime:
         result = entry.handler(parsed)
         if inspect.iscoroutine(result):
             result = _run(entry.tool.name, result)
-        return entry.parse_output(result)
+        return _checked(entry.output, result, OutputInvalidError, entry.tool.name)
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.
