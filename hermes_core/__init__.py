@@ -6,6 +6,7 @@ Importing this package has no side effects: it discovers and loads nothing.
 from __future__ import annotations
 
 from hermes_core import schema
+from hermes_core._version import __version__
 from hermes_core.errors import (
     ErrorCode,
     InputInvalidError,
@@ -31,8 +32,6 @@ from hermes_core.plugins import (
 )
 from hermes_core.runtime import Runtime
 from hermes_core.tool import Tool, define_tool
-
-__version__ = "0.1.0"
 
 __all__ = [
     "EnvGrants",

@@ -30,7 +30,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from hermes_core import __version__
+from hermes_core._version import __version__
 from hermes_core.errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, final
 import pluggy
 
 from hermes_core import hookspecs
+from hermes_core._version import __version__
 from hermes_core.errors import InvalidDefinitionError
 from hermes_core.permissions import env_grants
 from hermes_core.runtime import Runtime
@@ -195,18 +196,12 @@ def canonicalize_name(name: str) -> str:
     return _SEPARATORS.sub("-", name).lower()
 
 
-def _core_version() -> str:
-    from hermes_core import __version__  # noqa: PLC0415 - the package imports this module
-
-    return __version__
-
-
 def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
     """Raise if the plugin's own requirement on hermes-core is not met by the installed core."""
     # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
 
-    installed = _core_version()
+    installed = __version__
     for line in requires:
         try:
             requirement = Requirement(line)
