@@ -111,6 +111,9 @@ def _check_defaults(decl: str, field: str | None, schema: Schema, schemas: Mappi
         pending.extend(node._children())
 
 
+_set = object.__setattr__  # the constructor's one way past Runtime.__setattr__
+
+
 @final
 class Runtime:
     """Calls registered tools, checking permissions, input and output on every call.
@@ -131,6 +134,12 @@ class Runtime:
     """
 
     __slots__ = ("_by_normal", "_entries", "_grants", "_providers", "_schemas", "_tools")
+    _by_normal: dict[str, str]
+    _entries: dict[str, _Entry]
+    _grants: StaticGrants
+    _providers: tuple[object, ...]
+    _schemas: Mapping[str, Schema]
+    _tools: Mapping[str, Tool]
 
     def __init__(
         self,
@@ -140,9 +149,9 @@ class Runtime:
         providers: Iterable[object] = (),
         schemas: Mapping[str, Schema] | None = None,
     ) -> None:
-        self._grants = StaticGrants(grants)
-        self._providers = tuple(_check_provider(i, p) for i, p in enumerate(providers))
-        self._schemas = self._check_schemas(schemas or {})
+        _set(self, "_grants", StaticGrants(grants))
+        _set(self, "_providers", tuple(_check_provider(i, p) for i, p in enumerate(providers)))
+        _set(self, "_schemas", self._check_schemas(schemas or {}))
         registered: dict[str, Tool] = {}
         for index, tool in enumerate(tools):
             if not isinstance(tool, Tool):
@@ -154,9 +163,9 @@ class Runtime:
                     f'tool "{tool.name}"', "name", "is registered twice; each tool name must be unique in a runtime"
                 )
             registered[tool.name] = tool
-        self._tools = MappingProxyType(registered)
-        self._entries = {name: self._entry(tool) for name, tool in registered.items()}
-        self._by_normal = {_normalize(name): name for name in registered}
+        _set(self, "_tools", MappingProxyType(registered))
+        _set(self, "_entries", {name: self._entry(tool) for name, tool in registered.items()})
+        _set(self, "_by_normal", {_normalize(name): name for name in registered})
 
     # -- construction ----------------------------------------------------------------------
 
@@ -361,6 +370,12 @@ class Runtime:
             return {"ok": True, "output": self.call_sync(name, input)}
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Runtime is immutable once built; build a new one instead of setting {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Runtime is immutable once built; it has nothing to delete ({name!r})")
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"

@@ -644,3 +644,13 @@ def test_output_whose_own_code_raises_while_checked_is_output_invalid() -> None:
     with pytest.raises(OutputInvalidError) as caught:
         Runtime([tool]).call_sync("t", {})
     assert "checking it raised ValueError" in str(caught.value)
+
+
+def test_a_runtime_is_immutable_once_built() -> None:
+    runtime = Runtime([add_tool()])
+    for name in ("tools", "_tools", "_entries", "anything"):
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(runtime, name, {})
+    with pytest.raises(AttributeError, match="immutable"):
+        del runtime._entries
+    assert runtime.call_sync("math.add", {"a": 1, "b": 2}) == 3
