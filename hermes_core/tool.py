@@ -7,6 +7,7 @@ would have been right, never a failure on the first call.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -36,9 +37,13 @@ _SEMVER = re.compile(
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Tool:
     """A checked, immutable tool declaration. Build it with :func:`define_tool`.
+
+    Every field is checked when the tool is made, however it is made
+    (``define_tool``, ``Tool(...)`` or ``dataclasses.replace``), and a
+    malformed one raises :class:`~hermes_core.InvalidDefinitionError`.
 
     Attributes:
         name: dotted lowercase name, e.g. ``fs.write``.
@@ -48,7 +53,7 @@ class Tool:
         output: the schema its result must match.
         permissions: the permissions a caller must be granted, e.g. ``("fs:write",)``.
         handler: the function called with the parsed input.
-        is_async: whether the handler is an ``async def`` function.
+        is_async: whether the handler is an ``async def`` function (derived).
 
     """
 
@@ -56,13 +61,23 @@ class Tool:
     description: str
     version: str
     input: Schema
-    output: Schema
-    permissions: tuple[str, ...]
+    output: Schema = field(default_factory=AnySchema)
+    permissions: tuple[str, ...] = ()
     handler: Handler
-    is_async: bool
+    is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
-    _input_validator: Validator | None = field(default=None, repr=False, compare=False)
-    _output_validator: Validator | None = field(default=None, repr=False, compare=False)
+    _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
+    _output_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        decl = _check_fields(self)
+        derive = functools.partial(object.__setattr__, self)  # a frozen dataclass sets its derived fields so
+        if self.output is None:
+            derive("output", AnySchema())
+        derive("permissions", _check_permissions(decl, self.permissions))
+        derive("is_async", _check_handler(decl, self.handler))
+        derive("_input_validator", _compile_if_closed(self.input))
+        derive("_output_validator", _compile_if_closed(self.output))
 
 
 def _describe(value: object) -> str:
@@ -146,6 +161,20 @@ def define_tool(
         InvalidDefinitionError: naming the tool and the field at fault.
 
     """
+    return Tool(
+        name=name,
+        description=description,
+        version=version,
+        input=input,
+        output=AnySchema() if output is None else output,
+        permissions=permissions,  # type: ignore[arg-type] # any iterable: Tool makes it a checked tuple
+        handler=handler,
+    )
+
+
+def _check_fields(tool: Tool) -> str:
+    """Check the fields a tool holds as given; return how messages name it (``tool "fs.write"``)."""
+    name, description, version = tool.name, tool.description, tool.version
     decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
     _check_name(decl, name)
     decl = f'tool "{name}"'
@@ -162,19 +191,23 @@ def define_tool(
             "version",
             f"must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' or '2.1.0-rc.1', got {_describe(version)}",
         )
-    if not isinstance(input, ObjectSchema | RefSchema):
+    if not isinstance(tool.input, ObjectSchema | RefSchema):
         raise InvalidDefinitionError(
             decl,
             "input",
             "must be an object schema such as s.object({'path': s.string()}) (or an s.ref to one), "
-            f"got {_describe(input)}",
+            f"got {_describe(tool.input)}",
         )
-    if output is None:
-        output = AnySchema()
-    elif not isinstance(output, Schema) or isinstance(output, OptionalSchema):
+    output: object = tool.output
+    if output is not None and (not isinstance(output, Schema) or isinstance(output, OptionalSchema)):
         raise InvalidDefinitionError(
             decl, "output", f"must be a schema such as s.string(), or None for any JSON value, got {_describe(output)}"
         )
+    return decl
+
+
+def _check_permissions(decl: str, permissions: Iterable[str]) -> tuple[str, ...]:
+    """The permissions, checked, each kept once, in order."""
     if isinstance(permissions, str):
         raise InvalidDefinitionError(
             decl, "permissions", f"must be a list of permissions such as ['fs:write'], got the string {permissions!r}"
@@ -190,16 +223,4 @@ def define_tool(
             )
         if permission not in checked:
             checked.append(permission)
-    is_async = _check_handler(decl, handler)
-    return Tool(
-        name=name,
-        description=description,
-        version=version,
-        input=input,
-        output=output,
-        permissions=tuple(checked),
-        handler=handler,
-        is_async=is_async,
-        _input_validator=_compile_if_closed(input),
-        _output_validator=_compile_if_closed(output),
-    )
+    return tuple(checked)

@@ -186,3 +186,24 @@ def test_output_cannot_be_an_optional_marker() -> None:
 @pytest.mark.parametrize(("name", "declaration"), [("A.b", 'tool "A.b"'), ("", 'tool ""'), (3, "tool")])
 def test_a_bad_name_is_quoted_like_every_other_declaration(name: object, declaration: str) -> None:
     assert definition_error(name=name).declaration == declaration
+
+
+def test_a_tool_made_any_way_is_checked() -> None:
+    tool = make()
+    with pytest.raises(InvalidDefinitionError) as caught:
+        dataclasses.replace(tool, name="Bad Name")
+    assert caught.value.field == "name"
+    with pytest.raises(InvalidDefinitionError):
+        Tool(name="fs.x", description=" ", version="1.0.0", input=s.object({}), handler=echo)
+    direct = Tool(name="fs.x", description="d", version="1.0.0", input=s.object({}), handler=aecho)
+    assert direct.is_async is True
+    assert direct.output == s.any()
+    assert direct._input_validator is not None
+
+
+def test_replace_derives_what_is_derived_again() -> None:
+    renamed = dataclasses.replace(make(permissions=["fs:write", "fs:write"]), handler=aecho, output=s.string())
+    assert renamed.is_async is True
+    assert renamed.permissions == ("fs:write",)
+    assert renamed._output_validator is not None
+    assert renamed._output_validator.run("x") == (True, "x", ())
