@@ -325,19 +325,24 @@ class _Codegen:
         for name, sub in node.field_items:
             value = self.name("t")
             where = [*segments, repr(name)]
-            out.append(f"{ind}try: {value} = {var}[{name!r}]")
-            out.append(f"{ind}except KeyError:")
             if not isinstance(sub, OptionalSchema):
+                # A required field is nearly always there: a subscript in a try costs nothing then.
                 detail = f"is required ({sub.expected(self.context)})"
+                out.append(f"{ind}try: {value} = {var}[{name!r}]")
+                out.append(f"{ind}except KeyError:")
                 out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {detail!r}))")
                 out.append(f"{ind}    {value} = _M; {count} -= 1")
-            elif sub.default is MISSING:
-                absent.append((name, value))
-                out.append(f"{ind}    {value} = _M")
-            elif isinstance(sub.default, list | dict):
-                out.append(f"{ind}    {value} = _copy({self.const(sub.default)})")
             else:
-                out.append(f"{ind}    {value} = {self.const(sub.default)}")
+                # An optional field is often absent, and a raised KeyError is dear: get() instead.
+                out.append(f"{ind}{value} = {var}.get({name!r}, _M)")
+                out.append(f"{ind}if {value} is _M:")
+                if sub.default is MISSING:
+                    absent.append((name, value))
+                    out.append(f"{ind}    pass")
+                elif isinstance(sub.default, list | dict):
+                    out.append(f"{ind}    {value} = _copy({self.const(sub.default)})")
+                else:
+                    out.append(f"{ind}    {value} = {self.const(sub.default)}")
             out.append(f"{ind}else:")
             if isinstance(sub, OptionalSchema):
                 out.append(f"{ind}    {count} += 1")
