@@ -102,7 +102,8 @@ def _check_defaults(decl: str, field: str | None, schema: Schema, schemas: Mappi
     pending = [schema]
     while pending:
         node = pending.pop()
-        if isinstance(node, OptionalSchema) and node.default is not MISSING:
+        # A default whose schema names no other schema was checked when s.optional() made it.
+        if isinstance(node, OptionalSchema) and node.default is not MISSING and any(node.schema.ref_names()):
             ok, _, issues = compile_schema(node.schema, schemas).run(node.default)
             if not ok:
                 raise InvalidDefinitionError(
