@@ -400,6 +400,13 @@ def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
         raise InvalidDefinitionError(f"{plugin.origin}: {error.declaration}", error.field, error.detail) from error
 
 
+def _failed(origin: PluginOrigin, error: Exception, *, strict: bool) -> Plugin:
+    """Raise *error* in strict mode; in report mode, the plugin with it as its one problem and nothing else."""
+    if strict:
+        raise error
+    return Plugin(origin, problems=(PluginProblem(origin, error),))
+
+
 def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:
     """Find, import and check every installed plugin.
 
@@ -438,11 +445,9 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
         try:
             plugins.append(_load_one(entry_point, origin, requires, manager))
         except (InvalidDefinitionError, PluginLoadError) as error:
-            if strict:
-                raise
-            plugins.append(Plugin(origin, problems=(PluginProblem(origin, error),)))
+            plugins.append(_failed(origin, error, strict=strict))
 
-    # Checks across plugins, in discovery order: a later plugin that clashes loses.
+    # Checks across plugins, in order of distribution name: of two that clash, the later loses.
     tools: dict[str, PluginOrigin] = {}
     schemas: dict[str, PluginOrigin] = {}
     for index, plugin in enumerate(plugins):
@@ -451,9 +456,7 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
         try:
             _conflicts(plugin, tools, schemas)
         except InvalidDefinitionError as error:
-            if strict:
-                raise
-            plugins[index] = Plugin(plugin.origin, problems=(PluginProblem(plugin.origin, error),))
+            plugins[index] = _failed(plugin.origin, error, strict=strict)
             continue
         tools.update((tool.name, plugin.origin) for tool in plugin.tools)
         schemas.update((name, plugin.origin) for name in plugin.schemas)
@@ -469,9 +472,7 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
             try:
                 _check_wiring(plugin, named)
             except InvalidDefinitionError as error:
-                if strict:
-                    raise
-                plugins[index] = Plugin(plugin.origin, problems=(PluginProblem(plugin.origin, error),))
+                plugins[index] = _failed(plugin.origin, error, strict=strict)
                 changed = True
     return PluginSet(plugins)
 
