@@ -35,7 +35,7 @@ def _run(*args: str | Path) -> int:
 
 def _setup(extras: str) -> None:
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py may be started by an older python3
-        sys.exit(f"hermes-core needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+        sys.exit(f"hermesos-core needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         print("creating .venv ...", flush=True)
         venv.create(VENV, with_pip=True)
@@ -47,7 +47,7 @@ def _setup(extras: str) -> None:
     stamp = VENV / f".installed-{extras or 'core'}"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
-    print(f"installing hermes-core{wanted[1:]} and the bundled plugins into .venv ...", flush=True)
+    print(f"installing hermesos-core{wanted[1:]} and the bundled plugins into .venv ...", flush=True)
     pip = [PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     plugins = [arg for path in sorted((ROOT / "plugins").glob("*/pyproject.toml")) for arg in ("-e", path.parent)]
     # Quiet unless it fails: build back ends print warnings that are not ours to show.

@@ -1,4 +1,4 @@
-"""hermes-core against its peers, measured side by side in one process.
+"""hermesos-core against its peers, measured side by side in one process.
 
 Run with ``python3 dev.py bench`` (``python3 dev.py bench --quick`` for a
 smoke run of a few seconds). What is measured, and how to read the numbers,
@@ -584,7 +584,7 @@ def machine() -> dict[str, str]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "os": f"{platform.system()} {platform.release()}",
     }
-    for dist in ("hermes-core", "pydantic", "pydantic-core", "msgspec", "jsonschema", "fastjsonschema", "mcp"):
+    for dist in ("hermesos-core", "pydantic", "pydantic-core", "msgspec", "jsonschema", "fastjsonschema", "mcp"):
         info[dist] = importlib.metadata.version(dist)
     info["langchain-core"] = importlib.metadata.version("langchain-core")
     return info

@@ -4,7 +4,7 @@ For 10, 100 and 500 synthetic installed plugins (each a module and a
 ``.dist-info`` directory, as an installer leaves them, contributing one tool
 with a small input schema), a fresh Python process times:
 
-* **bare**: ``importlib.metadata.entry_points(group="hermes.plugins")`` and
+* **bare**: ``importlib.metadata.entry_points(group="hermesos.plugins")`` and
   ``ep.load()`` of each: the least any entry-point plugin system does;
 * **hermes**: ``hermes_core.load_runtime()``: the same scan and imports, plus
   the requirement check, hook calls, every check of every contribution, and
@@ -30,7 +30,7 @@ import textwrap
 from pathlib import Path
 
 SIZES = (10, 100, 500)
-SKIP = os.environ.get("HERMES_DISABLE_PLUGINS", "")
+SKIP = os.environ.get("HERMESOS_DISABLE_PLUGINS", "")
 
 MODULE = """\
 from hermes_core import define_tool, hookimpl
@@ -57,7 +57,7 @@ sys.path.insert(0, {site!r})
 start = time.perf_counter()
 import importlib_metadata
 count = 0
-for ep in importlib_metadata.entry_points(group="hermes.plugins"):
+for ep in importlib_metadata.entry_points(group="hermesos.plugins"):
     if ep.dist is not None and ep.dist.name.startswith("synthetic-"):
         ep.load()
         count += 1
@@ -83,14 +83,14 @@ def install(site: Path, count: int) -> None:
         info = site / f"synthetic_{n}-1.0.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: synthetic-{n}\nVersion: 1.0.0\nRequires-Dist: hermes-core>=0.1\n"
+            f"Metadata-Version: 2.1\nName: synthetic-{n}\nVersion: 1.0.0\nRequires-Dist: hermesos-core>=0.1\n"
         )
-        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nsynthetic{n} = {module}\n")
+        (info / "entry_points.txt").write_text(f"[hermesos.plugins]\nsynthetic{n} = {module}\n")
 
 
 def measure(code: str, site: Path, expected: int) -> float:
     # The bundled plugins, if installed, are disabled: only the synthetic ones are timed.
-    env = {**os.environ, "HERMES_DISABLE_PLUGINS": "hermes-fs,hermes-policy,hermes-math," + SKIP}
+    env = {**os.environ, "HERMESOS_DISABLE_PLUGINS": "hermesos-fs,hermesos-policy,hermesos-math," + SKIP}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code.format(site=str(site)))],
         capture_output=True,
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{size:>8} {b * 1e3:>9.1f} {h * 1e3:>10.1f} {b / size * 1e6:>10.0f}us"
                 f" {h / size * 1e6:>12.0f}us {h / b:>6.2f}"
             )
-    # The fixed start-up (Python, importing hermes-core or importlib-metadata) cancels out here.
+    # The fixed start-up (Python, importing hermesos-core or importlib-metadata) cancels out here.
     low, high = SIZES[1], SIZES[-1]
     extra = high - low
     bare_each = (medians[high][0] - medians[low][0]) / extra

@@ -1,7 +1,7 @@
-"""Start-up time of the hermes command, next to a bare Python.
+"""Start-up time of the hermesos command, next to a bare Python.
 
-Times, in fresh processes, ``python -c pass`` (the floor), ``hermes
---version`` (must discover no plugin and import nothing heavy) and ``hermes
+Times, in fresh processes, ``python -c pass`` (the floor), ``hermesos
+--version`` (must discover no plugin and import nothing heavy) and ``hermesos
 tools list`` (discovers and loads every installed plugin). Each command runs
 several times, interleaved; the median is reported.
 
@@ -19,11 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-HERMES = str(Path(sys.executable).with_name("hermes"))
+HERMES = str(Path(sys.executable).with_name("hermesos"))
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
-    "hermes --version": [HERMES, "--version"],
-    "hermes tools list": [HERMES, "tools", "list"],
+    "hermesos --version": [HERMES, "--version"],
+    "hermesos tools list": [HERMES, "tools", "list"],
 }
 
 

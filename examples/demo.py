@@ -1,7 +1,7 @@
-"""The main job: the installed tools, listed and called through the hermes command.
+"""The main job: the installed tools, listed and called through the hermesos command.
 
-Runs the real ``hermes`` command of this environment, in a fresh workspace
-directory (the root hermes-fs confines itself to), and prints each command
+Runs the real ``hermesos`` command of this environment, in a fresh workspace
+directory (the root hermesos-fs confines itself to), and prints each command
 as a shell would show it. Then runs ``core_demo.py``: the core on its own,
 with each of the six error codes as a model receives it.
 """
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERMES = Path(sys.executable).with_name("hermes")
+HERMES = Path(sys.executable).with_name("hermesos")
 
 STEPS = [
     ("Every tool the installed plugins contribute:", ["tools", "list"]),
@@ -36,13 +36,13 @@ STEPS = [
 
 def main() -> int:
     """Run the steps in a temporary workspace; return 0 unless the demo itself went wrong."""
-    with tempfile.TemporaryDirectory(prefix="hermes-demo-") as workspace:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
-        env["HERMES_FS_ROOT"] = workspace
+    with tempfile.TemporaryDirectory(prefix="hermesos-demo-") as workspace:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
+        env["HERMESOS_FS_ROOT"] = workspace
         for title, argv in STEPS:
             if title:
                 print(f"\n# {title}")
-            print("$ hermes " + shlex.join(argv), flush=True)
+            print("$ hermesos " + shlex.join(argv), flush=True)
             done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
             if done.returncode:
                 print(f"(exit status {done.returncode})", flush=True)

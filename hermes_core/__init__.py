@@ -1,4 +1,4 @@
-"""hermes-core: LLM tools as plugins, with errors a model can act on.
+"""hermesos-core: LLM tools as plugins, with errors a model can act on.
 
 Importing this package has no side effects: it discovers and loads nothing.
 """

@@ -1,4 +1,4 @@
-"""``python -m hermes_core``: the ``hermes`` command."""
+"""``python -m hermes_core``: the ``hermesos`` command."""
 
 from __future__ import annotations
 

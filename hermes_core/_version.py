@@ -1,4 +1,4 @@
-"""The version of hermes-core, in one place: the package, the build and the plugin loader read it here."""
+"""The version of hermesos-core, in one place: the package, the build and the plugin loader read it here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``hermes`` command: list, inspect and call the installed tools, and diagnose broken plugins.
+"""The ``hermesos`` command: list, inspect and call the installed tools, and diagnose broken plugins.
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CODES", "main"]
 
-#: The exit status of ``hermes call`` for each error code.
+#: The exit status of ``hermesos call`` for each error code.
 EXIT_CODES: dict[ErrorCode, int] = {
     ErrorCode.TOOL_NOT_FOUND: 3,
     ErrorCode.INPUT_INVALID: 4,
@@ -137,11 +137,11 @@ def _tools_list(args: argparse.Namespace) -> int:
     for plugin in broken:
         print(
             style.red(f"broken plugin {plugin['distribution']} {plugin['version']} ({plugin['entry_point']}): "),
-            "run 'hermes check' for details",
+            "run 'hermesos check' for details",
             sep="",
         )
     if not rows and not broken:
-        print("no tools installed: pip install a hermes plugin, such as hermes-fs", file=sys.stderr)
+        print("no tools installed: pip install a hermesos plugin, such as hermesos-fs", file=sys.stderr)
     return _OK
 
 
@@ -221,7 +221,8 @@ def _read_input(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise _Usage(
-            f"hermes call: error: the input is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+            f"hermesos call: error: the input is not valid JSON: {error.msg} "
+            f"at line {error.lineno}, column {error.colno}"
         ) from None
 
 
@@ -286,7 +287,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    """A command that prints *parser*'s help: 'hermes' or 'hermes tools' alone, as git does."""
+    """A command that prints *parser*'s help: 'hermesos' or 'hermesos tools' alone, as git does."""
 
     def show(args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
@@ -303,14 +304,15 @@ def _parser() -> _Parser:
         action="append",
         default=[],
         metavar="NAME",
-        help="skip a plugin by entry-point or distribution name (repeatable; HERMES_DISABLE_PLUGINS adds more)",
+        help="skip a plugin by entry-point or distribution name (repeatable; HERMESOS_DISABLE_PLUGINS adds more)",
     )
     parser = _Parser(
-        prog="hermes",
-        description="List, inspect and call the installed hermes tools; diagnose broken plugins.",
-        epilog="Exit statuses: 0 ok, 1 problems, 2 usage, 3-8 the error codes of 'hermes call' (see 'hermes call -h').",
+        prog="hermesos",
+        description="List, inspect and call the installed hermesos tools; diagnose broken plugins.",
+        epilog="Exit statuses: 0 ok, 1 problems, 2 usage, 3-8 the error codes of 'hermesos call' "
+        "(see 'hermesos call -h').",
     )
-    parser.add_argument("--version", action="version", version=f"hermes-core {__version__}")
+    parser.add_argument("--version", action="version", version=f"hermesos-core {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tools = commands.add_parser("tools", help="list or show tools")
@@ -344,7 +346,7 @@ def _parser() -> _Parser:
         action="append",
         default=[],
         metavar="PERMISSION",
-        help="grant a permission pattern: fs:read, fs:*, * (repeatable; HERMES_GRANTS adds more)",
+        help="grant a permission pattern: fs:read, fs:*, * (repeatable; HERMESOS_GRANTS adds more)",
     )
     call.set_defaults(run=_call)
 
@@ -357,7 +359,7 @@ def _parser() -> _Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hermes`` command with *argv* (default: ``sys.argv[1:]``); return the exit status."""
+    """Run the ``hermesos`` command with *argv* (default: ``sys.argv[1:]``); return the exit status."""
     parser = _parser()
     try:
         try:
@@ -370,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return _USAGE
     except BrokenPipeError:
-        # The reader went away ('hermes tools list | head -1'): stop quietly, and keep
+        # The reader went away ('hermesos tools list | head -1'): stop quietly, and keep
         # Python from complaining again when it flushes stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -1,7 +1,7 @@
 """The hooks a plugin implements, and the markers to implement them with.
 
 A plugin is a module (or any object) named by an entry point in the
-``hermes.plugins`` group. It implements any of the hooks below, each a
+``hermesos.plugins`` group. It implements any of the hooks below, each a
 function taking no arguments::
 
     from hermes_core import define_tool, hookimpl
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["PROJECT", "hermes_permission_providers", "hermes_schemas", "hermes_tools", "hookimpl", "hookspec"]
 
 #: The pluggy project name: markers and the plugin manager share it.
-PROJECT = "hermes"
+PROJECT = "hermesos"
 
 #: Marks a hook specification (used by this module only).
 hookspec = pluggy.HookspecMarker(PROJECT)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["GRANTS_ENV", "GRANT_PATTERN", "EnvGrants", "PermissionProvider", "StaticGrants", "env_grants"]
 
 #: The environment variable of comma-separated grant patterns that ``load_runtime`` always adds.
-GRANTS_ENV = "HERMES_GRANTS"
+GRANTS_ENV = "HERMESOS_GRANTS"
 
 #: A grant: ``namespace:action``, ``namespace:*`` or ``*``.
 GRANT_PATTERN = re.compile(r"\*\Z|[a-z][a-z0-9_-]*:(\*|[a-z][a-z0-9_-]*)\Z")
@@ -55,7 +55,7 @@ class StaticGrants:
     Args:
         patterns: grant patterns such as ``fs:write``, ``fs:*`` or ``*``.
         source: what to call the patterns in an error message (``grants``,
-            ``HERMES_GRANTS``...).
+            ``HERMESOS_GRANTS``...).
 
     Raises:
         InvalidDefinitionError: a pattern is malformed.
@@ -101,10 +101,10 @@ class StaticGrants:
 
 
 def env_grants(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The grant patterns in ``HERMES_GRANTS`` (comma-separated; blanks ignored), checked.
+    """The grant patterns in ``HERMESOS_GRANTS`` (comma-separated; blanks ignored), checked.
 
     Raises:
-        InvalidDefinitionError: a pattern is malformed, naming ``HERMES_GRANTS``.
+        InvalidDefinitionError: a pattern is malformed, naming ``HERMESOS_GRANTS``.
     """
     value = (os.environ if environ is None else environ).get(GRANTS_ENV, "")
     patterns = [part.strip() for part in value.split(",") if part.strip()]
@@ -113,7 +113,7 @@ def env_grants(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 @final
 class EnvGrants:
-    """A provider granting the patterns of ``HERMES_GRANTS``, read when it is made.
+    """A provider granting the patterns of ``HERMESOS_GRANTS``, read when it is made.
 
     ``load_runtime`` adds these patterns to its grants itself; this provider is
     for runtimes built by hand.

@@ -2,7 +2,7 @@
 
 A plugin distribution declares one entry point::
 
-    [project.entry-points."hermes.plugins"]
+    [project.entry-points."hermesos.plugins"]
     fs = "hermes_fs"
 
 :func:`load_runtime` imports every such module once, calls its hooks (see
@@ -51,9 +51,9 @@ __all__ = [
 ]
 
 #: The entry-point group plugins declare themselves in.
-ENTRY_POINT_GROUP = "hermes.plugins"
+ENTRY_POINT_GROUP = "hermesos.plugins"
 #: Comma-separated entry-point or distribution names to skip.
-DISABLE_ENV = "HERMES_DISABLE_PLUGINS"
+DISABLE_ENV = "HERMESOS_DISABLE_PLUGINS"
 
 _SEPARATORS = re.compile(r"[-_.]+")
 _HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers")
@@ -192,12 +192,12 @@ class _PluginManager(pluggy.PluginManager):
 
 
 def canonicalize_name(name: str) -> str:
-    """A distribution name as Python packaging compares them (PEP 503): ``Hermes_FS`` is ``hermes-fs``."""
+    """A distribution name as Python packaging compares them (PEP 503): ``Hermesos_FS`` is ``hermesos-fs``."""
     return _SEPARATORS.sub("-", name).lower()
 
 
 def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
-    """Raise if the plugin's own requirement on hermes-core is not met by the installed core."""
+    """Raise if the plugin's own requirement on hermesos-core is not met by the installed core."""
     # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
 
@@ -207,7 +207,7 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue  # the installer already accepted it; not ours to judge
-        if canonicalize_name(requirement.name) != "hermes-core":
+        if canonicalize_name(requirement.name) != "hermesos-core":
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
             continue
@@ -215,9 +215,9 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
             raise InvalidDefinitionError(
                 str(origin),
                 "Requires-Dist",
-                f'requires "{requirement}", but hermes-core {installed} is installed; install a hermes-core '
-                f'that satisfies it (pip install "hermes-core{requirement.specifier}") or a release of '
-                f"{origin.distribution} made for hermes-core {installed}",
+                f'requires "{requirement}", but hermesos-core {installed} is installed; install a hermesos-core '
+                f'that satisfies it (pip install "hermesos-core{requirement.specifier}") or a release of '
+                f"{origin.distribution} made for hermesos-core {installed}",
             )
 
 
@@ -268,10 +268,10 @@ def _register(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> 
     if unknown:
         close = difflib.get_close_matches(unknown[0], _HOOKS, n=1)
         hint = f'; did you mean "{close[0]}"?' if close else f"; the hooks are {', '.join(_HOOKS)}"
-        raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermes hook{hint}")
+        raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermesos hook{hint}")
     if wrappers:
         raise InvalidDefinitionError(
-            str(origin), wrappers[0], "is a hook wrapper; hermes hooks are plain functions returning contributions"
+            str(origin), wrappers[0], "is a hook wrapper; hermesos hooks are plain functions returning contributions"
         )
 
 
@@ -412,13 +412,13 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
 
     Args:
         disable: entry-point or distribution names to skip (added to those in
-            the ``HERMES_DISABLE_PLUGINS`` environment variable, comma-separated).
+            the ``HERMESOS_DISABLE_PLUGINS`` environment variable, comma-separated).
         strict: raise the first problem (the default), or, with False, record
             every problem of every plugin on the returned set (report mode).
 
     Raises:
         InvalidDefinitionError: a plugin contributes something malformed, clashes
-            with another plugin, or requires a hermes-core other than this one.
+            with another plugin, or requires a hermesos-core other than this one.
         PluginLoadError: a plugin module failed to import, or a hook raised.
     """
     import importlib_metadata  # noqa: PLC0415 - only discovery needs it, and it is slow to import
@@ -490,11 +490,11 @@ def load_runtime(
 
     Args:
         grants: grant patterns (``fs:write``, ``fs:*``, ``*``). The patterns in
-            the ``HERMES_GRANTS`` environment variable (comma-separated) are
+            the ``HERMESOS_GRANTS`` environment variable (comma-separated) are
             always added.
         providers: permission providers, asked after those the plugins contribute.
         disable: entry-point or distribution names to skip, besides
-            ``HERMES_DISABLE_PLUGINS``.
+            ``HERMESOS_DISABLE_PLUGINS``.
 
     Raises:
         InvalidDefinitionError: as :func:`discover_plugins`, or a malformed grant.

@@ -37,25 +37,25 @@ class Site:
         """Plugin source: *body* after imports and a ``make(name, **fields)`` that defines a small tool."""
         return _TEMPLATE.format(body=textwrap.dedent(body))
 
-    def install(self, source: str, *, requires: str = "hermes-core>=0.1", version: str = "1.0.0") -> str:
+    def install(self, source: str, *, requires: str = "hermesos-core>=0.1", version: str = "1.0.0") -> str:
         """Install a distribution whose one module is *source*; return its distribution name."""
         serial = next(_serial)
-        dist, module = f"hermes-unit-{serial}", f"hermes_unit_{serial}"
+        dist, module = f"hermesos-unit-{serial}", f"hermesos_unit_{serial}"
         (self.path / f"{module}.py").write_text(textwrap.dedent(source))
         info = self.path / f"{module}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\nRequires-Dist: {requires}\n"
         )
-        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nunit{serial} = {module}\n")
+        (info / "entry_points.txt").write_text(f"[hermesos.plugins]\nunit{serial} = {module}\n")
         self.names.append(dist)
         return dist
 
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
-    """A fresh site directory, first on sys.path, with the hermes environment variables cleared."""
+    """A fresh site directory, first on sys.path, with the HERMESOS_ environment variables cleared."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("HERMES_GRANTS", "HERMES_DISABLE_PLUGINS", "NO_COLOR"):
+    for name in ("HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     return Site(tmp_path)

@@ -1,4 +1,4 @@
-"""The hermes command: main(argv) in process, and the real console script in subprocesses."""
+"""The hermesos command: main(argv) in process, and the real console script in subprocesses."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from hermes_core.cli import EXIT_CODES, main
 if TYPE_CHECKING:
     from conftest import Site
 
-HERMES = Path(sys.executable).with_name("hermes")
+HERMES = Path(sys.executable).with_name("hermesos")
 
 GOOD = """
 @hookimpl
@@ -101,7 +101,7 @@ def test_listings_show_a_broken_plugin_as_broken_instead_of_crashing(
     assert status == 0
     assert "unit.add" in out
     assert f"broken plugin {broken} 1.0.0" in out
-    assert "hermes check" in out
+    assert "hermesos check" in out
     status, out, _ = run(capsys, "plugins", "list", "--json")
     assert status == 0
     states = {row["distribution"]: row for row in json.loads(out)["plugins"]}
@@ -160,7 +160,7 @@ def test_call_reads_input_from_stdin(
 def test_call_input_that_is_not_json_names_line_and_column(capsys: pytest.CaptureFixture[str], good: str) -> None:
     status, out, err = run(capsys, "call", "unit.add", '{"a": 1,\n "b": }')
     assert (status, out) == (2, "")
-    assert err == ("hermes call: error: the input is not valid JSON: Expecting value at line 2, column 7\n")
+    assert err == ("hermesos call: error: the input is not valid JSON: Expecting value at line 2, column 7\n")
 
 
 @pytest.mark.parametrize(
@@ -203,7 +203,7 @@ def test_call_grants_with_grant_and_hermes_grants(
 ) -> None:
     assert run(capsys, "call", "unit.echo", "--grant", "unit:echo") == (0, "{}\n", "")
     assert run(capsys, "call", "unit.echo", "--grant", "net:get", "--grant", "unit:*")[0] == 0
-    monkeypatch.setenv("HERMES_GRANTS", "unit:echo")
+    monkeypatch.setenv("HERMESOS_GRANTS", "unit:echo")
     assert run(capsys, "call", "unit.echo")[0] == 0
 
 
@@ -261,7 +261,7 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     status, out, _ = run(capsys, *argv, "--help")
     assert status == 0
-    assert out.startswith("usage: hermes")
+    assert out.startswith("usage: hermesos")
 
 
 def test_call_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -273,7 +273,7 @@ def test_call_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str
 def test_a_command_without_its_subcommand_shows_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     status, _, err = run(capsys, *argv)
     assert status == 2
-    assert err.startswith("usage: hermes")
+    assert err.startswith("usage: hermesos")
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -283,14 +283,14 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "--version") == (0, f"hermes-core {__version__}\n", "")
+    assert run(capsys, "--version") == (0, f"hermesos-core {__version__}\n", "")
 
 
 # -- the real console script -----------------------------------------------------------
 
 
 def script(site: Site, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "NO_COLOR"))}
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
     environment.update(PYTHONPATH=str(site.path), **env)
     return subprocess.run([str(HERMES), *argv], capture_output=True, text=True, env=environment, check=False)
 
@@ -301,7 +301,7 @@ def test_the_console_script_and_python_m_run_main(site: Site, good: str) -> None
     module = subprocess.run(
         [sys.executable, "-m", "hermes_core", "--version"], capture_output=True, text=True, check=True
     )
-    assert module.stdout == f"hermes-core {__version__}\n"
+    assert module.stdout == f"hermesos-core {__version__}\n"
 
 
 def test_version_discovers_no_plugin_and_imports_nothing_heavy(site: Site) -> None:
@@ -317,7 +317,7 @@ def test_version_discovers_no_plugin_and_imports_nothing_heavy(site: Site) -> No
         env={**os.environ, "PYTHONPATH": str(site.path)},
         check=True,
     )
-    assert done.stdout.splitlines() == [f"hermes-core {__version__}", "[]"]
+    assert done.stdout.splitlines() == [f"hermesos-core {__version__}", "[]"]
 
 
 def test_a_closed_pipe_exits_quietly(site: Site) -> None:

@@ -308,8 +308,8 @@ def test_relative_links_resolve(page: Path) -> None:
 # -- the tutorial, for real ----------------------------------------------------------------
 
 # Commands of the tutorial that set up what the test sets up itself (a folder, a
-# virtual environment, hermes-core from this checkout).
-_HARNESS = ("mkdir ", "cd ", "python3 -m venv ", ". .venv/bin/activate", "pip install path/to/hermes-core")
+# virtual environment, hermesos-core from this checkout).
+_HARNESS = ("mkdir ", "cd ", "python3 -m venv ", ". .venv/bin/activate", "pip install path/to/hermesos-core")
 
 
 def _console(blocks: list[Block]) -> list[tuple[str, list[str]]]:
@@ -334,7 +334,7 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
     import venv
 
     blocks = read_blocks(ROOT / TUTORIAL)
-    project = tmp_path / "hermes-wordcount"
+    project = tmp_path / "hermesos-wordcount"
     files = [block for block in blocks if block.title]
     assert {block.title for block in files} == {"pyproject.toml", "hermes_wordcount.py", "tests/test_wordcount.py"}
     for block in files:
@@ -350,27 +350,27 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
     )
     venv.create(project / ".venv", with_pip=True)
     bin_dir = project / ".venv" / "bin"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "NO_COLOR", "PYTHON"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "PYTHON"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(project / ".venv"))
-    (core,) = wheels.glob("hermes_core-*.whl")  # by file: the bare name could resolve to another project
+    (core,) = wheels.glob("hermesos_core-*.whl")  # by file: the bare name could resolve to another project
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, str(core)], check=True, capture_output=True, env=env)
 
     steps = _console(blocks)
-    assert any(command.startswith("hermes call") for command, _ in steps)
+    assert any(command.startswith("hermesos call") for command, _ in steps)
     for command, shown in steps:
         if command.startswith(_HARNESS):
             continue
         argv = shlex.split(command)
         if argv[0] == "pip":
             argv = [*pip, *argv[2:]]
-        assert argv[0] in ("hermes", "pytest") or argv[0] == pip[0], f"the tutorial runs {command!r}: test it"
+        assert argv[0] in ("hermesos", "pytest") or argv[0] == pip[0], f"the tutorial runs {command!r}: test it"
         done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
         printed = (done.stdout + done.stderr).rstrip().splitlines()
         if argv[0] == "pytest":
             assert done.returncode == 0, done.stdout + done.stderr
             assert printed[-1].startswith(shown[-1]), (command, printed)
-        elif argv[0] == "hermes":
+        elif argv[0] == "hermesos":
             assert printed == shown, (command, printed)
         else:
             assert done.returncode == 0, done.stderr

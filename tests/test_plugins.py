@@ -124,7 +124,7 @@ def test_disable_skips_by_distribution_or_entry_point_and_the_environment_adds_m
     assert not info.ok
     entry_point = info.origin.entry_point
     assert mine(site, discover_plugins(disable=[entry_point.upper()]))[0].disabled
-    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", f" , {broken} ,")
+    monkeypatch.setenv("HERMESOS_DISABLE_PLUGINS", f" , {broken} ,")
     assert mine(site, discover_plugins())[0].disabled
 
 
@@ -188,16 +188,16 @@ def test_a_failing_iterable_is_a_load_error(site: Site) -> None:
 
 
 def test_requirement_on_the_core_is_checked_with_markers_and_prereleases(site: Site) -> None:
-    ok = site.install(site.plugin(""), requires="hermes-core>=0.1.0.dev0")
-    other = site.install(site.plugin(""), requires='hermes-core>=99; python_version < "3"')
+    ok = site.install(site.plugin(""), requires="hermesos-core>=0.1.0.dev0")
+    other = site.install(site.plugin(""), requires='hermesos-core>=99; python_version < "3"')
     unrelated = site.install(site.plugin(""), requires="somethingelse>=99")
     assert all(p.ok for p in mine(site, discover_plugins()))
-    bad = site.install(site.plugin(""), requires="Hermes_Core<0.1")
+    bad = site.install(site.plugin(""), requires="HermesOS_Core<0.1")
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert caught.value.field == "Requires-Dist"
     assert f"plugin {bad} 1.0.0" in str(caught.value)
-    assert f"hermes-core {hermes_core.__version__} is installed" in str(caught.value)
+    assert f"hermesos-core {hermes_core.__version__} is installed" in str(caught.value)
     assert {ok, other, unrelated} <= set(site.names)
 
 
@@ -214,15 +214,15 @@ def test_clashing_tool_names_name_both_distributions_and_the_later_one_loses(sit
 
 
 def test_hermes_grants_are_read_and_checked() -> None:
-    assert env_grants({"HERMES_GRANTS": " fs:read, ,net:* "}) == ("fs:read", "net:*")
+    assert env_grants({"HERMESOS_GRANTS": " fs:read, ,net:* "}) == ("fs:read", "net:*")
     assert env_grants({}) == ()
     with pytest.raises(InvalidDefinitionError) as caught:
-        env_grants({"HERMES_GRANTS": "fs:read,fs"})
-    assert caught.value.field == "HERMES_GRANTS[1]"
+        env_grants({"HERMESOS_GRANTS": "fs:read,fs"})
+    assert caught.value.field == "HERMESOS_GRANTS[1]"
 
 
 def test_env_grants_is_a_provider(site: Site) -> None:
-    provider = EnvGrants({"HERMES_GRANTS": "unit:*"})
+    provider = EnvGrants({"HERMESOS_GRANTS": "unit:*"})
     tool: Tool = hermes_core.define_tool(
         name="unit.p",
         description="d",
@@ -243,10 +243,10 @@ def test_load_runtime_adds_hermes_grants_and_the_callers(site: Site, monkeypatch
     with pytest.raises(PermissionDeniedError):
         load_runtime().call_sync("unit.g", {})
     assert load_runtime(grants=["unit:g"]).call_sync("unit.g", {}) == {}
-    monkeypatch.setenv("HERMES_GRANTS", "unit:*")
+    monkeypatch.setenv("HERMESOS_GRANTS", "unit:*")
     assert load_runtime().call_sync("unit.g", {}) == {}
-    monkeypatch.setenv("HERMES_GRANTS", "unit")
-    with pytest.raises(InvalidDefinitionError, match="HERMES_GRANTS"):
+    monkeypatch.setenv("HERMESOS_GRANTS", "unit")
+    with pytest.raises(InvalidDefinitionError, match="HERMESOS_GRANTS"):
         load_runtime()
 
 
@@ -255,7 +255,7 @@ def test_importing_hermes_core_discovers_nothing(site: Site) -> None:
     import sys
 
     site.install("raise RuntimeError('imported!')")
-    code = "import hermes_core, sys; print('hermes_unit' in ' '.join(sys.modules))"
+    code = "import hermes_core, sys; print('hermesos_unit' in ' '.join(sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -272,7 +272,7 @@ def test_two_distributions_may_use_the_same_entry_point_name(site: Site) -> None
     for dist in (first, second):
         info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
         module = (info / "entry_points.txt").read_text().split("=")[1].strip()
-        (info / "entry_points.txt").write_text(f"[hermes.plugins]\nsame = {module}\n")
+        (info / "entry_points.txt").write_text(f"[hermesos.plugins]\nsame = {module}\n")
     assert {"unit.one", "unit.two"} <= set(load_runtime().tools)
 
 
@@ -280,7 +280,7 @@ def test_two_entry_points_naming_one_module_are_refused(site: Site) -> None:
     dist = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.twice")]'))
     info = next(site.path.glob(dist.replace("-", "_") + "-*.dist-info"))
     module = (info / "entry_points.txt").read_text().split("=")[1].strip()
-    (info / "entry_points.txt").write_text(f"[hermes.plugins]\na = {module}\nb = {module}\n")
+    (info / "entry_points.txt").write_text(f"[hermesos.plugins]\na = {module}\nb = {module}\n")
     with pytest.raises(InvalidDefinitionError, match="already loaded"):
         discover_plugins()
     found = discover_plugins(strict=False)

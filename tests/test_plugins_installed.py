@@ -1,6 +1,6 @@
 """Plugin discovery for real.
 
-hermes-core, the bundled plugins and the fixture distributions under
+hermesos-core, the bundled plugins and the fixture distributions under
 ``tests/fixtures/plugins`` are built as wheels, pip-installed into a fresh
 virtual environment, and discovered by a separate Python process there, as
 an agent builder's ``pip install`` would have them.
@@ -21,11 +21,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "plugins").iterdir() if (p / "pyproject.toml").exists())
 BUNDLED = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
-BROKEN = [p.name for p in FIXTURES if p.name != "hermes-fixture-good"]
+BROKEN = [p.name for p in FIXTURES if p.name != "hermesos-fixture-good"]
 
 
 class Venv:
-    """A virtual environment with hermes-core and every plugin installed from wheels."""
+    """A virtual environment with hermesos-core and every plugin installed from wheels."""
 
     def __init__(self, path: Path, wheels: Path) -> None:
         self.path = path
@@ -42,13 +42,13 @@ class Venv:
         assert done.returncode == 0, done.stderr
 
     def install(self, *names: str) -> None:
-        # --no-deps: hermes-core is installed once; one fixture deliberately requires a core
+        # --no-deps: hermesos-core is installed once; one fixture deliberately requires a core
         # that does not exist, which only an install without dependency checks lets in.
         self.pip("install", "--no-deps", "--find-links", str(self.wheels), *names)
 
     def probe(self, code: str, *, env: dict[str, str] | None = None) -> Any:
         """Run *code* in the environment; it prints one JSON document, which is returned."""
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
         environment.update(env or {})
         done = subprocess.run(
             [self.python, "-c", code],
@@ -76,7 +76,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     venv.create(base / "venv", with_pip=True)
     environment = Venv(base / "venv", wheels)
     # By file: the name alone could resolve to another project's release on the index.
-    (core,) = wheels.glob("hermes_core-*.whl")
+    (core,) = wheels.glob("hermesos_core-*.whl")
     environment.pip("install", str(core))
     environment.install(*(p.name for p in (*FIXTURES, *BUNDLED)))
     return environment
@@ -116,7 +116,7 @@ print(json.dumps({p.origin.distribution: {
 } for p in found.plugins}))
 """
     )
-    assert listing["hermes-fixture-good"] == {
+    assert listing["hermesos-fixture-good"] == {
         "version": "1.2.3",
         "entry_point": "good",
         "ok": True,
@@ -129,8 +129,8 @@ print(json.dumps({p.origin.distribution: {
         assert plugin["ok"] is True, bundled.name
         assert plugin["tools"] or plugin["providers"], bundled.name
     assert {name for name, plugin in listing.items() if not plugin["ok"]} == set(BROKEN) - {
-        "hermes-fixture-clash-a"
-    } - {"hermes-fixture-schema-clash-a"}
+        "hermesos-fixture-clash-a"
+    } - {"hermesos-fixture-schema-clash-a"}
 
 
 def test_a_discovered_tool_is_called_through_load_runtime(env: Venv) -> None:
@@ -150,60 +150,60 @@ print(json.dumps(runtime.observe_sync("fixture.echo", {{"text": "hi"}})))
 """
     denied = env.probe(code.format(disable=BROKEN))
     assert denied["error"]["code"] == "PERMISSION_DENIED"
-    granted = env.probe(code.format(disable=BROKEN), env={"HERMES_GRANTS": "net:get, fixture:*"})
+    granted = env.probe(code.format(disable=BROKEN), env={"HERMESOS_GRANTS": "net:get, fixture:*"})
     assert granted == {"ok": True, "output": "hi"}
 
 
 def test_hermes_disable_plugins_skips_by_distribution_or_entry_point(env: Venv) -> None:
     assert "fixture.echo" in load(env)["tools"]
-    for name in ("hermes-fixture-good", "good", "Hermes_Fixture_Good"):
-        assert "fixture.echo" not in load(env, extra={"HERMES_DISABLE_PLUGINS": f"x, {name}"})["tools"]
+    for name in ("hermesos-fixture-good", "good", "Hermesos_Fixture_Good"):
+        assert "fixture.echo" not in load(env, extra={"HERMESOS_DISABLE_PLUGINS": f"x, {name}"})["tools"]
 
 
 def test_an_uninstalled_plugin_is_gone(env: Venv) -> None:
-    env.pip("uninstall", "-y", "hermes-fixture-good")
+    env.pip("uninstall", "-y", "hermesos-fixture-good")
     try:
         assert "fixture.echo" not in load(env)["tools"]
     finally:
-        env.install("hermes-fixture-good")
+        env.install("hermesos-fixture-good")
     assert "fixture.echo" in load(env)["tools"]
 
 
 FAILURES: dict[str, tuple[tuple[str, ...], str, list[str]]] = {
     # fixture: (also enabled, error type, what the message must say besides the origin)
-    "hermes-fixture-import-error": (
+    "hermesos-fixture-import-error": (
         (),
         "PluginLoadError",
         ["importing fixture_import_error failed with ModuleNotFoundError"],
     ),
-    "hermes-fixture-not-a-tool": ((), "InvalidDefinitionError", ["hermes_tools", "every item must be a Tool"]),
-    "hermes-fixture-not-a-schema": ((), "InvalidDefinitionError", ["hermes_schemas", "must be a schema"]),
-    "hermes-fixture-not-a-provider": ((), "InvalidDefinitionError", ["hermes_permission_providers", "check(tool"]),
-    "hermes-fixture-clash-b": (
-        ("hermes-fixture-clash-a",),
+    "hermesos-fixture-not-a-tool": ((), "InvalidDefinitionError", ["hermes_tools", "every item must be a Tool"]),
+    "hermesos-fixture-not-a-schema": ((), "InvalidDefinitionError", ["hermes_schemas", "must be a schema"]),
+    "hermesos-fixture-not-a-provider": ((), "InvalidDefinitionError", ["hermes_permission_providers", "check(tool"]),
+    "hermesos-fixture-clash-b": (
+        ("hermesos-fixture-clash-a",),
         "InvalidDefinitionError",
-        ['tool "clash.tool"', "also contributed by plugin hermes-fixture-clash-a 1.2.3"],
+        ['tool "clash.tool"', "also contributed by plugin hermesos-fixture-clash-a 1.2.3"],
     ),
-    "hermes-fixture-schema-clash-b": (
-        ("hermes-fixture-schema-clash-a",),
+    "hermesos-fixture-schema-clash-b": (
+        ("hermesos-fixture-schema-clash-a",),
         "InvalidDefinitionError",
-        ['schema "clash.path"', "also contributed by plugin hermes-fixture-schema-clash-a 1.2.3"],
+        ['schema "clash.path"', "also contributed by plugin hermesos-fixture-schema-clash-a 1.2.3"],
     ),
-    "hermes-fixture-unresolved-ref": ((), "InvalidDefinitionError", ['refers to the schema "nowhere.path"']),
-    "hermes-fixture-wrong-core": ((), "InvalidDefinitionError", ['requires "hermes-core>=99"', "is installed"]),
-    "hermes-fixture-unknown-hook": (
+    "hermesos-fixture-unresolved-ref": ((), "InvalidDefinitionError", ['refers to the schema "nowhere.path"']),
+    "hermesos-fixture-wrong-core": ((), "InvalidDefinitionError", ['requires "hermesos-core>=99"', "is installed"]),
+    "hermesos-fixture-unknown-hook": (
         (),
         "InvalidDefinitionError",
-        ['hermes_tool is not a hermes hook; did you mean "hermes_tools"?'],
+        ['hermes_tool is not a hermesos hook; did you mean "hermes_tools"?'],
     ),
-    "hermes-fixture-hook-args": ((), "InvalidDefinitionError", ["config", "hooks take none"]),
-    "hermes-fixture-bad-definition": ((), "InvalidDefinitionError", ['tool "fixture.broken"', "semantic version"]),
-    "hermes-fixture-hook-raises": ((), "PluginLoadError", ["hook hermes_tools raised RuntimeError"]),
+    "hermesos-fixture-hook-args": ((), "InvalidDefinitionError", ["config", "hooks take none"]),
+    "hermesos-fixture-bad-definition": ((), "InvalidDefinitionError", ['tool "fixture.broken"', "semantic version"]),
+    "hermesos-fixture-hook-raises": ((), "PluginLoadError", ["hook hermes_tools raised RuntimeError"]),
 }
 
 
 def test_every_broken_fixture_has_a_case() -> None:
-    assert set(FAILURES) | {"hermes-fixture-clash-a", "hermes-fixture-schema-clash-a"} == set(BROKEN)
+    assert set(FAILURES) | {"hermesos-fixture-clash-a", "hermesos-fixture-schema-clash-a"} == set(BROKEN)
 
 
 @pytest.mark.parametrize("fixture", sorted(FAILURES))
@@ -211,7 +211,7 @@ def test_a_broken_plugin_fails_the_load_naming_distribution_version_and_entry_po
     also, kind, says = FAILURES[fixture]
     outcome = load(env, fixture, *also)
     assert outcome["type"] == kind
-    entry_point = fixture.removeprefix("hermes-fixture-")
+    entry_point = fixture.removeprefix("hermesos-fixture-")
     assert f'plugin {fixture} 1.2.3 (entry point "{entry_point}" = ' in outcome["message"]
     for text in says:
         assert text in outcome["message"]

@@ -1,0 +1,870 @@
+"""hermesos-fs: text-file tools for hermesos-core, confined to one workspace root directory.
+
+Tools ``fs.read``, ``fs.list`` and ``fs.stat`` need the ``fs:read`` permission;
+``fs.write``, ``fs.mkdir`` and ``fs.delete`` need ``fs:write``. Every path is
+relative to the workspace root, and the named schema ``fs.path`` describes it.
+
+Confinement does not compare strings. The root is opened once, when the hooks
+are called, as a directory descriptor; every path is split into names, and each
+name is opened relative to the descriptor of its parent with ``O_NOFOLLOW``
+(``O_DIRECTORY`` for the directories on the way). ``..`` and absolute paths are
+refused before anything is opened, and a symbolic link is refused wherever it
+appears, by the kernel, at the moment of use, so a directory swapped for a link
+after a check is refused too. Writes go to a temporary file in the same
+directory, are flushed to disk, then renamed over the target.
+
+Configuration, read from the environment when the hooks are called (at load):
+
+* ``HERMESOS_FS_ROOT``: the workspace root (default: the working directory then);
+* ``HERMESOS_FS_MAX_READ_BYTES``: the most bytes one ``fs.read`` returns (default 1 MiB);
+* ``HERMESOS_FS_MAX_WRITE_BYTES``: the most bytes one ``fs.write`` writes (default 1 MiB).
+
+An application can also build the tools itself with :func:`make_tools`.
+POSIX only: the directory-descriptor calls it relies on do not exist on Windows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import os
+import secrets
+import stat
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final, final
+
+from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, IssueKind, Tool, define_tool, hookimpl
+from hermes_core import schema as s
+from hermes_core.schema import Schema
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MAX_LIST_ENTRIES",
+    "MAX_READ_ENV",
+    "MAX_WRITE_ENV",
+    "PATH_SCHEMA",
+    "ROOT_ENV",
+    "__version__",
+    "hermes_schemas",
+    "hermes_tools",
+    "make_tools",
+]
+
+#: The environment variable naming the workspace root.
+ROOT_ENV: Final = "HERMESOS_FS_ROOT"
+#: The environment variable bounding the bytes one ``fs.read`` returns.
+MAX_READ_ENV: Final = "HERMESOS_FS_MAX_READ_BYTES"
+#: The environment variable bounding the bytes one ``fs.write`` writes.
+MAX_WRITE_ENV: Final = "HERMESOS_FS_MAX_WRITE_BYTES"
+#: The default of both size limits: 1 MiB.
+DEFAULT_MAX_BYTES: Final = 1024 * 1024
+#: The most entries one ``fs.list`` returns; ``offset`` pages through the rest.
+MAX_LIST_ENTRIES: Final = 1000
+
+_DECL = "hermesos-fs settings"
+_VERSION = "1.0.0"
+_O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
+# O_NONBLOCK: opening a FIFO must not hang waiting for a writer; fstat then refuses it.
+_READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+# O_EXCL with O_CREAT never follows a symbolic link, and never opens a file someone else made.
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+_SHOWN_MAX = 120
+
+#: The named schema of a workspace path, contributed as ``fs.path``.
+PATH_SCHEMA: Final = s.string(
+    min_length=1,
+    max_length=4096,
+    description=(
+        "A path relative to the workspace root, with '/' between names, such as 'notes/todo.txt'; "
+        "'.' is the root itself. Absolute paths, '..' and a leading '~' are refused, "
+        "and symbolic links are never followed."
+    ),
+)
+
+
+# -- refusals --------------------------------------------------------------------------------------
+
+
+class _RefusedError(Exception):
+    """A problem with one input field found by a handler; the tool turns it into ``InputInvalidError``."""
+
+    def __init__(self, detail: str, *, field: str = "path", kind: IssueKind = "invalid") -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+        self.kind = kind
+
+
+class _MissingError(_RefusedError):
+    """A name that does not exist (``fs.stat`` answers ``exists: false`` instead of failing)."""
+
+
+def _show(parts: tuple[str, ...]) -> str:
+    """A relative path as messages quote it; never an absolute path of the machine."""
+    text = "/".join(parts) or "."
+    if len(text) > _SHOWN_MAX:
+        text = text[: _SHOWN_MAX - 3] + "..."
+    return repr(text)
+
+
+_LINK_ADVICE = (
+    "hermesos-fs never follows symbolic links, even ones pointing inside the workspace root; "
+    "name the real file or directory instead"
+)
+
+
+def _os_detail(error: OSError, shown: str, verb: str) -> str:
+    """What an unexpected refusal by the operating system means, in the words of an issue detail."""
+    code = error.errno
+    if code in (errno.EACCES, errno.EPERM):
+        return f"names {shown}, which the operating system does not allow to be {verb} (permission denied)"
+    if code == errno.ENAMETOOLONG:
+        return "is longer than the file system allows (usually 255 bytes per name); use shorter names"
+    if code == errno.EROFS:
+        return f"names {shown} on a read-only file system, so it cannot be {verb}"
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"names {shown}, which could not be {verb}: no space is left on the device (or a quota is "
+            "exhausted); this is not caused by the arguments, and retrying will not help until space is freed"
+        )
+    name = errno.errorcode.get(code, str(code)) if code is not None else "an error"
+    return (
+        f"names {shown}, which could not be {verb}: the operating system reported {name} ({error.strerror}); "
+        "this is not caused by the arguments, and retrying will probably not help"
+    )
+
+
+# -- paths ----------------------------------------------------------------------------------------
+
+
+def _split(path: str) -> tuple[str, ...]:
+    """The names of a workspace path, checked lexically: ``()`` is the root itself.
+
+    Empty names and ``.`` are dropped, as POSIX does; everything else is a
+    literal name (``..test``, ``a..b``, spaces, non-ASCII, backslashes).
+
+    Raises:
+        _RefusedError: the path holds a NUL, is absolute, starts with ``~`` or holds ``..``.
+
+    """
+    if "\x00" in path:
+        raise _RefusedError("contains a NUL character, which no file name can hold; remove it")
+    if path.startswith("/"):
+        raise _RefusedError(
+            "is an absolute path; paths are relative to the workspace root, so write 'notes/todo.txt' "
+            "rather than '/notes/todo.txt' ('.' is the root itself)"
+        )
+    names = path.split("/")
+    if names[0].startswith("~"):
+        raise _RefusedError(
+            "starts with '~', which is not expanded to a home directory: paths are relative to the "
+            "workspace root, so drop the '~/' (a name that really begins with '~' is written './~name')"
+        )
+    if ".." in names:
+        raise _RefusedError(
+            "contains '..'; hermesos-fs never steps up out of a directory, so write the path from the "
+            "workspace root down, such as 'src/app.py' rather than 'docs/../src/app.py'"
+        )
+    return tuple(name for name in names if name not in ("", "."))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"
+
+
+def _lstat(name: str, dir_fd: int) -> os.stat_result | None:
+    """The status of *name* in *dir_fd* itself (a link is not followed), or None if it does not exist."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _modified(st: os.stat_result) -> str | None:
+    try:
+        when = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
+        return f"{count // (1024 * 1024)} MiB ({count} bytes)"
+    if count >= 1024 and count % 1024 == 0:
+        return f"{count // 1024} KiB ({count} bytes)"
+    return f"{count} bytes"
+
+
+def _is_continuation(byte: int) -> bool:
+    return 0x80 <= byte < 0xC0
+
+
+def _pread(fd: int, count: int, offset: int) -> bytes:
+    """Up to *count* bytes from *offset*: fewer only at the end of the file."""
+    chunks: list[bytes] = []
+    while count > 0:
+        chunk = os.pread(fd, count, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _span(data: bytes, want: int, *, inside: bool) -> tuple[int, int]:
+    """Where the text of a part starts and ends in *data*, on character boundaries.
+
+    With *inside* (a read not at the start of the file), continuation bytes at
+    the start belong to a character begun before the offset and are skipped.
+    The part is cut back to the last character boundary within *want* bytes,
+    or, if one character is longer than that, forward to the end of it, so
+    every part not at the end of the file holds at least one character.
+    """
+    start = 0
+    if inside:
+        while start < min(3, len(data)) and _is_continuation(data[start]):
+            start += 1
+    cap = start + want
+    if len(data) <= cap:
+        return start, len(data)
+    end = cap
+    while end > start and cap - end < 3 and _is_continuation(data[end]):
+        end -= 1
+    if end == start:
+        end = cap
+        while end < len(data) and _is_continuation(data[end]):
+            end += 1
+    return start, end
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+# -- the workspace --------------------------------------------------------------------------------
+
+
+@final
+class _Workspace:
+    """The root directory, held open as a descriptor, and the operations the tools perform in it."""
+
+    __slots__ = ("__weakref__", "fd", "max_read", "max_write")
+
+    def __init__(self, root: str, max_read: int, max_write: int) -> None:
+        try:
+            self.fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        except OSError as error:
+            raise InvalidDefinitionError(
+                _DECL,
+                ROOT_ENV,
+                f"is {root!r}, which cannot be opened as a directory ({error.strerror}); set {ROOT_ENV} "
+                "(or the root passed to make_tools) to an existing directory",
+            ) from None
+        weakref.finalize(self, os.close, self.fd)
+        self.max_read = max_read
+        self.max_write = max_write
+
+    # -- resolution
+
+    def _refuse_step(self, parts: tuple[str, ...], index: int, dir_fd: int, error: OSError) -> _RefusedError:
+        """Explain why opening ``parts[index]`` as a directory failed, asking ``lstat`` only for the words."""
+        shown = _show(parts[: index + 1])
+        verb = "names" if index == len(parts) - 1 else "goes through"
+        if isinstance(error, FileNotFoundError):
+            return _MissingError(
+                f"{verb} {shown}, which does not exist under the workspace root; "
+                "list its parent directory with fs.list to see what exists"
+            )
+        if error.errno not in (errno.ENOTDIR, errno.ELOOP):
+            return _RefusedError(_os_detail(error, shown, "opened"))
+        try:
+            found = _lstat(parts[index], dir_fd)
+        except OSError:
+            found = None
+        if found is not None and stat.S_ISLNK(found.st_mode):
+            return _RefusedError(f"{verb} {shown}, a symbolic link; {_LINK_ADVICE}")
+        if found is not None and not stat.S_ISDIR(found.st_mode):
+            advice = "; read it with fs.read" if verb == "names" else ""
+            return _RefusedError(f"{verb} {shown}, which is a {_kind(found.st_mode)}, not a directory{advice}")
+        return _RefusedError(f"{verb} {shown}, which changed while it was being opened; try again")
+
+    @contextlib.contextmanager
+    def directory(self, parts: tuple[str, ...], count: int, *, create: bool = False) -> Iterator[int]:
+        """Open the directory named by the first *count* of *parts*, one name at a time.
+
+        Each name is opened relative to its parent's descriptor with
+        ``O_DIRECTORY | O_NOFOLLOW``, so nothing outside the root is reached
+        and a symbolic link is refused at use, whenever it appeared. With
+        *create*, a missing directory is made (and then opened the same way).
+
+        Yields:
+            a descriptor of the directory, closed on exit.
+
+        Raises:
+            _RefusedError: a name is missing (``_MissingError``), not a directory, or a link.
+
+        """
+        fd, index = os.dup(self.fd), 0
+        try:
+            for index in range(count):
+                name = parts[index]
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):  # made meanwhile: the open below decides
+                        os.mkdir(name, 0o777, dir_fd=fd)
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError as error:
+            refusal = self._refuse_step(parts, index, fd, error)
+            os.close(fd)
+            raise refusal from None
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def regular_file(self, parts: tuple[str, ...]) -> Iterator[tuple[int, os.stat_result]]:
+        """Open the regular file *parts* names for reading, refusing links, directories and special files."""
+        shown = _show(parts)
+        if not parts:
+            raise _RefusedError("is the workspace root '.', a directory; list it with fs.list or name a file inside it")
+        with self.directory(parts, len(parts) - 1) as parent:
+            try:
+                fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                raise _MissingError(
+                    f"names {shown}, which does not exist under the workspace root; "
+                    "list its directory with fs.list to see what exists"
+                ) from None
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
+                if error.errno == errno.ENXIO:  # a socket, or a FIFO opened without a peer
+                    raise _RefusedError(
+                        f"names {shown}, which is not a regular file; hermesos-fs reads only files"
+                    ) from None
+                raise _RefusedError(_os_detail(error, shown, "read")) from error
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise _RefusedError(f"names {shown}, which is a directory, not a file; list it with fs.list")
+            if not stat.S_ISREG(st.st_mode):
+                raise _RefusedError(f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+            yield fd, st
+        finally:
+            os.close(fd)
+
+    # -- the operations
+
+    def read_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.read``: a part of a UTF-8 text file, never splitting a character."""
+        parts = _split(args["path"])
+        offset: int = args["offset"]
+        limit: int | None = args.get("limit")
+        shown = _show(parts)
+        with self.regular_file(parts) as (fd, st):
+            if offset > st.st_size:
+                raise _RefusedError(
+                    f"is {offset}, past the end of {shown}, which is {st.st_size} bytes; "
+                    f"use an offset from 0 to {st.st_size}",
+                    field="offset",
+                    kind="too_big",
+                )
+            if limit is None and st.st_size - offset > self.max_read:
+                raise _RefusedError(
+                    f"names {shown}, which is {_size(st.st_size)}; more than the {_size(self.max_read)} "
+                    f"fs.read returns at once. Read it in parts: pass limit (at most {self.max_read}), then call "
+                    "again with offset set to the next_offset returned, until eof is true",
+                    kind="too_big",
+                )
+            want = self.max_read if limit is None else limit
+            # 3 more bytes to step over the rest of a character the offset falls inside, 4 to finish the
+            # last character and to see whether anything follows.
+            data = _pread(fd, want + 7, offset)
+        start, end = _span(data, want, inside=offset > 0)
+        try:
+            content = data[start:end].decode("utf-8")
+        except UnicodeDecodeError as error:
+            bad = offset + start + error.start
+            before = f" (the text before it can be read with offset {offset + start}, limit {bad - offset - start})"
+            raise _RefusedError(
+                f"names {shown}, which is not UTF-8 text: the byte at offset {bad} does not decode; "
+                f"hermesos-fs reads text files only{before if bad > offset + start else ''}"
+            ) from None
+        return {
+            "path": "/".join(parts),
+            "content": content,
+            "size": st.st_size,
+            "offset": offset + start,
+            "next_offset": offset + end,
+            "eof": end == len(data),
+        }
+
+    def write_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.write``: replace (or create) a file atomically through a temporary file and a rename."""
+        parts = _split(args["path"])
+        if not parts:
+            raise _RefusedError("is the workspace root '.', a directory; name a file inside it, such as 'notes.txt'")
+        data = args["content"].encode("utf-8")
+        if len(data) > self.max_write:
+            raise _RefusedError(
+                f"is {_size(len(data))} in UTF-8, more than the {_size(self.max_write)} fs.write accepts; "
+                "write less text",
+                field="content",
+                kind="too_big",
+            )
+        shown, name, create_only = _show(parts), parts[-1], args["mode"] == "create"
+        exists = (
+            f"names {shown}, which already exists, and mode is 'create'; choose another name, "
+            "or pass mode 'overwrite' to replace it"
+        )
+        with self.directory(parts, len(parts) - 1, create=args["create_parents"]) as parent:
+            old = _lstat(name, parent)
+            if old is not None:
+                if stat.S_ISLNK(old.st_mode):
+                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}")
+                if stat.S_ISDIR(old.st_mode):
+                    raise _RefusedError(f"names {shown}, which is a directory; name a file inside it")
+                if not stat.S_ISREG(old.st_mode):
+                    raise _RefusedError(f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+                if create_only:
+                    raise _RefusedError(exists)
+            temp = f".hermesos-fs-{secrets.token_hex(8)}.tmp"
+            fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
+            try:
+                try:
+                    if old is not None:
+                        os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if create_only:
+                    _link_new(temp, name, parent, exists)
+                else:
+                    # rename() replaces a link or file that appeared meanwhile; it never writes through a link.
+                    os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=parent)
+                raise
+            with contextlib.suppress(OSError):  # durability of the rename; some file systems cannot
+                os.fsync(parent)
+        return {"path": "/".join(parts), "size": len(data), "created": old is None}
+
+    def list_dir(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.list``: one page of a directory's entries, sorted by name."""
+        parts = _split(args["path"])
+        offset: int = args["offset"]
+        with self.directory(parts, len(parts)) as fd:
+            # A name that is not valid UTF-8 cannot be written in JSON, nor named in a later call.
+            names = sorted(name for name in os.listdir(fd) if _encodable(name))
+            entries: list[dict[str, Any]] = []
+            page = names[offset : offset + args["limit"]]
+            for name in page:
+                found = _lstat(name, fd)
+                if found is not None:  # deleted since it was listed
+                    kind = _kind(found.st_mode)
+                    entries.append({"name": name, "type": kind, "size": found.st_size if kind == "file" else None})
+        following = offset + len(page)
+        return {
+            "path": "/".join(parts) or ".",
+            "entries": entries,
+            "total": len(names),
+            "next_offset": following if following < len(names) else None,
+        }
+
+    def stat_path(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.stat``: what one path is, without following a link; a missing path is ``exists: false``."""
+        parts = _split(args["path"])
+        path = "/".join(parts) or "."
+        try:
+            if parts:
+                with self.directory(parts, len(parts) - 1) as parent:
+                    found = _lstat(parts[-1], parent)
+            else:
+                found = os.fstat(self.fd)
+        except _MissingError:
+            found = None
+        if found is None:
+            return {"path": path, "exists": False, "type": None, "size": None, "modified": None}
+        kind = _kind(found.st_mode)
+        return {
+            "path": path,
+            "exists": True,
+            "type": kind,
+            "size": found.st_size if kind == "file" else None,
+            "modified": _modified(found),
+        }
+
+    def make_dir(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.mkdir``: make a directory (and, by default, its parents); an existing one is fine."""
+        parts = _split(args["path"])
+        if not parts:
+            return {"path": ".", "created": False}
+        shown = _show(parts)
+        with self.directory(parts, len(parts) - 1, create=args["parents"]) as parent:
+            try:
+                os.mkdir(parts[-1], 0o777, dir_fd=parent)
+            except FileExistsError:
+                found = _lstat(parts[-1], parent)
+                if found is not None and stat.S_ISLNK(found.st_mode):
+                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
+                if found is None or not stat.S_ISDIR(found.st_mode):
+                    raise _RefusedError(f"names {shown}, which already exists and is not a directory") from None
+                return {"path": "/".join(parts), "created": False}
+        return {"path": "/".join(parts), "created": True}
+
+    def delete_path(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``fs.delete``: remove a file, a link (not its target) or an empty directory."""
+        parts = _split(args["path"])
+        if not parts:
+            raise _RefusedError(
+                "is the workspace root '.', which cannot be deleted; name a file or directory inside it"
+            )
+        shown = _show(parts)
+        with self.directory(parts, len(parts) - 1) as parent:
+            found = _lstat(parts[-1], parent)
+            if found is None:
+                raise _MissingError(
+                    f"names {shown}, which does not exist under the workspace root; "
+                    "list its directory with fs.list to see what exists"
+                )
+            kind = _kind(found.st_mode)
+            try:
+                # Neither call follows a link: rmdir refuses one, unlink removes the link itself.
+                if kind == "directory":
+                    os.rmdir(parts[-1], dir_fd=parent)
+                else:
+                    os.unlink(parts[-1], dir_fd=parent)
+            except OSError as error:
+                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise _RefusedError(
+                        f"names {shown}, a directory that is not empty; fs.delete removes only files, links "
+                        "and empty directories, so delete what it contains first (see fs.list)"
+                    ) from None
+                raise
+        return {"path": "/".join(parts), "type": kind}
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _link_new(temp: str, name: str, parent: int, exists: str) -> None:
+    """Give the finished temporary file the name *name* only if nothing has it (``mode: create``).
+
+    ``link()`` fails if the name exists, atomically; where the file system has
+    no hard links, a check then a rename is the fallback (a race remains there).
+    """
+    try:
+        os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+    except FileExistsError:
+        raise _RefusedError(exists) from None
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+            raise
+        if _lstat(name, parent) is not None:
+            raise _RefusedError(exists) from None
+        os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        return
+    os.unlink(temp, dir_fd=parent)
+
+
+# -- the tools ------------------------------------------------------------------------------------
+
+_VERBS = {
+    "fs.read": "read",
+    "fs.write": "written",
+    "fs.list": "listed",
+    "fs.stat": "examined",
+    "fs.mkdir": "created",
+    "fs.delete": "deleted",
+}
+
+
+def _handler(name: str, operation: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
+    """Wrap *operation* so each refusal, and each unexpected OS error, is an ``InputInvalidError`` of *name*."""
+
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return operation(args)
+        except _RefusedError as refusal:
+            raise InputInvalidError(name, [Issue((refusal.field,), refusal.kind, refusal.detail)]) from None
+        except OSError as error:
+            shown = repr(args["path"][:_SHOWN_MAX])
+            raise InputInvalidError(name, [Issue(("path",), "invalid", _os_detail(error, shown, _VERBS[name]))]) from (
+                error
+            )
+
+    handler.__name__ = handler.__qualname__ = name.replace(".", "_")
+    handler.__doc__ = operation.__doc__
+    return handler
+
+
+def _path(description: str) -> Schema:
+    return s.ref("fs.path", description=description)
+
+
+def _offset(description: str) -> Schema:
+    return s.optional(s.integer(minimum=0), default=0, description=description)
+
+
+_KIND = s.enum(["file", "directory", "symlink", "other"], description="What the path is; links are not followed")
+_PATH_OUT = s.string(description="The path, normalised: relative to the workspace root, '/' between names")
+
+
+def make_tools(
+    root: str | os.PathLike[str],
+    *,
+    max_read_bytes: int = DEFAULT_MAX_BYTES,
+    max_write_bytes: int = DEFAULT_MAX_BYTES,
+) -> list[Tool]:
+    """The six tools, confined to *root*, which is opened now and held open while the tools exist.
+
+    Args:
+        root: the workspace root, an existing directory (a link to one is followed, once, here).
+        max_read_bytes: the most bytes one ``fs.read`` returns.
+        max_write_bytes: the most bytes (of UTF-8) one ``fs.write`` writes.
+
+    Returns:
+        ``fs.read``, ``fs.write``, ``fs.list``, ``fs.stat``, ``fs.mkdir``, ``fs.delete``;
+        they refer to the named schema ``fs.path`` (see :func:`hermes_schemas`).
+
+    Raises:
+        InvalidDefinitionError: *root* is not a directory, a limit is not a
+            positive integer, or the platform lacks the descriptor-relative calls.
+
+    """
+    for field, value in (("max_read_bytes", max_read_bytes), ("max_write_bytes", max_write_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidDefinitionError(_DECL, field, f"must be a positive number of bytes, got {value!r}")
+    if not (_O_DIRECTORY and _O_NOFOLLOW and os.open in os.supports_dir_fd):
+        raise InvalidDefinitionError(
+            _DECL, None, "needs a POSIX system (openat with O_DIRECTORY and O_NOFOLLOW); this platform has none"
+        )
+    ws = _Workspace(os.fspath(root), max_read_bytes, max_write_bytes)
+    read_max, write_max = _size(max_read_bytes), _size(max_write_bytes)
+    operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        "fs.read": ws.read_file,
+        "fs.write": ws.write_file,
+        "fs.list": ws.list_dir,
+        "fs.stat": ws.stat_path,
+        "fs.mkdir": ws.make_dir,
+        "fs.delete": ws.delete_path,
+    }
+
+    def tool(name: str, description: str, permission: str, fields: dict[str, Schema], output: Schema) -> Tool:
+        operation = operations[name]
+        return define_tool(
+            name=name,
+            description=description,
+            version=_VERSION,
+            input=s.object(fields),
+            output=output,
+            permissions=[permission],
+            handler=_handler(name, operation),
+        )
+
+    return [
+        tool(
+            "fs.read",
+            "Read a UTF-8 text file under the workspace root and return its text. A file of at most "
+            f"{read_max} comes back whole; a larger one is refused unless you pass limit, to read it in parts: "
+            "call again with offset set to the next_offset returned until eof is true. Offsets and sizes count "
+            "bytes, not characters, and a part never splits a character. Files that are not valid UTF-8 "
+            "(binary files) are refused. Symbolic links are not followed.",
+            "fs:read",
+            {
+                "path": _path("The file to read, relative to the workspace root, such as 'src/app.py'"),
+                "offset": _offset("The byte to start at (0, the default, is the start of the file)"),
+                "limit": s.optional(
+                    s.integer(minimum=1, maximum=max_read_bytes),
+                    description=f"The most bytes to return (at most {max_read_bytes}); pass it to read in parts",
+                ),
+            },
+            s.object(
+                {
+                    "path": _PATH_OUT,
+                    "content": s.string(description="The text read"),
+                    "size": s.integer(minimum=0, description="The whole file's size in bytes"),
+                    "offset": s.integer(minimum=0, description="The byte the text starts at"),
+                    "next_offset": s.integer(minimum=0, description="The byte after the text: the next part's offset"),
+                    "eof": s.boolean(description="True when the text reaches the end of the file"),
+                }
+            ),
+        ),
+        tool(
+            "fs.write",
+            "Write a UTF-8 text file under the workspace root: replace it if it exists (mode 'overwrite', the "
+            "default), or create it only if it does not (mode 'create'). The write is atomic: a reader sees the "
+            "old file or the new one, never a mix. Missing parent directories are created unless create_parents "
+            f"is false. At most {write_max} of UTF-8 per file. To change part of a file, read it with fs.read "
+            "and write the whole new text.",
+            "fs:write",
+            {
+                "path": _path("The file to write, relative to the workspace root, such as 'notes/todo.txt'"),
+                "content": s.string(
+                    max_length=max_write_bytes, description="The file's whole new text, written as UTF-8"
+                ),
+                "mode": s.optional(
+                    s.enum(["overwrite", "create"]),
+                    default="overwrite",
+                    description="'overwrite' replaces an existing file; 'create' fails if the file exists",
+                ),
+                "create_parents": s.optional(
+                    s.boolean(), default=True, description="Create missing parent directories (default true)"
+                ),
+            },
+            s.object(
+                {
+                    "path": _PATH_OUT,
+                    "size": s.integer(minimum=0, description="The bytes written"),
+                    "created": s.boolean(description="True if the file did not exist before"),
+                }
+            ),
+        ),
+        tool(
+            "fs.list",
+            "List the entries of a directory under the workspace root (not recursively), sorted by name: each "
+            "entry's name, type (file, directory, symlink or other) and, for files, size in bytes. At most "
+            f"{MAX_LIST_ENTRIES} entries come back per call; when next_offset is not null, call again with "
+            "offset set to it for the rest.",
+            "fs:read",
+            {
+                "path": s.optional(
+                    s.ref("fs.path"),
+                    default=".",
+                    description="The directory to list, relative to the workspace root; '.' (the default) is the root",
+                ),
+                "offset": _offset("How many entries to skip, for the next page (default 0)"),
+                "limit": s.optional(
+                    s.integer(minimum=1, maximum=MAX_LIST_ENTRIES),
+                    default=MAX_LIST_ENTRIES,
+                    description=f"The most entries to return (at most {MAX_LIST_ENTRIES}, the default)",
+                ),
+            },
+            s.object(
+                {
+                    "path": _PATH_OUT,
+                    "entries": s.array(
+                        s.object(
+                            {
+                                "name": s.string(description="The entry's name, without its directory"),
+                                "type": _KIND,
+                                "size": s.nullable(
+                                    s.integer(minimum=0), description="Size in bytes for a file, else null"
+                                ),
+                            }
+                        ),
+                        description="The entries of this page, sorted by name",
+                    ),
+                    "total": s.integer(minimum=0, description="How many entries the directory has"),
+                    "next_offset": s.nullable(
+                        s.integer(minimum=0), description="The offset of the next page, or null if this is the last"
+                    ),
+                }
+            ),
+        ),
+        tool(
+            "fs.stat",
+            "Describe one path under the workspace root without reading it: whether it exists, its type "
+            "(file, directory, symlink or other), its size in bytes if it is a file, and when it was last "
+            "modified (UTC). A path that does not exist is not an error: exists is false. Symbolic links are "
+            "described, not followed.",
+            "fs:read",
+            {"path": _path("The path to describe, relative to the workspace root; '.' is the root")},
+            s.object(
+                {
+                    "path": _PATH_OUT,
+                    "exists": s.boolean(description="Whether the path exists"),
+                    "type": s.nullable(_KIND, description="What the path is, or null if it does not exist"),
+                    "size": s.nullable(s.integer(minimum=0), description="Size in bytes for a file, else null"),
+                    "modified": s.nullable(
+                        s.string(), description="Last modification, UTC, like 2024-05-01T12:00:00Z; or null"
+                    ),
+                }
+            ),
+        ),
+        tool(
+            "fs.mkdir",
+            "Create a directory under the workspace root, and its missing parents unless parents is false. "
+            "A directory that already exists is not an error: created is false.",
+            "fs:write",
+            {
+                "path": _path("The directory to create, relative to the workspace root, such as 'notes/2024'"),
+                "parents": s.optional(
+                    s.boolean(), default=True, description="Create missing parent directories (default true)"
+                ),
+            },
+            s.object({"path": _PATH_OUT, "created": s.boolean(description="False if it already existed")}),
+        ),
+        tool(
+            "fs.delete",
+            "Delete a file, a symbolic link (the link itself, never what it points to) or an empty directory "
+            "under the workspace root. A directory that is not empty is refused: delete what it contains first. "
+            "The workspace root itself cannot be deleted. There is no undo.",
+            "fs:write",
+            {"path": _path("The file, link or empty directory to delete, relative to the workspace root")},
+            s.object({"path": _PATH_OUT, "type": _KIND}),
+        ),
+    ]
+
+
+# -- hooks ----------------------------------------------------------------------------------------
+
+
+def _env_bytes(variable: str) -> int:
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return DEFAULT_MAX_BYTES
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidDefinitionError(
+            _DECL, variable, f"must be a positive whole number of bytes such as 1048576, got {text!r}"
+        )
+    return int(text)
+
+
+@hookimpl
+def hermes_tools() -> list[Tool]:
+    """The tools, confined to ``HERMESOS_FS_ROOT`` (default: the working directory), with the configured limits.
+
+    Raises:
+        InvalidDefinitionError: the root is not a directory, or a limit is malformed.
+
+    """
+    root = os.path.expanduser(os.environ.get(ROOT_ENV, "").strip() or os.getcwd())
+    return make_tools(root, max_read_bytes=_env_bytes(MAX_READ_ENV), max_write_bytes=_env_bytes(MAX_WRITE_ENV))
+
+
+@hookimpl
+def hermes_schemas() -> Mapping[str, Schema]:
+    """The named schema ``fs.path``: a path relative to the workspace root."""
+    return {"fs.path": PATH_SCHEMA}
