@@ -37,6 +37,7 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "format_path",
+    "shorten",
 ]
 
 #: How many issues a message lists before it says how many more there are.
@@ -79,6 +80,18 @@ IssueKind = Literal[
     "too_deep",
     "invalid",
 ]
+
+def shorten(text: str, limit: int = 60) -> str:
+    """*text* if it has at most *limit* characters, else its start and ``...``: for quoting in messages.
+
+    Examples:
+        >>> shorten("fs.write")
+        'fs.write'
+        >>> shorten("x" * 100, 10)
+        'xxxxxxx...'
+    """
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
