@@ -1,4 +1,4 @@
-"""Imports point one way: errors ← schema ← tool ← permissions ← runtime ← hookspecs ← plugins ← cli.
+"""Imports point one way: errors ← names ← schema ← tool ← permissions ← runtime ← hookspecs ← plugins ← cli.
 
 ``_version`` sits below them all; the facade (``hermes_core/__init__.py``) and
 ``__main__`` above them all: no module imports the facade.
@@ -14,7 +14,7 @@ import pytest
 import hermes_core
 
 PACKAGE = Path(hermes_core.__file__).parent
-LAYERS = ["_version", "errors", "schema", "tool", "permissions", "runtime", "hookspecs", "plugins", "cli"]
+LAYERS = ["_version", "errors", "names", "schema", "tool", "permissions", "runtime", "hookspecs", "plugins", "cli"]
 
 
 def _layer(module: str) -> str:
