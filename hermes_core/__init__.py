@@ -10,6 +10,7 @@ from hermes_core._version import __version__
 from hermes_core.errors import (
     ErrorCode,
     InputInvalidError,
+    InputRejected,
     InvalidDefinitionError,
     Issue,
     IssueKind,
@@ -18,9 +19,11 @@ from hermes_core.errors import (
     SchemaError,
     ToolError,
     ToolNotFoundError,
+    reject,
+    shorten,
 )
 from hermes_core.hookspecs import hookimpl
-from hermes_core.permissions import EnvGrants, PermissionProvider, StaticGrants
+from hermes_core.permissions import EnvGrants, PermissionProvider, Permissions, StaticGrants
 from hermes_core.plugins import (
     Plugin,
     PluginLoadError,
@@ -37,12 +40,14 @@ __all__ = [
     "EnvGrants",
     "ErrorCode",
     "InputInvalidError",
+    "InputRejected",
     "InvalidDefinitionError",
     "Issue",
     "IssueKind",
     "OutputInvalidError",
     "PermissionDeniedError",
     "PermissionProvider",
+    "Permissions",
     "Plugin",
     "PluginLoadError",
     "PluginOrigin",
@@ -59,5 +64,7 @@ __all__ = [
     "discover_plugins",
     "hookimpl",
     "load_runtime",
+    "reject",
     "schema",
+    "shorten",
 ]

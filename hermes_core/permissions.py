@@ -13,17 +13,27 @@ Grant patterns:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
-from hermes_core.errors import InvalidDefinitionError
+from hermes_core._frozen import derive, frozen
+from hermes_core.errors import InvalidDefinitionError, PermissionDeniedError
 
 if TYPE_CHECKING:
     from hermes_core.tool import Tool
 
-__all__ = ["GRANTS_ENV", "GRANT_PATTERN", "EnvGrants", "PermissionProvider", "StaticGrants", "env_grants"]
+__all__ = [
+    "GRANTS_ENV",
+    "GRANT_PATTERN",
+    "EnvGrants",
+    "PermissionProvider",
+    "Permissions",
+    "StaticGrants",
+    "env_grants",
+]
 
 #: The environment variable of comma-separated grant patterns that ``load_runtime`` always adds.
 GRANTS_ENV = "HERMESOS_GRANTS"
@@ -49,6 +59,7 @@ class PermissionProvider(Protocol):
 
 
 @final
+@frozen(init=False, repr=False)
 class StaticGrants:
     """A provider granting a fixed set of patterns, and having no opinion on anything else.
 
@@ -62,7 +73,10 @@ class StaticGrants:
 
     """
 
-    __slots__ = ("_all", "_exact", "_namespaces", "patterns")
+    patterns: tuple[str, ...]
+    _all: bool
+    _namespaces: frozenset[str]
+    _exact: frozenset[str]
 
     def __init__(self, patterns: Iterable[str], *, source: str = "grants") -> None:
         if isinstance(patterns, str):
@@ -81,10 +95,13 @@ class StaticGrants:
                     f"'namespace:*' (such as 'fs:*') or '*', got {pattern!r}",
                 )
             checked.append(pattern)
-        self.patterns: tuple[str, ...] = tuple(checked)
-        self._all = "*" in checked
-        self._namespaces = frozenset(p[:-2] for p in checked if p.endswith(":*"))
-        self._exact = frozenset(p for p in checked if not p.endswith("*"))
+        derive(
+            self,
+            patterns=tuple(checked),
+            _all="*" in checked,
+            _namespaces=frozenset(p[:-2] for p in checked if p.endswith(":*")),
+            _exact=frozenset(p for p in checked if not p.endswith("*")),
+        )
 
     def allows(self, permission: str) -> bool:
         """Whether one of the patterns grants *permission*."""
@@ -112,6 +129,7 @@ def env_grants(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 
 @final
+@frozen(init=False, repr=False)
 class EnvGrants:
     """A provider granting the patterns of ``HERMESOS_GRANTS``, read when it is made.
 
@@ -122,10 +140,10 @@ class EnvGrants:
         InvalidDefinitionError: a pattern in the variable is malformed.
     """
 
-    __slots__ = ("_grants",)
+    _grants: StaticGrants
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._grants = StaticGrants(env_grants(environ), source=GRANTS_ENV)
+        derive(self, _grants=StaticGrants(env_grants(environ), source=GRANTS_ENV))
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -138,3 +156,69 @@ class EnvGrants:
 
     def __repr__(self) -> str:
         return f"EnvGrants({list(self.patterns)!r})"
+
+
+#: What a call must run before its handler: raises PermissionDeniedError, or returns.
+Gate = Callable[[], None]
+
+
+@final
+@frozen(eq=False)
+class Permissions:
+    """The permission decisions of one runtime: its grant patterns, then its providers; any deny wins.
+
+    :meth:`gate` decides, once per tool, what each call of it must ask, so
+    that a call of a tool whose permissions the grants settle asks nothing.
+
+    Attributes:
+        grants: the runtime's grant patterns.
+        providers: the providers, asked in order on every call of a tool that
+            declares permissions.
+
+    """
+
+    grants: StaticGrants
+    providers: tuple[PermissionProvider, ...] = ()
+
+    def gate(self, tool: Tool) -> Gate | None:
+        """What a call of *tool* must run before its handler, or None when nothing needs asking.
+
+        Without providers the grants decide once: every permission granted
+        needs nothing, else each call raises for the first one missing. With
+        providers, each call asks them (:meth:`decide`).
+        """
+        if not tool.permissions:
+            return None
+        if self.providers:
+            return functools.partial(self.decide, tool)
+        missing = next((p for p in tool.permissions if not self.grants.allows(p)), None)
+        if missing is None:
+            return None
+        return functools.partial(_deny, tool.name, missing)
+
+    def decide(self, tool: Tool) -> None:
+        """Decide every permission of *tool* for one call.
+
+        Raises:
+            PermissionDeniedError: a provider denied a permission, or nothing granted it.
+            TypeError: a provider answered something other than True, False or None.
+        """
+        for permission in tool.permissions:
+            granted = self.grants.allows(permission)
+            for provider in self.providers:
+                answer = provider.check(tool, permission)
+                if answer is False:
+                    raise PermissionDeniedError(tool.name, permission)
+                if answer is True:
+                    granted = True
+                elif answer is not None:
+                    raise TypeError(
+                        f"permission provider {provider!r} returned {answer!r} for {tool.name} / {permission}; "
+                        "check() must return True, False or None"
+                    )
+            if not granted:
+                raise PermissionDeniedError(tool.name, permission)
+
+
+def _deny(tool: str, permission: str) -> None:
+    raise PermissionDeniedError(tool, permission)

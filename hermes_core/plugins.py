@@ -22,18 +22,20 @@ import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, final
 
 import pluggy
 
 from hermes_core import hookspecs
+from hermes_core._frozen import derive, frozen
 from hermes_core._version import __version__
+from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core.errors import InvalidDefinitionError
-from hermes_core.permissions import env_grants
+from hermes_core.permissions import PermissionProvider, env_grants
 from hermes_core.runtime import Runtime
-from hermes_core.schema import NAME_PATTERN, OptionalSchema, Schema
+from hermes_core.schema import Schema
 from hermes_core.tool import Tool
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ __all__ = [
     "PluginSet",
     "discover_plugins",
     "load_runtime",
+    "remedy",
 ]
 
 #: The entry-point group plugins declare themselves in.
@@ -60,7 +63,7 @@ _HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers")
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@frozen
 class PluginOrigin:
     """Where a plugin comes from: its distribution, version and entry point."""
 
@@ -98,7 +101,7 @@ def _rebuild_load_error(origin: PluginOrigin, text: str) -> PluginLoadError:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@frozen
 class PluginProblem:
     """One problem of one plugin, found in report mode.
 
@@ -118,14 +121,14 @@ class PluginProblem:
 
 
 @final
-@dataclass(frozen=True)
+@frozen
 class Plugin:
     """One discovered plugin and what it contributed (nothing, if it is disabled or has problems)."""
 
     origin: PluginOrigin
     tools: tuple[Tool, ...] = ()
     schemas: Mapping[str, Schema] = field(default_factory=lambda: MappingProxyType({}))
-    providers: tuple[object, ...] = ()
+    providers: tuple[PermissionProvider, ...] = ()
     problems: tuple[PluginProblem, ...] = ()
     disabled: bool = False
 
@@ -136,14 +139,21 @@ class Plugin:
 
 
 @final
+@frozen(init=False, eq=False)
 class PluginSet:
-    """The plugins found by :func:`discover_plugins`, and what the healthy ones contribute."""
+    """The plugins found by :func:`discover_plugins`, and what the healthy ones contribute.
 
-    __slots__ = ("_origins", "plugins")
+    Attributes:
+        plugins: every plugin found, healthy, broken or disabled, in load order.
+
+    """
+
+    plugins: tuple[Plugin, ...]
+    _origins: Mapping[str, PluginOrigin]
 
     def __init__(self, plugins: Iterable[Plugin]) -> None:
-        self.plugins: tuple[Plugin, ...] = tuple(plugins)
-        self._origins = {tool.name: p.origin for p in self.plugins if p.ok for tool in p.tools}
+        found = tuple(plugins)
+        derive(self, plugins=found, _origins={tool.name: p.origin for p in found if p.ok for tool in p.tools})
 
     @property
     def problems(self) -> tuple[PluginProblem, ...]:
@@ -161,7 +171,7 @@ class PluginSet:
         return MappingProxyType({k: v for p in self.plugins if p.ok for k, v in p.schemas.items()})
 
     @property
-    def providers(self) -> tuple[object, ...]:
+    def providers(self) -> tuple[PermissionProvider, ...]:
         """The permission providers of the healthy plugins."""
         return tuple(provider for plugin in self.plugins if plugin.ok for provider in plugin.providers)
 
@@ -169,7 +179,7 @@ class PluginSet:
         """The plugin a tool came from, or None if no healthy plugin contributed it."""
         return self._origins.get(tool)
 
-    def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[object] = ()) -> Runtime:
+    def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[PermissionProvider] = ()) -> Runtime:
         """A runtime of the healthy plugins' tools, schemas and providers (asked first), plus *providers*."""
         return Runtime(self.tools, grants=grants, providers=(*self.providers, *providers), schemas=self.schemas)
 
@@ -256,6 +266,15 @@ def _register(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> 
             str(origin), None, f"implements a hook with arguments its spec does not have ({detail}); hooks take none"
         ) from None
     callers = manager.get_hookcallers(plugin) or []
+    if not callers:
+        manager.unregister(plugin)
+        raise InvalidDefinitionError(
+            str(origin),
+            None,
+            f"implements no hook: {origin.value} defines none of {', '.join(_HOOKS)}; a plugin must define at "
+            "least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point at the module "
+            "that defines them",
+        )
     unknown = [caller.name for caller in callers if caller.name not in _HOOKS]
     wrappers = [
         caller.name
@@ -310,51 +329,24 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
 
 
 def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> Plugin:
+    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core.checks)."""
+    source = str(origin)
     tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, Tool):
-            raise InvalidDefinitionError(
-                str(origin),
-                "hermes_tools",
-                f"returned {type(tool).__name__} at index {index}; every item must be a Tool made by define_tool()",
-            )
     schemas: dict[str, Schema] = {}
     for result in _call(origin, plugin, manager, "hermes_schemas"):
-        if not isinstance(result, Mapping):
-            raise InvalidDefinitionError(
-                str(origin),
-                "hermes_schemas",
-                f"returned {type(result).__name__}; it must return a mapping of name to schema",
-            )
-        for name, schema in result.items():
-            if not isinstance(name, str) or not NAME_PATTERN.match(name):
-                raise InvalidDefinitionError(
-                    str(origin),
-                    "hermes_schemas",
-                    f"returned the name {name!r}; names are dotted lowercase such as 'fs.path'",
-                )
-            if not isinstance(schema, Schema) or isinstance(schema, OptionalSchema):
-                raise InvalidDefinitionError(
-                    str(origin),
-                    "hermes_schemas",
-                    f'returned {type(schema).__name__} for "{name}"; it must be a schema such as s.string()',
-                )
-            schemas[name] = schema
+        schemas.update(check_schemas(source, "hermes_schemas", result))
     providers = _items(
         origin,
         "hermes_permission_providers",
         _call(origin, plugin, manager, "hermes_permission_providers"),
         "providers",
     )
-    for index, provider in enumerate(providers):
-        if not callable(getattr(provider, "check", None)):
-            raise InvalidDefinitionError(
-                str(origin),
-                "hermes_permission_providers",
-                f"returned {type(provider).__name__} at index {index}; a provider must have a method "
-                "check(tool, permission) returning True, False or None",
-            )
-    return Plugin(origin, tuple(tools), MappingProxyType(schemas), tuple(providers))
+    return Plugin(
+        origin,
+        tuple(check_tools(source, "hermes_tools", tools).values()),
+        MappingProxyType(schemas),
+        check_providers(source, "hermes_permission_providers", providers),
+    )
 
 
 def _load_one(
@@ -395,16 +387,35 @@ def _conflicts(plugin: Plugin, tools: dict[str, PluginOrigin], schemas: dict[str
 def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
     """Raise, naming the plugin, if its tools or schemas do not resolve against every plugin's schemas."""
     try:
-        Runtime(plugin.tools, schemas=schemas)
+        check_wiring(plugin.tools, plugin.schemas, schemas)
     except InvalidDefinitionError as error:
         raise InvalidDefinitionError(f"{plugin.origin}: {error.declaration}", error.field, error.detail) from error
 
 
-def _failed(origin: PluginOrigin, error: Exception, *, strict: bool) -> Plugin:
-    """Raise *error* in strict mode; in report mode, the plugin with it as its one problem and nothing else."""
-    if strict:
-        raise error
-    return Plugin(origin, problems=(PluginProblem(origin, error),))
+def remedy(origin: PluginOrigin) -> str:
+    """How an operator starts without a broken plugin, and where to read about it."""
+    name = origin.distribution
+    return (
+        f"To start without it, disable it: --disable {name} or {DISABLE_ENV}={name}; "
+        "'hermesos check' lists every problem of every plugin."
+    )
+
+
+def _failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadError, *, strict: bool) -> Plugin:
+    """Raise *error*, with the remedy, in strict mode; in report mode, the plugin with it as its one problem."""
+    if not strict:
+        return Plugin(origin, problems=(PluginProblem(origin, error),))
+    if isinstance(error, InvalidDefinitionError):
+        raise InvalidDefinitionError(
+            error.declaration, error.field, f"{error.detail}\n{remedy(origin)}"
+        ) from error.__cause__
+    raise _with_remedy(error, origin) from error.__cause__
+
+
+def _with_remedy(error: PluginLoadError, origin: PluginOrigin) -> PluginLoadError:
+    text = str(error)
+    prefix = f"{origin}: "
+    return PluginLoadError(origin, f"{text.removeprefix(prefix)}\n{remedy(origin)}")
 
 
 def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:
@@ -480,7 +491,7 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
 def load_runtime(
     *,
     grants: Iterable[str] = (),
-    providers: Iterable[object] = (),
+    providers: Iterable[PermissionProvider] = (),
     disable: Iterable[str] = (),
 ) -> Runtime:
     """Discover the installed plugins, check all they contribute, and return a runtime of their tools.

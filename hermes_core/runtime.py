@@ -1,67 +1,76 @@
 """The runtime: calls tools in a fixed order, lookup → permission → input → handler → output.
 
-A :class:`Runtime` is checked when it is built (duplicate names, unresolved
-``s.ref`` names, malformed grants and providers) and immutable afterwards, so
-it is safe to share across threads and tasks. Everything that can be computed
-once (compiled validators, static permission decisions, the name index) is
+A :class:`Runtime` is checked when it is built (by :mod:`hermes_core.checks`,
+the same checks the plugin loader applies) and immutable afterwards, so it is
+safe to share across threads and tasks. Everything that can be computed once
+(compiled validators, each tool's permission gate, the name index) is
 computed in the constructor; a call is a dict lookup and straight-line code.
+Permission decisions live in :mod:`hermes_core.permissions`, name suggestions
+in :mod:`hermes_core.names`, the sync/async bridge in ``_aio``.
 """
 
 from __future__ import annotations
 
-import difflib
 import inspect
-import re
-import sys
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
+from hermes_core._aio import require_no_loop, run_coroutine
+from hermes_core._frozen import derive, frozen
+from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core.errors import (
     InputInvalidError,
-    InvalidDefinitionError,
+    InputRejected,
     Issue,
     OutputInvalidError,
-    PermissionDeniedError,
     ToolError,
     ToolNotFoundError,
 )
-from hermes_core.permissions import StaticGrants
-from hermes_core.schema import NAME_PATTERN, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import Validator, compile_schema, raised_issue
-from hermes_core.schema._nodes import MISSING
+from hermes_core.names import suggest
+from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
+from hermes_core.schema import Schema
+from hermes_core.schema.validators import Validator, closed_validator, compile_schema, follow_refs, raised_issue
 from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
 
 # Results of these types are never awaitable; skipping the check saves a costly call per await.
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
-_SEPARATORS = re.compile(r"[\s_\-/:]+")
 
 
-def _normalize(name: str) -> str:
-    """A tool name as a model might mistype it, folded: ``FS_Write`` and ``fs/write`` → ``fs.write``."""
-    return _SEPARATORS.sub(".", name.strip().lower())
+_Check = Callable[[Any, tuple[str | int, ...], list[Issue]], Any]
 
 
 @final
+@frozen
 class _Entry:
     """Everything a call of one tool needs, resolved at construction."""
 
-    __slots__ = ("check", "handler", "input", "is_async", "missing", "output", "tool")
+    tool: Tool
+    name: str
+    handler: Callable[[Any], Any]
+    is_async: bool
+    input: _Check
+    output: _Check
+    gate: Gate | None  # None when no permission needs asking at call time
 
-    def __init__(self, tool: Tool, input_: Validator, output: Validator, missing: str | None, check: bool) -> None:
-        self.tool = tool
-        self.handler = tool.handler
-        self.is_async = tool.is_async
-        self.input = input_.entry
-        self.output = output.entry
-        self.missing = missing  # first permission the static grants leave ungranted
-        self.check = check  # False when no permission needs asking at call time
+    @classmethod
+    def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions) -> _Entry:
+        """The entry of *tool*, its validators compiled against *schemas* where it names them."""
+        return cls(
+            tool,
+            tool.name,
+            tool.handler,
+            tool.is_async,
+            _validator(tool.input, schemas).entry,
+            _validator(tool.output, schemas).entry,
+            permissions.gate(tool),
+        )
 
 
 def _checked(
-    validate: Callable[[Any, tuple[str | int, ...], list[Issue]], Any],
+    validate: _Check,
     value: Any,
     error: type[InputInvalidError | OutputInvalidError],
     tool: str,
@@ -77,45 +86,8 @@ def _checked(
     return result
 
 
-def _check_provider(index: int, provider: object) -> object:
-    if not callable(getattr(provider, "check", None)):
-        raise InvalidDefinitionError(
-            "Runtime()",
-            f"providers[{index}]",
-            "must be a permission provider: an object with a method check(tool, permission) "
-            f"returning True, False or None; got {type(provider).__name__}",
-        )
-    return provider
-
-
-def _resolve_object(schema: Schema, schemas: Mapping[str, Schema]) -> Schema:
-    """Follow refs from *schema* to the schema they finally name (a cycle of bare refs stops)."""
-    seen: set[str] = set()
-    while isinstance(schema, RefSchema) and schema.name in schemas and schema.name not in seen:
-        seen.add(schema.name)
-        schema = schemas[schema.name]
-    return schema
-
-
-def _check_defaults(decl: str, field: str | None, schema: Schema, schemas: Mapping[str, Schema]) -> None:
-    """Check the defaults of optional fields whose schema holds a ref: only now can they be parsed."""
-    pending = [schema]
-    while pending:
-        node = pending.pop()
-        # A default whose schema names no other schema was checked when s.optional() made it.
-        if isinstance(node, OptionalSchema) and node.default is not MISSING and any(node.schema.ref_names()):
-            ok, _, issues = compile_schema(node.schema, schemas).run(node.default)
-            if not ok:
-                raise InvalidDefinitionError(
-                    decl, field, f"has a default that does not match its schema: {issues[0].message('default')}"
-                )
-        pending.extend(node._children())
-
-
-_set = object.__setattr__  # the constructor's one way past Runtime.__setattr__
-
-
 @final
+@frozen(init=False, eq=False, repr=False)
 class Runtime:
     """Calls registered tools, checking permissions, input and output on every call.
 
@@ -134,100 +106,25 @@ class Runtime:
 
     """
 
-    __slots__ = ("_by_normal", "_entries", "_grants", "_providers", "_schemas", "_tools")
-    _by_normal: dict[str, str]
-    _entries: dict[str, _Entry]
-    _grants: StaticGrants
-    _providers: tuple[object, ...]
-    _schemas: Mapping[str, Schema]
     _tools: Mapping[str, Tool]
+    _schemas: Mapping[str, Schema]
+    _permissions: Permissions
+    _entries: dict[str, _Entry]
 
     def __init__(
         self,
         tools: Iterable[Tool] = (),
         *,
         grants: Iterable[str] = (),
-        providers: Iterable[object] = (),
+        providers: Iterable[PermissionProvider] = (),
         schemas: Mapping[str, Schema] | None = None,
     ) -> None:
-        _set(self, "_grants", StaticGrants(grants))
-        _set(self, "_providers", tuple(_check_provider(i, p) for i, p in enumerate(providers)))
-        _set(self, "_schemas", self._check_schemas(schemas or {}))
-        registered: dict[str, Tool] = {}
-        for index, tool in enumerate(tools):
-            if not isinstance(tool, Tool):
-                raise InvalidDefinitionError(
-                    "Runtime()", f"tools[{index}]", f"must be a Tool made by define_tool(), got {type(tool).__name__}"
-                )
-            if tool.name in registered:
-                raise InvalidDefinitionError(
-                    f'tool "{tool.name}"', "name", "is registered twice; each tool name must be unique in a runtime"
-                )
-            registered[tool.name] = tool
-        _set(self, "_tools", MappingProxyType(registered))
-        _set(self, "_entries", {name: self._entry(tool) for name, tool in registered.items()})
-        _set(self, "_by_normal", {_normalize(name): name for name in registered})
-
-    # -- construction ----------------------------------------------------------------------
-
-    def _check_schemas(self, schemas: Mapping[str, Schema]) -> Mapping[str, Schema]:
-        if not isinstance(schemas, Mapping):
-            raise InvalidDefinitionError(
-                "Runtime()", "schemas", f"must be a mapping of name to schema, got {type(schemas).__name__}"
-            )
-        for name, schema in schemas.items():
-            if not isinstance(name, str) or not NAME_PATTERN.match(name):
-                raise InvalidDefinitionError(
-                    "Runtime()", "schemas", f"has the name {name!r}; names are dotted lowercase such as 'fs.path'"
-                )
-            if not isinstance(schema, Schema) or isinstance(schema, OptionalSchema):
-                raise InvalidDefinitionError(
-                    f'schema "{name}"', None, f"must be a schema such as s.string(), got {type(schema).__name__}"
-                )
-        for name, schema in schemas.items():
-            self._check_refs(f'schema "{name}"', None, schema, schemas)
-            if isinstance(_resolve_object(schema, schemas), RefSchema):
-                raise InvalidDefinitionError(
-                    f'schema "{name}"', None, "is a ref that leads back to itself; a named schema must describe a value"
-                )
-        for name, schema in schemas.items():
-            _check_defaults(f'schema "{name}"', None, schema, schemas)
-        return MappingProxyType(dict(schemas))
-
-    @staticmethod
-    def _check_refs(decl: str, field: str | None, schema: Schema, schemas: Mapping[str, Schema]) -> None:
-        for ref in schema.ref_names():
-            if ref not in schemas:
-                known = ", ".join(f'"{n}"' for n in sorted(schemas)[:20]) or "none"
-                raise InvalidDefinitionError(
-                    decl,
-                    field,
-                    f'refers to the schema "{ref}" (s.ref), which no registered schema resolves; '
-                    f"register it under that name (schemas known: {known})",
-                )
-
-    def _entry(self, tool: Tool) -> _Entry:
-        decl = f'tool "{tool.name}"'
-        self._check_refs(decl, "input", tool.input, self._schemas)
-        self._check_refs(decl, "output", tool.output, self._schemas)
-        target = _resolve_object(tool.input, self._schemas)
-        if not isinstance(target, ObjectSchema):
-            name = tool.input.name if isinstance(tool.input, RefSchema) else "?"
-            raise InvalidDefinitionError(
-                decl,
-                "input",
-                f'refers to the schema "{name}", which is {target.expected()}, not an object; '
-                "a tool's input must be an object schema",
-            )
-        input_ = tool._input_validator or compile_schema(tool.input, self._schemas)
-        output = tool._output_validator or compile_schema(tool.output, self._schemas)
-        if tool._input_validator is None:
-            _check_defaults(decl, "input", tool.input, self._schemas)
-        if tool._output_validator is None:
-            _check_defaults(decl, "output", tool.output, self._schemas)
-        missing = next((p for p in tool.permissions if not self._grants.allows(p)), None)
-        check = bool(tool.permissions) and (bool(self._providers) or missing is not None)
-        return _Entry(tool, input_, output, missing, check)
+        permissions = Permissions(StaticGrants(grants), check_providers("Runtime()", "providers", providers))
+        named = MappingProxyType(check_schemas("Runtime()", "schemas", {} if schemas is None else schemas))
+        registered = check_tools("Runtime()", "tools", tools)
+        check_wiring(registered.values(), named, named)
+        entries = {name: _Entry.make(tool, named, permissions) for name, tool in registered.items()}
+        derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -244,12 +141,12 @@ class Runtime:
     @property
     def grants(self) -> tuple[str, ...]:
         """The grant patterns this runtime was built with."""
-        return self._grants.patterns
+        return self._permissions.grants.patterns
 
     @property
-    def providers(self) -> tuple[object, ...]:
+    def providers(self) -> tuple[PermissionProvider, ...]:
         """The permission providers, in the order they are asked."""
-        return self._providers
+        return self._permissions.providers
 
     def definitions(self) -> list[dict[str, Any]]:
         """What a model is shown of each tool: ``name``, ``description``, ``inputSchema``, ``outputSchema``.
@@ -264,7 +161,7 @@ class Runtime:
             {
                 "name": tool.name,
                 "description": tool.description,
-                "inputSchema": _resolve_object(tool.input, self._schemas).json_schema(defs=self._schemas),
+                "inputSchema": follow_refs(tool.input, self._schemas).json_schema(defs=self._schemas),
                 "outputSchema": tool.output.json_schema(defs=self._schemas),
             }
             for tool in self._tools.values()
@@ -277,42 +174,16 @@ class Runtime:
             return self._entries[name]
         except (KeyError, TypeError):
             pass
-        suggestions: list[str] = []
-        if isinstance(name, str):
-            folded = self._by_normal.get(_normalize(name))
-            if folded is not None:
-                suggestions.append(folded)
-            for close in difflib.get_close_matches(name, self._tools, n=3, cutoff=0.6):
-                if close not in suggestions:
-                    suggestions.append(close)
-        raise ToolNotFoundError(name if isinstance(name, str) else repr(name), suggestions[:3])
-
-    def _check_permissions(self, entry: _Entry) -> None:
-        if not self._providers:
-            raise PermissionDeniedError(entry.tool.name, entry.missing or "")
-        tool = entry.tool
-        for permission in tool.permissions:
-            granted = self._grants.allows(permission)
-            for provider in self._providers:
-                answer = provider.check(tool, permission)  # type: ignore[attr-defined]
-                if answer is False:
-                    raise PermissionDeniedError(tool.name, permission)
-                if answer is True:
-                    granted = True
-                elif answer is not None:
-                    raise TypeError(
-                        f"permission provider {provider!r} returned {answer!r} for {tool.name} / {permission}; "
-                        "check() must return True, False or None"
-                    )
-            if not granted:
-                raise PermissionDeniedError(tool.name, permission)
+        if not isinstance(name, str):
+            raise ToolNotFoundError(repr(name)) from None
+        raise ToolNotFoundError(name, suggest(name, self._entries)) from None
 
     def _prepare(self, name: Any, value: Any) -> tuple[_Entry, Any]:
         """Lookup, permissions and input: everything before the handler."""
         entry = self._lookup(name)
-        if entry.check:
-            self._check_permissions(entry)
-        return entry, _checked(entry.input, value, InputInvalidError, entry.tool.name)
+        if entry.gate is not None:
+            entry.gate()
+        return entry, _checked(entry.input, value, InputInvalidError, entry.name)
 
     async def call(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* with *input* and return its parsed output.
@@ -324,16 +195,20 @@ class Runtime:
         Raises:
             ToolNotFoundError: no tool is registered under *name*.
             PermissionDeniedError: a permission the tool declares is not granted.
-            InputInvalidError: *input* does not match the tool's input schema.
+            InputInvalidError: *input* does not match the tool's input schema, or
+                the handler refused it by raising :class:`~hermes_core.InputRejected`.
             OutputInvalidError: the handler's result does not match the output schema.
             Exception: whatever the handler raised, unchanged.
 
         """
         entry, parsed = self._prepare(name, input)
-        result = entry.handler(parsed)
-        if entry.is_async or (type(result) not in _PLAIN and inspect.isawaitable(result)):
-            result = await result
-        return _checked(entry.output, result, OutputInvalidError, entry.tool.name)
+        try:
+            result = entry.handler(parsed)
+            if entry.is_async or (type(result) not in _PLAIN and inspect.isawaitable(result)):
+                result = await result
+        except InputRejected as rejected:
+            raise InputInvalidError(entry.name, rejected.issues) from rejected
+        return _checked(entry.output, result, OutputInvalidError, entry.name)
 
     def call_sync(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
@@ -346,11 +221,14 @@ class Runtime:
         """
         entry, parsed = self._prepare(name, input)
         if entry.is_async:
-            _require_no_loop(entry.tool.name)
-        result = entry.handler(parsed)
-        if inspect.iscoroutine(result):
-            result = _run(entry.tool.name, result)
-        return _checked(entry.output, result, OutputInvalidError, entry.tool.name)
+            require_no_loop(entry.name)
+        try:
+            result = entry.handler(parsed)
+            if inspect.iscoroutine(result):
+                result = run_coroutine(entry.name, result)
+        except InputRejected as rejected:
+            raise InputInvalidError(entry.name, rejected.issues) from rejected
+        return _checked(entry.output, result, OutputInvalidError, entry.name)
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.
@@ -372,43 +250,10 @@ class Runtime:
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a Runtime is immutable once built; build a new one instead of setting {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a Runtime is immutable once built; it has nothing to delete ({name!r})")
-
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
 
 
-def _loop_running() -> bool:
-    """Whether this thread runs an event loop (none can while asyncio was never imported)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return False
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _require_no_loop(tool: str) -> None:
-    if _loop_running():
-        raise RuntimeError(
-            f"{tool} has an async handler and call_sync() was called inside a running event loop; "
-            "use 'await runtime.call(...)' there"
-        )
-
-
-def _run(tool: str, coroutine: Coroutine[Any, Any, Any]) -> Any:
-    if _loop_running():
-        coroutine.close()
-        raise RuntimeError(
-            f"{tool}'s handler returned a coroutine and call_sync() was called inside a running event loop; "
-            "use 'await runtime.call(...)' there"
-        )
-    import asyncio  # noqa: PLC0415 - imported on first use: it adds some 30 ms to importing hermes_core
-
-    return asyncio.run(coroutine)
+def _validator(schema: Schema, schemas: Mapping[str, Schema]) -> Validator:
+    """The compiled validator: shared if *schema* names no other, else compiled against *schemas*."""
+    return compile_schema(schema, schemas) if schema.has_refs else closed_validator(schema)

@@ -7,17 +7,20 @@ would have been right, never a failure on the first call.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import inspect
 import json
 import re
+import typing
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, final
 
-from hermes_core.errors import InvalidDefinitionError
-from hermes_core.schema import NAME_PATTERN, AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._compile import Validator, closed_validator
+from hermes_core._frozen import derive, frozen
+from hermes_core.errors import InvalidDefinitionError, shorten
+from hermes_core.names import check_name
+from hermes_core.schema import AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
+from hermes_core.schema.validators import Validator, closed_validator, default_problem
 
 __all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "define_tool"]
 
@@ -27,7 +30,6 @@ Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
 #: A permission a tool declares: ``namespace:action``, each part ``[a-z][a-z0-9_-]*``.
 PERMISSION_PATTERN = re.compile(r"[a-z][a-z0-9_-]*:[a-z][a-z0-9_-]*\Z")
 
-_NAME_MAX = 64
 # semver.org's own expression: no leading zeros, optional pre-release and build.
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -37,7 +39,7 @@ _SEMVER = re.compile(
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Tool:
     """A checked, immutable tool declaration. Build it with :func:`define_tool`.
 
@@ -71,35 +73,48 @@ class Tool:
 
     def __post_init__(self) -> None:
         decl = _check_fields(self)
-        derive = functools.partial(object.__setattr__, self)  # a frozen dataclass sets its derived fields so
         if self.output is None:
-            derive("output", AnySchema())
-        derive("permissions", _check_permissions(decl, self.permissions))
-        derive("is_async", _check_handler(decl, self.handler))
-        derive("_input_validator", _compile_if_closed(self.input))
-        derive("_output_validator", _compile_if_closed(self.output))
+            derive(self, output=AnySchema())
+        _check_defaults(decl, self.input, self.output)
+        derive(
+            self,
+            permissions=_check_permissions(decl, self.permissions),
+            is_async=_check_handler(decl, self.handler, self.input),
+            # Compiled now unless the schema names others, which only a runtime can resolve.
+            _input_validator=None if self.input.has_refs else closed_validator(self.input),
+            _output_validator=None if self.output.has_refs else closed_validator(self.output),
+        )
 
 
 def _describe(value: object) -> str:
     if isinstance(value, Schema):
         return type(value).__name__  # its dataclass repr lists every field: too much for a message
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(repr(value))
 
 
-def _check_name(decl: str, name: object) -> str:
-    if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > _NAME_MAX:
-        raise InvalidDefinitionError(
-            decl,
-            "name",
-            "must be dot-separated lowercase segments, each a letter then letters, digits or "
-            f"underscores, at most {_NAME_MAX} characters (such as 'fs.write'), got {_describe(name)}",
-        )
-    return name
+# What a handler is called with: a dict. A parameter annotated with one of these cannot take it.
+_NOT_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
 
 
-def _check_handler(decl: str, handler: object) -> bool:
-    """Check *handler* takes one positional argument; return whether it is async."""
+def _takes_a_dict(annotation: object) -> bool:
+    """Whether a parameter annotated *annotation* can be given a dict (when in doubt, yes)."""
+    if isinstance(annotation, str):
+        return annotation.split("[")[0].strip() not in _NOT_A_DICT
+    if annotation is Any or annotation is object:
+        return True
+    if annotation is None or annotation is type(None):
+        return False
+    origin = typing.get_origin(annotation) or annotation
+    if not isinstance(origin, type) or typing.is_typeddict(annotation):
+        return True
+    try:
+        return issubclass(dict, origin)
+    except TypeError:
+        return True
+
+
+def _check_handler(decl: str, handler: object, input_schema: Schema) -> bool:
+    """Check *handler* can take the parsed input as its one positional argument; return whether it is async."""
     if not callable(handler):
         raise InvalidDefinitionError(
             decl, "handler", f"must be a function taking the parsed input, got {type(handler).__name__}"
@@ -109,24 +124,70 @@ def _check_handler(decl: str, handler: object) -> bool:
     except (TypeError, ValueError):
         signature = None  # some builtins have no signature: trust them
     if signature is not None:
-        try:
-            signature.bind(object())
-        except TypeError:
+        problem = _signature_problem(handler, signature, input_schema)
+        if problem is not None:
+            fields = list(input_schema.fields) if isinstance(input_schema, ObjectSchema) else []
+            example = f'def handler(args): return args["{fields[0] if fields else "path"}"]'
             raise InvalidDefinitionError(
                 decl,
                 "handler",
-                f"must accept exactly one positional argument (the parsed input), but its signature is {signature}",
-            ) from None
+                f"{shorten(_handler_name(handler) + str(signature), 100)} {problem}; a handler is called with "
+                f"the parsed input (a dict) as its one positional argument, such as {example}",
+            )
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
         getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ makes an async handler
     )
 
 
-def _compile_if_closed(schema: Schema) -> Validator | None:
-    """Compile *schema* now unless it names other schemas, which only a runtime can resolve."""
-    if any(True for _ in schema.ref_names()):
+def _handler_name(handler: object) -> str:
+    """How messages name a handler: its qualified name, or its type's."""
+    return str(getattr(handler, "__qualname__", None) or type(handler).__name__)
+
+
+def _signature_problem(handler: object, signature: inspect.Signature, input_schema: Schema) -> str | None:
+    """What is wrong with *handler*'s signature for a tool's handler, or None."""
+    try:
+        bound = signature.bind(object())
+    except TypeError:
+        required = [
+            p.name
+            for p in signature.parameters.values()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if len(required) > 1:
+            return f"needs {len(required)} arguments ({', '.join(required)}), but it is called with one"
+        return "cannot be called with one positional argument"
+    name = next(iter(bound.arguments))
+    parameter = signature.parameters[name]
+    if parameter.kind is parameter.VAR_POSITIONAL:
         return None
-    return closed_validator(schema)
+    annotation = parameter.annotation
+    if annotation is not parameter.empty:
+        # An annotation that does not resolve (a name only imported for type checking) is judged by its text.
+        with contextlib.suppress(Exception):
+            annotation = typing.get_type_hints(handler).get(name, annotation)
+        if not _takes_a_dict(annotation):
+            return f'annotates "{name}" as {shorten(getattr(annotation, "__name__", str(annotation)), 40)}, not a dict'
+        return None
+    if isinstance(input_schema, ObjectSchema) and name in input_schema.fields and len(signature.parameters) == 1:
+        return (
+            f'names its parameter after the input field "{name}", but it is given the whole input, '
+            f'not the field: read args["{name}"], or name the parameter args'
+        )
+    return None
+
+
+def _check_defaults(decl: str, input_schema: Schema, output: Schema) -> None:
+    """Raise, naming the tool and the field, for a default that does not match its field's schema."""
+    for label, schema in (("field", input_schema), ("output field", output)):
+        problem = default_problem(schema, None)
+        if problem is not None:
+            where, issue = problem
+            raise InvalidDefinitionError(
+                decl,
+                f'{label} "{where}"',
+                f"has a default that does not match its schema: {issue.message('default')}",
+            )
 
 
 def define_tool(
@@ -176,7 +237,7 @@ def _check_fields(tool: Tool) -> str:
     """Check the fields a tool holds as given; return how messages name it (``tool "fs.write"``)."""
     name, description, version = tool.name, tool.description, tool.version
     decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
-    _check_name(decl, name)
+    check_name(decl, "name", name, example="fs.write")
     decl = f'tool "{name}"'
     if not isinstance(description, str) or not description.strip():
         raise InvalidDefinitionError(

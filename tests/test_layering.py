@@ -1,7 +1,11 @@
-"""Imports point one way: errors ← names ← schema ← tool ← permissions ← runtime ← hookspecs ← plugins ← cli.
+"""Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
-``_version`` sits below them all; the facade (``hermes_core/__init__.py``) and
-``__main__`` above them all: no module imports the facade.
+Layers, lowest first: ``_version`` and ``_frozen`` (import nothing of ours),
+``errors``, ``names``, ``schema``, ``tool``, ``permissions``, ``checks``,
+``_aio``, ``runtime``, ``hookspecs``, ``plugins``, ``cli``. The facade
+(``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module
+imports the facade. Inside ``schema``: ``_shared`` ← ``_nodes`` ← ``_compile``
+← ``validators`` ← the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,22 @@ import pytest
 import hermes_core
 
 PACKAGE = Path(hermes_core.__file__).parent
-LAYERS = ["_version", "errors", "names", "schema", "tool", "permissions", "runtime", "hookspecs", "plugins", "cli"]
+LAYERS = [
+    "_version",
+    "_frozen",
+    "errors",
+    "names",
+    "schema",
+    "tool",
+    "permissions",
+    "checks",
+    "_aio",
+    "runtime",
+    "hookspecs",
+    "plugins",
+    "cli",
+]
+SCHEMA_LAYERS = ["_shared", "_nodes", "_compile", "validators", "__init__"]
 
 
 def _layer(module: str) -> str:
@@ -29,9 +48,9 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module == "hermes_core":
+        elif isinstance(node, ast.ImportFrom) and node.module in ("hermes_core", "hermes_core.schema"):
             # "from hermes_core import schema" imports a module; "... import define_tool", the facade.
-            found.update(f"hermes_core.{alias.name}" for alias in node.names)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
     return {name for name in found if name.startswith("hermes_core")}
@@ -51,3 +70,39 @@ def test_every_module_has_a_layer() -> None:
         p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"
     }
     assert modules - {"__init__", "__main__"} == set(LAYERS)
+    assert {p.stem for p in (PACKAGE / "schema").glob("*.py")} == set(SCHEMA_LAYERS)
+
+
+def _schema_module(name: str) -> str | None:
+    """The schema-package module a ``hermes_core.schema...`` name is, or None for another package's."""
+    if name == "hermes_core.schema":
+        return "__init__"
+    prefix = "hermes_core.schema."
+    if not name.startswith(prefix):
+        return None
+    # "from hermes_core.schema import _compile" is the module; "... import string", the package.
+    rest = name.removeprefix(prefix).split(".")[0]
+    return rest if rest in SCHEMA_LAYERS else "__init__"
+
+
+@pytest.mark.parametrize("module", SCHEMA_LAYERS)
+def test_inside_the_schema_package_imports_point_down(module: str) -> None:
+    allowed = set(SCHEMA_LAYERS[: SCHEMA_LAYERS.index(module)])
+    imported = {_schema_module(name) for name in _imports(PACKAGE / "schema" / f"{module}.py")} - {None}
+    assert imported <= allowed, f"schema/{module}.py imports {sorted(imported - allowed)}, above it"  # type: ignore[type-var]
+
+
+def test_outside_the_schema_package_only_its_api_is_imported() -> None:
+    """Layers above import the package and its documented ``validators`` API, never its private modules."""
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent.name == "schema":
+            continue
+        private = {name for name in _imports(path) if name.startswith("hermes_core.schema._")}
+        assert not private, f"{path.relative_to(PACKAGE)} imports {sorted(private)}"
+
+
+def test_no_module_imports_the_facade() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if path.name in ("__init__.py", "__main__.py") and path.parent == PACKAGE:
+            continue
+        assert "hermes_core" not in _imports(path), f"{path.relative_to(PACKAGE)} imports the facade"

@@ -107,7 +107,7 @@ def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Si
     )
     found = discover_plugins(strict=False)
     by_name = {p.origin.distribution: p for p in mine(site, found)}
-    assert "names are dotted lowercase" in by_name[base].problems[0].message
+    assert "hermes_schemas name must be dot-separated lowercase segments" in by_name[base].problems[0].message
     assert 'refers to the schema "unit.shared"' in by_name[user].problems[0].message
     with pytest.raises(InvalidDefinitionError, match=base):
         discover_plugins()
@@ -161,7 +161,10 @@ def test_a_hook_that_raises_a_tool_error_is_attributed_as_a_definition_error(sit
     [
         ("@hookimpl\ndef hermes_tools():\n    return make('unit.x')", "returned Tool; it must return an iterable"),
         ("@hookimpl\ndef hermes_tools():\n    return 'unit.x'", "returned str; it must return an iterable"),
-        ("@hookimpl\ndef hermes_schemas():\n    return [s.string()]", "it must return a mapping"),
+        (
+            "@hookimpl\ndef hermes_schemas():\n    return [s.string()]",
+            "hermes_schemas must be a mapping of name to schema, got list",
+        ),
         ("@hookimpl\ndef hermes_schemas():\n    return {'unit.x': s.optional(s.string())}", "must be a schema"),
         ("@hookimpl\ndef hermes_permission_providers():\n    return [len]", "check(tool, permission)"),
         ("@hookimpl\ndef hermes_tools(extra):\n    return []", "hooks take none"),
@@ -188,11 +191,12 @@ def test_a_failing_iterable_is_a_load_error(site: Site) -> None:
 
 
 def test_requirement_on_the_core_is_checked_with_markers_and_prereleases(site: Site) -> None:
-    ok = site.install(site.plugin(""), requires="hermesos-core>=0.1.0.dev0")
-    other = site.install(site.plugin(""), requires='hermesos-core>=99; python_version < "3"')
-    unrelated = site.install(site.plugin(""), requires="somethingelse>=99")
+    plugin = site.plugin("@hookimpl\ndef hermes_tools():\n    return []")
+    ok = site.install(plugin, requires="hermesos-core>=0.1.0.dev0")
+    other = site.install(plugin, requires='hermesos-core>=99; python_version < "3"')
+    unrelated = site.install(plugin, requires="somethingelse>=99")
     assert all(p.ok for p in mine(site, discover_plugins()))
-    bad = site.install(site.plugin(""), requires="HermesOS_Core<0.1")
+    bad = site.install(plugin, requires="HermesOS_Core<0.1")
     with pytest.raises(InvalidDefinitionError) as caught:
         discover_plugins()
     assert caught.value.field == "Requires-Dist"

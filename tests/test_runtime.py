@@ -597,8 +597,8 @@ def test_a_default_under_a_ref_is_checked_when_the_ref_resolves() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         Runtime([tool], schemas=SCHEMAS)
     assert caught.value.declaration == 'tool "fs.read"'
-    assert caught.value.field == "input"
-    assert "default must be a string, got integer" in str(caught.value)
+    assert caught.value.field == 'field "path"'
+    assert "has a default that does not match its schema: default must be a string, got integer" in str(caught.value)
     good = ref_tool(input=s.object({"path": s.optional(s.ref("fs.path"), default="a")}))
     assert Runtime([good], schemas=SCHEMAS).call_sync("fs.read", {}) == {"path": "a", "text": "x"}
 
@@ -607,6 +607,7 @@ def test_a_default_inside_a_named_schema_is_checked_too() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         Runtime([], schemas={"fs.path": PATH, "fs.opts": s.object({"p": s.optional(s.ref("fs.path"), default="")})})
     assert caught.value.declaration == 'schema "fs.opts"'
+    assert caught.value.field == 'field "p"'
 
 
 def test_definitions_write_a_ref_input_as_the_object_it_names() -> None:

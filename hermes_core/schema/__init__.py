@@ -25,14 +25,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_core.errors import InvalidDefinitionError, SchemaError
+from hermes_core.errors import InvalidDefinitionError, SchemaError, shorten
+from hermes_core.names import NAME_PATTERN, check_name
+from hermes_core.schema import _compile  # also hands Schema.parse its checker, once, on import
 from hermes_core.schema._nodes import (
-    MISSING,
     AnySchema,
     ArraySchema,
     BooleanSchema,
     EnumSchema,
-    Extra,
     IntegerSchema,
     NullableSchema,
     NullSchema,
@@ -44,10 +44,8 @@ from hermes_core.schema._nodes import (
     Schema,
     StringSchema,
     UnionSchema,
-    copy_json,
-    json_equal,
-    unicode_ok,
 )
+from hermes_core.schema._shared import MISSING, Extra, copy_json, json_equal, unicode_ok
 
 __all__ = [
     "NAME_PATTERN",
@@ -83,15 +81,10 @@ __all__ = [
     "union",
 ]
 
-#: Names of tools and of named schemas: dot-separated lowercase segments, at most 64 characters.
-NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
-_NAME_MAX = 64
-
 
 def _describe(value: Any) -> str:
     """How a declaration's wrong value is quoted: declarations are code, so the value is shown."""
-    text = builtins.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(builtins.repr(value))
 
 
 def _check_description(decl: str, description: Any) -> str | None:
@@ -386,26 +379,34 @@ def nullable(schema: Schema, *, description: str | None = None) -> NullableSchem
 def optional(schema: Schema, *, default: Any = MISSING, description: str | None = None) -> OptionalSchema:
     """Marks a field of :func:`object` that may be absent; *default*, if given, is filled in.
 
-    The default must itself match *schema* (checked now) and is copied into
-    each parsed value, so one call cannot change the next's. ``None`` is a
-    default like any other: it must match *schema* (use :func:`nullable`).
+    The default must itself match *schema*, and is copied into each parsed
+    value, so one call cannot change the next's. ``None`` is a default like
+    any other: it must match *schema* (use :func:`nullable`).
+
+    A default that does not match is found now but reported by what uses the
+    schema first, which knows where the field is: ``define_tool`` names the
+    tool and the field, ``Runtime`` the named schema, ``parse`` the field. A
+    default under an ``s.ref`` is checked by the runtime that resolves it.
 
     Raises:
-        InvalidDefinitionError: *schema* is not a schema, or *default* does not match it.
+        InvalidDefinitionError: *schema* is not a schema, or *default* is not a JSON value.
 
     """
     decl = "s.optional()"
     inner = _check_schema(decl, "schema", schema)
+    issue = None
     if default is not MISSING:
-        check = inner if not builtins.any(True for _ in inner.ref_names()) else AnySchema()
         try:
             # Copied: s.any() returns the value as is, and the caller still holds it.
-            default = copy_json(check.parse(default))
+            default = copy_json(AnySchema().parse(default))
         except SchemaError as exc:
             raise InvalidDefinitionError(
-                decl, "default", f"does not match its schema: {exc.issues[0].message('default')}"
+                decl, "default", f"must be a JSON value: {exc.issues[0].message('default')}"
             ) from None
-    return OptionalSchema(inner, default, _check_description(decl, description))
+        if not inner.has_refs:
+            ok, parsed, issues = _compile.closed_validator(inner).run(default)
+            default, issue = (parsed, None) if ok else (default, issues[0])
+    return OptionalSchema(inner, default, _check_description(decl, description), issue)
 
 
 def any(*, description: str | None = None) -> AnySchema:  # noqa: A001 - the combinator's public name
@@ -424,11 +425,4 @@ def ref(name: str, *, description: str | None = None) -> RefSchema:
 
     """
     decl = "s.ref()"
-    if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > _NAME_MAX:
-        raise InvalidDefinitionError(
-            decl,
-            "name",
-            f"must be dot-separated lowercase segments such as 'fs.path' (at most {_NAME_MAX} "
-            f"characters), got {_describe(name)}",
-        )
-    return RefSchema(name, _check_description(decl, description))
+    return RefSchema(check_name(decl, "name", name, example="fs.path"), _check_description(decl, description))

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
+from hermes_core._frozen import frozen
 from hermes_core.errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
-    MISSING,
     AnySchema,
     ArraySchema,
     BooleanSchema,
@@ -35,15 +34,21 @@ from hermes_core.schema._nodes import (
     Schema,
     StringSchema,
     UnionSchema,
-    _Context,
-    _key_issue,
-    _size_issue,
-    _unreadable,
+    defaults,
+    install_checker,
+)
+from hermes_core.schema._shared import (
+    MISSING,
+    Context,
+    Path,
     copy_json,
+    key_issue,
+    raised_issue,
+    size_issue,
     unicode_ok,
 )
 
-__all__ = ["Validator", "closed_validator", "compile_schema", "raised_issue"]
+__all__ = ["Validator", "closed_validator", "compile_schema", "default_problem"]
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -90,7 +95,7 @@ class _Codegen:
 
     def __init__(self, refs: Mapping[str, Schema]) -> None:
         self.refs = refs
-        self.context = _Context(refs)
+        self.context = Context(refs)
         self.namespace: dict[str, Any] = {
             "_uok": unicode_ok,
             "_M": MISSING,
@@ -98,10 +103,10 @@ class _Codegen:
             "_any": _any_fast,
             "_NotJson": _NotJson,
             "_Issue": Issue,
-            "_ctx": lambda: _Context(refs),
+            "_ctx": lambda: Context(refs),
             "_C": self.context,
-            "_size": _size_issue,
-            "_key_issue": _key_issue,
+            "_size": size_issue,
+            "_key_issue": key_issue,
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
@@ -370,13 +375,13 @@ class _Codegen:
         return result
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Validator:
     """A compiled schema. :meth:`run` checks a value in one pass, collecting every issue."""
 
     schema: Schema
     refs: Mapping[str, Schema]
-    entry: Callable[[Any, tuple[str | int, ...], list[Issue]], Any]
+    entry: Callable[[Any, Path, list[Issue]], Any]
     source: str
 
     def check(self, value: Any) -> tuple[Any, list[Issue]]:
@@ -390,12 +395,12 @@ class Validator:
 
     def walk(self, value: Any) -> tuple[bool, Any, tuple[Issue, ...]]:
         """The same as :meth:`run` through the uncompiled walk: the reference the compiled code must match."""
-        context = _Context(self.refs)
+        context = Context(self.refs)
         result, issues = _guarded(lambda v, p, i: self.schema._collect(v, p, i, context), value)
         return not issues, result, tuple(issues)
 
 
-def _guarded(walk: Callable[[Any, tuple[str | int, ...], list[Issue]], Any], value: Any) -> tuple[Any, list[Issue]]:
+def _guarded(walk: Callable[[Any, Path, list[Issue]], Any], value: Any) -> tuple[Any, list[Issue]]:
     """Run *walk* over *value*, turning what the value's own code may raise into an issue."""
     issues: list[Issue] = []
     try:
@@ -403,20 +408,6 @@ def _guarded(walk: Callable[[Any, tuple[str | int, ...], list[Issue]], Any], val
     except Exception as exc:  # see raised_issue
         return None, [raised_issue(exc)]
     return (None, issues) if issues else (result, issues)
-
-
-_TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
-
-
-def raised_issue(exc: Exception) -> Issue:
-    """The issue for a check that raised: too deep a value, or the value's own code failing.
-
-    Only a value can make a check raise (a subclass whose ``items()`` raises, a
-    key whose ``__eq__`` does, nesting past the recursion limit): the checks
-    themselves raise nothing, so this is how ``parse`` keeps its promise to
-    raise only ``SchemaError``.
-    """
-    return _TOO_DEEP if isinstance(exc, RecursionError) else _unreadable(exc)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -438,14 +429,61 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
     return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)
 
 
+# Validators of schemas that name no other, keyed by the schema's identity. An entry holds its
+# schema, so the id cannot be reused while the entry exists. Bounded: schemas made in a loop
+# must not pin memory; an evicted one is compiled again (cheaply: the byte-code is shared).
+_CLOSED: dict[int, tuple[Schema, Validator]] = {}
+_CLOSED_MAX = 4096
+
+
 def closed_validator(schema: Schema) -> Validator:
-    """The validator of a schema that names no other schema, compiled once and kept on the node.
+    """The validator of a schema that names no other, compiled once (the one cache of the package).
 
     Raises:
-        InvalidDefinitionError: the schema holds an ``s.ref``.
+        InvalidDefinitionError: the schema holds an ``s.ref``, or a default that
+            does not match its field's schema (naming the field).
     """
-    validator: Validator | None = getattr(schema, "_validator", None)
-    if validator is None:
-        validator = compile_schema(schema, {})
-        object.__setattr__(schema, "_validator", validator)
+    hit = _CLOSED.get(id(schema))
+    if hit is not None:
+        return hit[1]
+    problem = default_problem(schema, {})
+    if problem is not None:
+        where, issue = problem
+        raise InvalidDefinitionError(
+            "s.optional()", "default", f'of field "{where}" does not match its schema: {issue.message("default")}'
+        )
+    validator = compile_schema(schema, {})
+    if len(_CLOSED) >= _CLOSED_MAX:
+        del _CLOSED[next(iter(_CLOSED))]  # the oldest entry
+    _CLOSED[id(schema)] = (schema, validator)
     return validator
+
+
+def _closed_check(schema: Schema, value: Any) -> tuple[Any, list[Issue]]:
+    """``Schema.parse``'s checker: the cache lookup inlined, as it runs on every parse (bench case 1a)."""
+    hit = _CLOSED.get(id(schema))
+    validator = hit[1] if hit is not None else closed_validator(schema)
+    return _guarded(validator.entry, value)
+
+
+install_checker(_closed_check)
+
+
+def default_problem(schema: Schema, refs: Mapping[str, Schema] | None) -> tuple[str, Issue] | None:
+    """The first optional field of *schema* whose default does not match, as (field path, issue), or None.
+
+    A default whose schema names no other was checked by ``s.optional()``; one
+    under a ref is checked now against *refs*, or skipped when *refs* is None
+    (a tool's schemas before a runtime resolves them).
+
+    Raises:
+        InvalidDefinitionError: a ref under a default names a schema *refs* does not have.
+    """
+    for where, node in defaults(schema):
+        issue = node.default_issue
+        if issue is None and refs is not None and node.schema.has_refs:
+            ok, _, issues = compile_schema(node.schema, refs).run(node.default)
+            issue = None if ok else issues[0]
+        if issue is not None:
+            return where, issue
+    return None

@@ -2,139 +2,80 @@
 
 Each node is a frozen dataclass. ``_collect`` is the authoritative check: it
 walks a value, appends every :class:`~hermes_core.errors.Issue` it finds, and
-returns the parsed value (or ``_BAD``). The compiled fast path in
+returns the parsed value (or ``BAD``). The compiled fast path in
 ``_compile.py`` must accept exactly what ``_collect`` accepts; it only exists
 because straight-line code is faster than this walk.
+
+The compiler reads the nodes; the nodes never import the compiler. The one
+thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
+:func:`install_checker` when the compiler module is imported.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from hermes_core.errors import Issue, IssueKind, SchemaError
+from hermes_core._frozen import frozen
+from hermes_core.errors import Issue, SchemaError
+from hermes_core.schema._shared import (
+    BAD,
+    MISSING,
+    Context,
+    Extra,
+    Path,
+    as_json,
+    check_json,
+    copy_json,
+    json_equal,
+    key_issue,
+    listing,
+    size_issue,
+    type_name,
+    unicode_ok,
+)
 
-if TYPE_CHECKING:
-    from hermes_core.schema._compile import Validator
+__all__ = [
+    "AnySchema",
+    "ArraySchema",
+    "BooleanSchema",
+    "EnumSchema",
+    "IntegerSchema",
+    "NullSchema",
+    "NullableSchema",
+    "NumberSchema",
+    "ObjectSchema",
+    "OptionalSchema",
+    "RecordSchema",
+    "RefSchema",
+    "Schema",
+    "StringSchema",
+    "UnionSchema",
+    "defaults",
+    "install_checker",
+]
 
-Path = tuple[str | int, ...]
-Extra = Literal["forbid", "ignore", "allow"]
-
-#: How many allowed values or fields a message spells out before it says "...".
-_MAX_LISTED = 20
-
-
-class _Bad:
-    """The marker a failed ``_collect`` returns in place of a value."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<invalid>"
-
-
-_BAD: Any = _Bad()
-
-
-class _Missing:
-    """The marker for "no default given" and "field absent"."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-@dataclass(slots=True)
-class _Context:
-    """What a walk needs besides the value: named schemas, and the containers it is inside."""
-
-    refs: Mapping[str, Schema]
-    active: set[int] = field(default_factory=set)
-
-
-_TYPE_NAMES = {
-    type(None): "null",
-    bool: "boolean",
-    int: "integer",
-    str: "string",
-    list: "array",
-    dict: "object",
-}
+#: ``check(schema, value) -> (parsed, issues)``, through the compiled validator of a schema that
+#: names no other; see install_checker.
+Checker = Callable[["Schema", Any], tuple[Any, list[Issue]]]
 
 
-def type_name(value: object) -> str:
-    """The JSON name of *value*'s type (``integer``, ``array``...), or its Python name if it has none."""
-    name = _TYPE_NAMES.get(type(value))
-    if name is not None:
-        return name
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if value in (math.inf, -math.inf):
-            return "infinity"
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+def _no_checker(schema: Schema, value: Any) -> tuple[Any, list[Issue]]:
+    raise RuntimeError("the schema compiler is not loaded: import hermes_core.schema")  # pragma: no cover
 
 
-def unicode_ok(text: str) -> bool:
-    """True when *text* encodes to UTF-8, that is, holds no lone surrogate."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+_checker: Checker = _no_checker
 
 
-def as_json(value: object) -> str:
-    """*value* written as JSON, for messages (allowed values, never received ones)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def json_equal(a: object, b: object) -> bool:
-    """JSON equality: ``1 == 1.0``, but ``True != 1``, as JSON Schema's ``enum`` and ``const``."""
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return False
-
-
-def _listing(values: list[str]) -> str:
-    shown = ", ".join(values[:_MAX_LISTED])
-    return shown + (", ..." if len(values) > _MAX_LISTED else "")
-
-
-def _unreadable(exc: Exception) -> Issue:
-    """The issue for a value that raised while it was checked: parse raises nothing but ``SchemaError``."""
-    return Issue((), "type", f"must be a JSON value; checking it raised {type(exc).__name__}")
+def install_checker(checker: Checker) -> None:
+    """Give :meth:`Schema.parse` the compiler's checker (called once, by ``_compile`` on import)."""
+    global _checker  # noqa: PLW0603 - the one hand-over from the compiler, see the module docstring
+    _checker = checker
 
 
 class Schema:
@@ -158,15 +99,11 @@ class Schema:
         Raises:
             SchemaError: listing every problem found, each with its path.
             InvalidDefinitionError: the schema holds a ``ref`` (named schemas are
-                resolved by a ``Runtime``, not by a bare schema).
+                resolved by a ``Runtime``, not by a bare schema), or a default
+                that does not match its field's schema.
 
         """
-        validator: Validator | None = getattr(self, "_validator", None)
-        if validator is None:
-            from hermes_core.schema._compile import closed_validator  # noqa: PLC0415 - it imports this module
-
-            validator = closed_validator(self)
-        result, issues = validator.check(value)
+        result, issues = _checker(self, value)
         if issues:
             raise SchemaError(issues, subject="value")
         return result
@@ -197,6 +134,11 @@ class Schema:
         for child in self._children():
             yield from child.ref_names()
 
+    @property
+    def has_refs(self) -> bool:
+        """Whether the schema names another through ``s.ref``: only a runtime can then check values with it."""
+        return next(self.ref_names(), None) is not None
+
     # -- what subclasses provide --------------------------------------------------------
 
     def _children(self) -> tuple[Schema, ...]:
@@ -210,37 +152,23 @@ class Schema:
             out["description"] = self.description
         return out
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         """What a matching value is, in words (``a string``, ``one of "w", "a"``), for messages."""
         raise NotImplementedError
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         """Whether *value* has a JSON type the schema could accept (used to explain unions)."""
         raise NotImplementedError
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         raise NotImplementedError
 
-    def _type_issue(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _type_issue(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         issues.append(Issue(path, "type", f"must be {self.expected(ctx)}, got {type_name(value)}"))
-        return _BAD
+        return BAD
 
 
-def _size_issue(issues: list[Issue], path: Path, size: int, *, low: int | None, high: int | None, unit: str) -> bool:
-    """Append a too_small/too_big issue for a length or count; True when one was added."""
-    kind: IssueKind
-    if low is not None and size < low:
-        kind, word, bound = "too_small", "least", low
-    elif high is not None and size > high:
-        kind, word, bound = "too_big", "most", high
-    else:
-        return False
-    units = unit if bound == 1 else unit + "s"
-    issues.append(Issue(path, kind, f"must have at {word} {bound} {units}, got {size}"))
-    return True
-
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class StringSchema(Schema):
     """A string: valid Unicode, optionally bounded in length (code points) and matched by a pattern."""
 
@@ -249,7 +177,6 @@ class StringSchema(Schema):
     pattern: str | None = None
     description: str | None = None
     _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "string"}
@@ -261,23 +188,23 @@ class StringSchema(Schema):
             out["pattern"] = self.pattern
         return self._with_description(out)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "a string"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, str)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, str):
             return self._type_issue(value, path, issues, ctx)
         if not unicode_ok(value):
             issues.append(Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate"))
-            return _BAD
-        bad = _size_issue(issues, path, len(value), low=self.min_length, high=self.max_length, unit="character")
+            return BAD
+        bad = size_issue(issues, path, len(value), low=self.min_length, high=self.max_length, unit="character")
         if self._regex is not None and self._regex.search(value) is None:
             issues.append(Issue(path, "pattern", f"must match the pattern {as_json(self.pattern)}"))
             bad = True
-        return _BAD if bad else value
+        return BAD if bad else value
 
 
 def _bound_issue(issues: list[Issue], path: Path, value: float, low: float | None, high: float | None) -> bool:
@@ -306,11 +233,11 @@ class _Numeric(Schema):
             out["maximum"] = self.maximum
         return self._with_description(out)
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class IntegerSchema(_Numeric):
     """An integer (never a bool). An integral float such as ``1.0`` parses to ``int``."""
 
@@ -318,12 +245,11 @@ class IntegerSchema(_Numeric):
     minimum: int | float | None = None
     maximum: int | float | None = None
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "an integer"
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if isinstance(value, bool):
             return self._type_issue(value, path, issues, ctx)
         if isinstance(value, float) and value.is_integer():
@@ -332,11 +258,11 @@ class IntegerSchema(_Numeric):
             return self._type_issue(value, path, issues, ctx)
         value = int(value)  # a subclass becomes the plain int, which is then both checked and returned
         if _bound_issue(issues, path, value, self.minimum, self.maximum):
-            return _BAD
+            return BAD
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NumberSchema(_Numeric):
     """A finite number, integer or float (never a bool, NaN or an infinity)."""
 
@@ -344,61 +270,58 @@ class NumberSchema(_Numeric):
     minimum: int | float | None = None
     maximum: int | float | None = None
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "a number"
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return self._type_issue(value, path, issues, ctx)
         if isinstance(value, float) and not math.isfinite(value):
             issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
-            return _BAD
+            return BAD
         if _bound_issue(issues, path, value, self.minimum, self.maximum):
-            return _BAD
+            return BAD
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BooleanSchema(Schema):
     """``true`` or ``false``."""
 
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"type": "boolean"})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "a boolean"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, bool)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if isinstance(value, bool):
             return value
         return self._type_issue(value, path, issues, ctx)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NullSchema(Schema):
     """``null`` (``None``)."""
 
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"type": "null"})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "null"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return value is None
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if value is None:
             return None
         return self._type_issue(value, path, issues, ctx)
@@ -417,29 +340,28 @@ def _scalar_kind(value: Any) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EnumSchema(Schema):
     """One of a fixed set of JSON scalars, compared as JSON compares them. ``literal`` is an enum of one."""
 
     values: tuple[str | int | float | bool | None, ...]
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _json(self) -> dict[str, Any]:
         if len(self.values) == 1:
             return self._with_description({"const": self.values[0]})
         return self._with_description({"enum": list(self.values)})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         if len(self.values) == 1:
             return as_json(self.values[0])
-        return "one of " + _listing([as_json(v) for v in self.values])
+        return "one of " + listing([as_json(v) for v in self.values])
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         kind = _scalar_kind(value)
         return kind is not None and any(_scalar_kind(v) == kind for v in self.values)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         for allowed in self.values:
             if json_equal(value, allowed):
                 return allowed
@@ -447,10 +369,10 @@ class EnumSchema(Schema):
         if not self._admits(value, ctx):
             detail += f", got {type_name(value)}"
         issues.append(Issue(path, "enum", detail))
-        return _BAD
+        return BAD
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AnySchema(Schema):
     """Any JSON value: null, booleans, finite numbers, valid strings, lists and string-keyed dicts.
 
@@ -459,67 +381,23 @@ class AnySchema(Schema):
     """
 
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "a JSON value"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return True
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         before = len(issues)
-        _check_json(value, path, issues, ctx)
-        return value if len(issues) == before else _BAD
+        check_json(value, path, issues, ctx)
+        return value if len(issues) == before else BAD
 
 
-def _check_json(value: Any, path: Path, issues: list[Issue], ctx: _Context) -> None:
-    """Append an issue for every place in *value* that is not JSON-shaped."""
-    if value is None or isinstance(value, bool | int):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
-        return
-    if isinstance(value, str):
-        if not unicode_ok(value):
-            issues.append(Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate"))
-        return
-    if not isinstance(value, list | dict):
-        issues.append(Issue(path, "type", f"must be a JSON value, got {type_name(value)}"))
-        return
-    if id(value) in ctx.active:
-        issues.append(Issue(path, "too_deep", "must not contain itself (a reference cycle)"))
-        return
-    ctx.active.add(id(value))
-    try:
-        if isinstance(value, list):
-            for index, item in enumerate(value):
-                _check_json(item, (*path, index), issues, ctx)
-        else:
-            for key, item in value.items():
-                if _key_issue(key, path, issues):
-                    continue
-                _check_json(item, (*path, key), issues, ctx)
-    finally:
-        ctx.active.discard(id(value))
-
-
-def _key_issue(key: Any, path: Path, issues: list[Issue]) -> bool:
-    """Append an issue if *key* cannot be a JSON object key; True when one was added."""
-    if not isinstance(key, str):
-        issues.append(Issue(path, "type", f"must have string keys, got a key of type {type_name(key)}"))
-        return True
-    if not unicode_ok(key):
-        issues.append(Issue(path, "encoding", "must have valid Unicode keys, got a key with a lone surrogate"))
-        return True
-    return False
-
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class ArraySchema(Schema):
     """A list whose every item matches ``items``, optionally bounded in length."""
 
@@ -527,7 +405,6 @@ class ArraySchema(Schema):
     min_items: int | None = None
     max_items: int | None = None
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return (self.items,)
@@ -540,25 +417,25 @@ class ArraySchema(Schema):
             out["maxItems"] = self.max_items
         return self._with_description(out)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "an array"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, list)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, list):
             return self._type_issue(value, path, issues, ctx)
-        bad = _size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
+        bad = size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
         out = []
         for index, item in enumerate(value):
             parsed = self.items._collect(item, (*path, index), issues, ctx)
-            bad = bad or parsed is _BAD
+            bad = bad or parsed is BAD
             out.append(parsed)
-        return _BAD if bad else out
+        return BAD if bad else out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OptionalSchema(Schema):
     """Marks an object field that may be absent; ``default``, if given, is filled in when it is.
 
@@ -568,7 +445,9 @@ class OptionalSchema(Schema):
     schema: Schema
     default: Any = MISSING
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
+    #: Why the default does not match ``schema``, found by ``s.optional()``; raised by whatever
+    #: uses the schema first (``define_tool`` names the tool and field, ``parse`` the field).
+    default_issue: Issue | None = field(default=None, repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return (self.schema,)
@@ -579,26 +458,17 @@ class OptionalSchema(Schema):
             out["default"] = copy_json(self.default)  # the caller may change the exported schema
         return self._with_description(out)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return self.schema.expected(ctx)
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return self.schema._admits(value, ctx)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         return self.schema._collect(value, path, issues, ctx)
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (defaults are copied so one call cannot change the next's)."""
-    if isinstance(value, list):
-        return [copy_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: copy_json(item) for key, item in value.items()}
-    return value
-
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class ObjectSchema(Schema):
     """A dict with named fields.
 
@@ -610,7 +480,6 @@ class ObjectSchema(Schema):
     extra: Extra = "forbid"
     description: str | None = None
     _names: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def fields(self) -> Mapping[str, Schema]:
@@ -636,13 +505,13 @@ class ObjectSchema(Schema):
             out["additionalProperties"] = False
         return self._with_description(out)
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "an object"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, dict)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, dict):
             return self._type_issue(value, path, issues, ctx)
         bad = False
@@ -650,7 +519,7 @@ class ObjectSchema(Schema):
         for name, sub in self.field_items:
             if name in value:
                 parsed = sub._collect(value[name], (*path, name), issues, ctx)
-                bad = bad or parsed is _BAD
+                bad = bad or parsed is BAD
                 out[name] = parsed
             elif isinstance(sub, OptionalSchema):
                 if sub.default is not MISSING:
@@ -660,20 +529,20 @@ class ObjectSchema(Schema):
                 bad = True
         if self._extras(value, path, issues, ctx, out):
             bad = True
-        return _BAD if bad else out
+        return BAD if bad else out
 
     def _extras(
-        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: _Context, out: dict[str, Any]
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
     ) -> bool:
         """Check the keys that are not fields, keeping them in *out* under ``extra="allow"``; True on an issue."""
         before = len(issues)
         for key, item in value.items():
-            if key in self._names or _key_issue(key, path, issues):
+            if key in self._names or key_issue(key, path, issues):
                 continue
             if self.extra == "forbid":
                 issues.append(Issue((*path, key), "unexpected", self._unexpected_detail(key)))
             elif self.extra == "allow":
-                _check_json(item, (*path, key), issues, ctx)
+                check_json(item, (*path, key), issues, ctx)
                 out[key] = item
         return len(issues) > before
 
@@ -684,16 +553,15 @@ class ObjectSchema(Schema):
         close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
         if close:
             return f"is an unexpected field; did you mean {as_json(close[0])}?"
-        return "is an unexpected field; allowed fields are " + _listing([as_json(n) for n in names])
+        return "is an unexpected field; allowed fields are " + listing([as_json(n) for n in names])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RecordSchema(Schema):
     """A dict with any string keys, whose every value matches ``values``."""
 
     values: Schema
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return (self.values,)
@@ -701,34 +569,33 @@ class RecordSchema(Schema):
     def _json(self) -> dict[str, Any]:
         return self._with_description({"type": "object", "additionalProperties": self.values._json()})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return "an object"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, dict)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, dict):
             return self._type_issue(value, path, issues, ctx)
         bad = False
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if _key_issue(key, path, issues):
+            if key_issue(key, path, issues):
                 bad = True
                 continue
             parsed = self.values._collect(item, (*path, key), issues, ctx)
-            bad = bad or parsed is _BAD
+            bad = bad or parsed is BAD
             out[key] = parsed
-        return _BAD if bad else out
+        return BAD if bad else out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UnionSchema(Schema):
     """A value matching at least one of ``options``; the first option that matches parses it."""
 
     options: tuple[Schema, ...]
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return self.options
@@ -736,7 +603,7 @@ class UnionSchema(Schema):
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [option._json() for option in self.options]})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         words: list[str] = []
         for option in self.options:
             word = option.expected(ctx)
@@ -744,17 +611,17 @@ class UnionSchema(Schema):
                 words.append(word)
         return " or ".join(words)
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return any(option._admits(value, ctx) for option in self.options)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         # The first option that accepts wins. When none does, explain the option
         # whose type fits the value best: its own issues say more than "no match".
         best: list[Issue] | None = None
         for option in self.options:
             found: list[Issue] = []
             parsed = option._collect(value, path, found, ctx)
-            if parsed is not _BAD:
+            if parsed is not BAD:
                 return parsed
             if option._admits(value, ctx) and (best is None or len(found) < len(best)):
                 best = found
@@ -762,16 +629,15 @@ class UnionSchema(Schema):
             issues.append(Issue(path, "union", f"must be {self.expected(ctx)}, got {type_name(value)}"))
         else:
             issues.extend(best)
-        return _BAD
+        return BAD
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NullableSchema(Schema):
     """``schema``, or ``null``."""
 
     schema: Schema
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return (self.schema,)
@@ -779,28 +645,27 @@ class NullableSchema(Schema):
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [self.schema._json(), {"type": "null"}]})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         return f"{self.schema.expected(ctx)} or null"
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
+    def _admits(self, value: Any, ctx: Context) -> bool:
         return value is None or self.schema._admits(value, ctx)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if value is None:
             return None
         if self.schema._admits(value, ctx):
             return self.schema._collect(value, path, issues, ctx)
         issues.append(Issue(path, "type", f"must be {self.expected(ctx)}, got {type_name(value)}"))
-        return _BAD
+        return BAD
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RefSchema(Schema):
     """A named schema, resolved by the ``Runtime`` from the schemas it was given."""
 
     name: str
     description: str | None = None
-    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def ref_names(self) -> Iterator[str]:
         yield self.name
@@ -808,13 +673,36 @@ class RefSchema(Schema):
     def _json(self) -> dict[str, Any]:
         return self._with_description({"$ref": f"#/$defs/{self.name}"})
 
-    def expected(self, ctx: _Context | None = None) -> str:
+    def expected(self, ctx: Context | None = None) -> str:
         if ctx is not None and self.name in ctx.refs:
-            return ctx.refs[self.name].expected(ctx)
+            target: Schema = ctx.refs[self.name]
+            return target.expected(ctx)
         return f'a "{self.name}"'
 
-    def _admits(self, value: Any, ctx: _Context) -> bool:
-        return ctx.refs[self.name]._admits(value, ctx)
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        target: Schema = ctx.refs[self.name]
+        return target._admits(value, ctx)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: _Context) -> Any:
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         return ctx.refs[self.name]._collect(value, path, issues, ctx)
+
+
+def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSchema]]:
+    """Every optional field of *schema* that has a default, with its field path (``options.mode``).
+
+    An array's items add ``[]`` to the path and a record's values ``{}``; a ref
+    is not followed (each named schema is looked at under its own name).
+    """
+    if isinstance(schema, ObjectSchema):
+        for name, sub in schema.field_items:
+            where = f"{prefix}.{name}" if prefix else name
+            if isinstance(sub, OptionalSchema) and sub.default is not MISSING:
+                yield where, sub
+            yield from defaults(sub, where)
+    elif isinstance(schema, ArraySchema):
+        yield from defaults(schema.items, prefix + "[]")
+    elif isinstance(schema, RecordSchema):
+        yield from defaults(schema.values, prefix + "{}")
+    else:
+        for child in schema._children():
+            yield from defaults(child, prefix)

@@ -1,0 +1,225 @@
+"""What the schema nodes and the compiler share: markers, JSON rules and the issues every check makes.
+
+This module imports nothing else from the schema package, so the nodes and
+the compiler can both depend on it and on nothing of each other's but what
+they must (the compiler reads the nodes; the nodes never read the compiler).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes_core.errors import Issue, IssueKind
+
+__all__ = [
+    "BAD",
+    "MISSING",
+    "Context",
+    "Extra",
+    "Path",
+    "as_json",
+    "check_json",
+    "copy_json",
+    "json_equal",
+    "key_issue",
+    "listing",
+    "raised_issue",
+    "size_issue",
+    "type_name",
+    "unicode_ok",
+]
+
+Path = tuple[str | int, ...]
+Extra = Literal["forbid", "ignore", "allow"]
+
+#: How many allowed values or fields a message spells out before it says "...".
+_MAX_LISTED = 20
+
+
+class _Bad:
+    """The marker a failed ``_collect`` returns in place of a value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<invalid>"
+
+
+BAD: Any = _Bad()
+
+
+class _Missing:
+    """The marker for "no default given" and "field absent"."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(slots=True)
+class Context:
+    """What a walk needs besides the value: named schemas, and the containers it is inside."""
+
+    refs: Mapping[str, Any]  # name to Schema; typed loosely, as this module may not import the nodes
+    active: set[int] = field(default_factory=set)
+
+
+_TYPE_NAMES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def type_name(value: object) -> str:
+    """The JSON name of *value*'s type (``integer``, ``array``...), or its Python name if it has none."""
+    name = _TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if value in (math.inf, -math.inf):
+            return "infinity"
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def unicode_ok(text: str) -> bool:
+    """True when *text* encodes to UTF-8, that is, holds no lone surrogate."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def as_json(value: object) -> str:
+    """*value* written as JSON, for messages (allowed values, never received ones)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_equal(a: object, b: object) -> bool:
+    """JSON equality: ``1 == 1.0``, but ``True != 1``, as JSON Schema's ``enum`` and ``const``."""
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return False
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (defaults are copied so one call cannot change the next's)."""
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    return value
+
+
+def listing(values: list[str]) -> str:
+    """*values* joined by commas, at most twenty of them, then ``...``."""
+    shown = ", ".join(values[:_MAX_LISTED])
+    return shown + (", ..." if len(values) > _MAX_LISTED else "")
+
+
+_TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
+
+
+def raised_issue(exc: Exception) -> Issue:
+    """The issue for a check that raised: too deep a value, or the value's own code failing.
+
+    Only a value can make a check raise (a subclass whose ``items()`` raises, a
+    key whose ``__eq__`` does, nesting past the recursion limit): the checks
+    themselves raise nothing, so this is how ``parse`` keeps its promise to
+    raise only ``SchemaError``.
+    """
+    if isinstance(exc, RecursionError):
+        return _TOO_DEEP
+    return Issue((), "type", f"must be a JSON value; checking it raised {type(exc).__name__}")
+
+
+def size_issue(issues: list[Issue], path: Path, size: int, *, low: int | None, high: int | None, unit: str) -> bool:
+    """Append a too_small/too_big issue for a length or count; True when one was added."""
+    kind: IssueKind
+    if low is not None and size < low:
+        kind, word, bound = "too_small", "least", low
+    elif high is not None and size > high:
+        kind, word, bound = "too_big", "most", high
+    else:
+        return False
+    units = unit if bound == 1 else unit + "s"
+    issues.append(Issue(path, kind, f"must have at {word} {bound} {units}, got {size}"))
+    return True
+
+
+def key_issue(key: Any, path: Path, issues: list[Issue]) -> bool:
+    """Append an issue if *key* cannot be a JSON object key; True when one was added."""
+    if not isinstance(key, str):
+        issues.append(Issue(path, "type", f"must have string keys, got a key of type {type_name(key)}"))
+        return True
+    if not unicode_ok(key):
+        issues.append(Issue(path, "encoding", "must have valid Unicode keys, got a key with a lone surrogate"))
+        return True
+    return False
+
+
+def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> None:
+    """Append an issue for every place in *value* that is not JSON-shaped."""
+    if value is None or isinstance(value, bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
+        return
+    if isinstance(value, str):
+        if not unicode_ok(value):
+            issues.append(Issue(path, "encoding", "must be valid Unicode text, got a string with a lone surrogate"))
+        return
+    if not isinstance(value, list | dict):
+        issues.append(Issue(path, "type", f"must be a JSON value, got {type_name(value)}"))
+        return
+    if id(value) in ctx.active:
+        issues.append(Issue(path, "too_deep", "must not contain itself (a reference cycle)"))
+        return
+    ctx.active.add(id(value))
+    try:
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                check_json(item, (*path, index), issues, ctx)
+        else:
+            for key, item in value.items():
+                if key_issue(key, path, issues):
+                    continue
+                check_json(item, (*path, key), issues, ctx)
+    finally:
+        ctx.active.discard(id(value))
