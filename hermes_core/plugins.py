@@ -406,16 +406,15 @@ def _failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadErro
     if not strict:
         return Plugin(origin, problems=(PluginProblem(origin, error),))
     if isinstance(error, InvalidDefinitionError):
-        raise InvalidDefinitionError(
-            error.declaration, error.field, f"{error.detail}\n{remedy(origin)}"
-        ) from error.__cause__
-    raise _with_remedy(error, origin) from error.__cause__
+        detail = _with_remedy(error.detail, origin)
+        raise InvalidDefinitionError(error.declaration, error.field, detail) from error.__cause__
+    text = str(error).removeprefix(f"{origin}: ")
+    raise PluginLoadError(origin, _with_remedy(text, origin)) from error.__cause__
 
 
-def _with_remedy(error: PluginLoadError, origin: PluginOrigin) -> PluginLoadError:
-    text = str(error)
-    prefix = f"{origin}: "
-    return PluginLoadError(origin, f"{text.removeprefix(prefix)}\n{remedy(origin)}")
+def _with_remedy(text: str, origin: PluginOrigin) -> str:
+    """*text* as a sentence, then the remedy on a line of its own."""
+    return f"{text if text.endswith(('.', '?', '!')) else text + '.'}\n{remedy(origin)}"
 
 
 def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:

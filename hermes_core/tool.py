@@ -131,12 +131,37 @@ def _check_handler(decl: str, handler: object, input_schema: Schema) -> bool:
             raise InvalidDefinitionError(
                 decl,
                 "handler",
-                f"{shorten(_handler_name(handler) + str(signature), 100)} {problem}; a handler is called with "
+                f"{shorten(_handler_name(handler) + _written(signature), 100)} {problem}; a handler is called with "
                 f"the parsed input (a dict) as its one positional argument, such as {example}",
             )
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
         getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ makes an async handler
     )
+
+
+def _annotation_text(annotation: object) -> str:
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+
+
+class _Written:
+    """An annotation shown as its author wrote it: ``str``, not ``'str'`` or ``builtins.str``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, annotation: object) -> None:
+        self.text = _annotation_text(annotation)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _written(signature: inspect.Signature) -> str:
+    """The parameters as an author writes them (``(text: str)``), without the return annotation."""
+    parameters = [
+        p if p.annotation is p.empty else p.replace(annotation=_Written(p.annotation))
+        for p in signature.parameters.values()
+    ]
+    return str(signature.replace(parameters=parameters, return_annotation=signature.empty))
 
 
 def _handler_name(handler: object) -> str:
@@ -167,7 +192,7 @@ def _signature_problem(handler: object, signature: inspect.Signature, input_sche
         with contextlib.suppress(Exception):
             annotation = typing.get_type_hints(handler).get(name, annotation)
         if not _takes_a_dict(annotation):
-            return f'annotates "{name}" as {shorten(getattr(annotation, "__name__", str(annotation)), 40)}, not a dict'
+            return f'annotates "{name}" as {shorten(_annotation_text(annotation), 40)}, not a dict'
         return None
     if isinstance(input_schema, ObjectSchema) and name in input_schema.fields and len(signature.parameters) == 1:
         return (

@@ -296,3 +296,85 @@ def test_a_hook_wrapper_is_refused(site: Site) -> None:
     site.install(site.plugin("@hookimpl(wrapper=True)\ndef hermes_tools():\n    return (yield)"))
     with pytest.raises(InvalidDefinitionError, match="is a hook wrapper"):
         discover_plugins()
+
+
+# -- diagnostics a plugin author can act on ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def get_tools():\n    return []",  # a function of its own naming, unmarked
+        "from hermes_core import hookimpl\n",  # the package instead of the module with the hooks
+    ],
+)
+def test_an_entry_point_that_implements_no_hook_is_a_problem_saying_what_a_plugin_must_implement(
+    site: Site, body: str
+) -> None:
+    dist = site.install(body)
+    (plugin,) = mine(site, discover_plugins(strict=False))
+    assert not plugin.ok
+    origin = plugin.origin
+    assert plugin.problems[0].message == (
+        f'plugin {dist} 1.0.0 (entry point "{origin.entry_point}" = {origin.value}) implements no hook: '
+        f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers; a plugin "
+        "must define at least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point "
+        "at the module that defines them."
+    )
+
+
+def test_strict_loading_says_how_to_start_without_the_broken_plugin(site: Site) -> None:
+    definition = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("Bad Name")]'))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        load_runtime()
+    assert str(caught.value).endswith(
+        f".\nTo start without it, disable it: --disable {definition} or HERMESOS_DISABLE_PLUGINS={definition}; "
+        "'hermesos check' lists every problem of every plugin."
+    )
+    crashing = site.install("raise OSError('config file missing')")
+    with pytest.raises(PluginLoadError) as loading:
+        load_runtime(disable=[definition])
+    assert str(loading.value).endswith(
+        f"failed with OSError: config file missing.\nTo start without it, disable it: --disable {crashing} or "
+        f"HERMESOS_DISABLE_PLUGINS={crashing}; 'hermesos check' lists every problem of every plugin."
+    )
+    assert isinstance(loading.value.__cause__, OSError)
+    # Report mode records the problem as found, without the remedy: the CLI says it its own way.
+    problems = discover_plugins(strict=False).problems
+    assert all("To start without it" not in problem.message for problem in problems)
+
+
+def test_a_named_schema_from_a_plugin_follows_the_same_name_rule_as_a_runtimes(site: Site) -> None:
+    long_name = "unit." + "x" * 60  # 65 characters
+    dist = site.install(site.plugin(f'@hookimpl\ndef hermes_schemas():\n    return {{"{long_name}": s.string()}}'))
+    (plugin,) = mine(site, discover_plugins(strict=False))
+    from_plugin = plugin.problems[0].error
+    with pytest.raises(InvalidDefinitionError) as from_runtime:
+        hermes_core.Runtime(schemas={long_name: hermes_core.schema.string()})
+    assert isinstance(from_plugin, InvalidDefinitionError)
+    assert (from_plugin.declaration, from_plugin.field) == (str(plugin.origin), "hermes_schemas name")
+    assert (from_runtime.value.declaration, from_runtime.value.field) == ("Runtime()", "schemas name")
+    assert from_plugin.detail == from_runtime.value.detail
+    assert plugin.origin.distribution == dist
+
+
+def test_refs_across_plugins_are_checked_without_building_a_runtime(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.install(site.plugin('@hookimpl\ndef hermes_schemas():\n    return {"unit.path": s.string()}'))
+    for index in range(3):
+        site.install(
+            site.plugin(
+                f'@hookimpl\ndef hermes_tools():\n    return [define_tool(name="unit.t{index}", description="d", '
+                'version="1.0.0", input=s.object({"p": s.ref("unit.path")}), handler=dict)]'
+            )
+        )
+    built: list[object] = []
+    init = hermes_core.Runtime.__init__
+    monkeypatch.setattr(
+        hermes_core.Runtime, "__init__", lambda self, *a, **k: built.append(self) or init(self, *a, **k)
+    )
+    found = discover_plugins()
+    assert built == []
+    assert {"unit.t0", "unit.t1", "unit.t2"} <= set(found.runtime().tools)
+    assert len(built) == 1

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from hermes_core import (
     InputInvalidError,
+    InputRejected,
     InvalidDefinitionError,
     Issue,
     OutputInvalidError,
@@ -24,6 +26,7 @@ from hermes_core import (
     ToolError,
     ToolNotFoundError,
     define_tool,
+    reject,
 )
 from hermes_core import schema as s
 
@@ -216,6 +219,49 @@ def test_a_handler_exception_propagates_unchanged() -> None:
     assert caught.value is boom
     with pytest.raises(ZeroDivisionError):
         asyncio.run(runtime.observe("fs.write", GOOD))
+
+
+def test_a_handler_refuses_its_input_with_reject_and_the_runtime_names_the_tool() -> None:
+    def handler(args: Any) -> Any:
+        raise reject("path", "names no existing file; list the directory first")
+
+    async def async_handler(args: Any) -> Any:
+        raise reject(("tags", 0), "is not a known tag", kind="enum")
+
+    runtime = Runtime([write_tool(handler), write_tool(async_handler, name="fs.tag")], grants=["fs:write"])
+    with pytest.raises(InputInvalidError) as caught:
+        runtime.call_sync("fs.write", GOOD)
+    assert caught.value.tool == "fs.write"
+    assert caught.value.issues == (Issue(("path",), "invalid", "names no existing file; list the directory first"),)
+    assert isinstance(caught.value.__cause__, InputRejected)
+    with pytest.raises(InputInvalidError) as caught:
+        asyncio.run(runtime.call("fs.tag", GOOD))
+    assert caught.value.tool == "fs.tag"
+    assert caught.value.issues[0].path == ("tags", 0)
+    assert caught.value.issues[0].kind == "enum"
+    assert asyncio.run(runtime.observe("fs.tag", GOOD))["error"]["code"] == "INPUT_INVALID"
+
+
+def test_a_handler_may_refuse_several_fields_at_once() -> None:
+    def handler(args: Any) -> Any:
+        raise InputRejected(
+            [Issue(("path",), "invalid", "is a directory"), Issue(("mode",), "invalid", "is read-only")]
+        )
+
+    with pytest.raises(InputInvalidError) as caught:
+        Runtime([write_tool(handler)], grants=["fs:write"]).call_sync("fs.write", GOOD)
+    assert [issue.path for issue in caught.value.issues] == [("path",), ("mode",)]
+
+
+def test_input_rejected_from_a_coroutine_returned_by_a_plain_handler_is_input_invalid() -> None:
+    async def later() -> Any:
+        raise reject("path", "is taken")
+
+    runtime = Runtime([write_tool(lambda args: later())], grants=["fs:write"])
+    for call in (lambda: runtime.call_sync("fs.write", GOOD), lambda: asyncio.run(runtime.call("fs.write", GOOD))):
+        with pytest.raises(InputInvalidError) as caught:
+            call()
+        assert caught.value.issues[0].detail == "is taken"
 
 
 def test_a_handler_may_report_a_semantic_input_problem() -> None:
@@ -499,10 +545,20 @@ def test_a_ref_input_must_name_an_object_schema() -> None:
     assert "not an object" in str(caught.value)
 
 
-@pytest.mark.parametrize("schemas", [{"Fs.Path": PATH}, {"fs.path": "string"}, {"fs.path": s.optional(PATH)}])
-def test_malformed_named_schemas_are_refused(schemas: Any) -> None:
-    with pytest.raises(InvalidDefinitionError):
+@pytest.mark.parametrize(
+    ("schemas", "field"),
+    [
+        ({"Fs.Path": PATH}, "schemas name"),
+        ({"fs." + "p" * 62: PATH}, "schemas name"),  # 65 characters: names are at most 64, like tool names
+        ({"fs.path": "string"}, 'schemas["fs.path"]'),
+        ({"fs.path": s.optional(PATH)}, 'schemas["fs.path"]'),
+        (["fs.path"], "schemas"),
+    ],
+)
+def test_malformed_named_schemas_are_refused(schemas: Any, field: str) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
         Runtime([], schemas=schemas)
+    assert (caught.value.declaration, caught.value.field) == ("Runtime()", field)
 
 
 def test_definitions_are_standalone_json_schema_for_the_model() -> None:
@@ -650,8 +706,8 @@ def test_output_whose_own_code_raises_while_checked_is_output_invalid() -> None:
 def test_a_runtime_is_immutable_once_built() -> None:
     runtime = Runtime([add_tool()])
     for name in ("tools", "_tools", "_entries", "anything"):
-        with pytest.raises(AttributeError, match="immutable"):
+        with pytest.raises(dataclasses.FrozenInstanceError, match="a Runtime is immutable once built"):
             setattr(runtime, name, {})
-    with pytest.raises(AttributeError, match="immutable"):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="immutable"):
         del runtime._entries
     assert runtime.call_sync("math.add", {"a": 1, "b": 2}) == 3

@@ -179,6 +179,86 @@ def test_other_handlers_are_refused(handler: object) -> None:
     assert error.field == "handler"
 
 
+def shout(text: str) -> str:
+    return text.upper()
+
+
+def read_model(args: Tool) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("handler", "problem"),
+    [
+        (shout, 'shout(text: str) annotates "text" as str, not a dict'),
+        (read_model, 'read_model(args: Tool) annotates "args" as Tool, not a dict'),
+        (
+            lambda path: path,
+            '<lambda>(path) names its parameter after the input field "path", but it is given the whole '
+            'input, not the field: read args["path"], or name the parameter args',
+        ),
+        (lambda a, b: None, "<lambda>(a, b) needs 2 arguments (a, b), but it is called with one"),
+        (lambda: None, "<lambda>() cannot be called with one positional argument"),
+        (lambda *, args: None, "<lambda>(*, args) cannot be called with one positional argument"),
+    ],
+)
+def test_a_handler_that_cannot_take_the_input_says_why_and_shows_the_expected_form(
+    handler: Callable[..., Any], problem: str
+) -> None:
+    error = definition_error(handler=handler)
+    assert (error.declaration, error.field) == ('tool "fs.write"', "handler")
+    assert error.detail == (
+        f"{problem}; a handler is called with the parsed input (a dict) as its one positional argument, "
+        'such as def handler(args): return args["path"]'
+    )
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        lambda args: args,
+        lambda params: params,  # any name but a field's
+        lambda path, extra=1: path,  # more than one parameter: not the field-name mistake
+    ],
+)
+def test_handlers_that_may_take_a_dict_are_accepted(handler: Callable[..., Any]) -> None:
+    make(handler=handler)
+
+
+def annotated_mapping(args: dict[str, Any]) -> None:
+    return None
+
+
+def annotated_any(args: Any) -> None:
+    return None
+
+
+def annotated_object(args: object) -> None:
+    return None
+
+
+def annotated_unresolvable(args: NotImported) -> None:  # type: ignore[name-defined] # noqa: F821
+    return None
+
+
+@pytest.mark.parametrize("handler", [annotated_mapping, annotated_any, annotated_object, annotated_unresolvable])
+def test_annotations_a_dict_satisfies_are_accepted(handler: Callable[..., Any]) -> None:
+    make(handler=handler)
+
+
+def test_a_default_that_does_not_match_names_the_tool_and_the_field() -> None:
+    error = definition_error(
+        name="notes.add",
+        input=s.object({"text": s.string(), "options": s.object({"limit": s.optional(s.integer(), default="ten")})}),
+    )
+    assert (error.declaration, error.field) == ('tool "notes.add"', 'field "options.limit"')
+    assert error.detail == "has a default that does not match its schema: default must be an integer, got string"
+    error = definition_error(
+        output=s.object({"items": s.array(s.object({"n": s.optional(s.integer(), default=-1.5)}))})
+    )
+    assert (error.declaration, error.field) == ('tool "fs.write"', 'output field "items[].n"')
+
+
 def test_output_cannot_be_an_optional_marker() -> None:
     assert definition_error(output=s.optional(s.string())).field == "output"
 
