@@ -188,17 +188,11 @@ def _bounded(
 
 
 def integer(
-    *,
-    minimum: int | float | None = None,
-    maximum: int | float | None = None,
-    description: str | None = None,
+    *, minimum: float | None = None, maximum: float | None = None, description: str | None = None
 ) -> IntegerSchema:
     """An integer, never a bool; an integral float such as ``1.0`` is accepted and parses to ``1``.
 
-    Args:
-        minimum: the smallest value allowed (inclusive).
-        maximum: the largest value allowed (inclusive).
-        description: what the number means, for the model.
+    The bounds are inclusive, as :func:`number`'s; *description* says what the integer means.
 
     Raises:
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
@@ -209,10 +203,7 @@ def integer(
 
 
 def number(
-    *,
-    minimum: int | float | None = None,
-    maximum: int | float | None = None,
-    description: str | None = None,
+    *, minimum: float | None = None, maximum: float | None = None, description: str | None = None
 ) -> NumberSchema:
     """A finite number (``int`` or ``float``), never a bool, NaN or an infinity.
 
@@ -225,8 +216,8 @@ def number(
         InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
 
     """
-    schema: NumberSchema = _bounded(NumberSchema, "s.number()", minimum, maximum, description)
-    return schema
+    made: NumberSchema = _bounded(NumberSchema, "s.number()", minimum, maximum, description)
+    return made
 
 
 def boolean(*, description: str | None = None) -> BooleanSchema:

@@ -13,7 +13,8 @@ thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
+import functools
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 
 from hermes_core._frozen import frozen
 from hermes_core.errors import Issue, SchemaError
+from hermes_core.names import suggest
 from hermes_core.schema._shared import (
     BAD,
     MISSING,
@@ -70,6 +72,11 @@ def _no_checker(schema: Schema, value: Any) -> tuple[Any, list[Issue]]:
 
 
 _checker: Checker = _no_checker
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def install_checker(checker: Checker) -> None:
@@ -142,23 +149,46 @@ class Schema:
     # -- what subclasses provide --------------------------------------------------------
 
     def _children(self) -> tuple[Schema, ...]:
-        return ()
+        """The schemas this one holds, in declaration order: its fields that are schemas or tuples of them."""
+        children: list[Schema] = []
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if isinstance(value, Schema):
+                children.append(value)
+            elif isinstance(value, tuple):
+                children.extend(item for item in value if isinstance(item, Schema))
+        return tuple(children)
+
+    # How a node is written as JSON Schema: its "type" (None: no type keyword), then each
+    # attribute that is set, under its keyword. Nodes with children override _json().
+    _json_type: ClassVar[str | None] = None
+    _keywords: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def _json(self) -> dict[str, Any]:
-        raise NotImplementedError
+        out: dict[str, Any] = {} if self._json_type is None else {"type": self._json_type}
+        for attribute, keyword in self._keywords:
+            value = getattr(self, attribute)
+            if value is not None:
+                out[keyword] = value
+        return self._with_description(out)
 
     def _with_description(self, out: dict[str, Any]) -> dict[str, Any]:
         if self.description is not None:
             out["description"] = self.description
         return out
 
+    # A node of one JSON type says which, in words and as the Python types a value of it has;
+    # a node that is not of one type (an enum, a union...) overrides expected() and _admits().
+    _expects: ClassVar[str] = ""
+    _holds: ClassVar[type | tuple[type, ...]] = ()
+
     def expected(self, ctx: Context | None = None) -> str:
         """What a matching value is, in words (``a string``, ``one of "w", "a"``), for messages."""
-        raise NotImplementedError
+        return self._expects
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         """Whether *value* has a JSON type the schema could accept (used to explain unions)."""
-        raise NotImplementedError
+        return isinstance(value, self._holds)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         raise NotImplementedError
@@ -178,21 +208,10 @@ class StringSchema(Schema):
     description: str | None = None
     _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
-    def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "string"}
-        if self.min_length is not None:
-            out["minLength"] = self.min_length
-        if self.max_length is not None:
-            out["maxLength"] = self.max_length
-        if self.pattern is not None:
-            out["pattern"] = self.pattern
-        return self._with_description(out)
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return "a string"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return isinstance(value, str)
+    _json_type = "string"
+    _keywords = (("min_length", "minLength"), ("max_length", "maxLength"), ("pattern", "pattern"))
+    _expects = "a string"
+    _holds = str
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, str):
@@ -217,24 +236,33 @@ def _bound_issue(issues: list[Issue], path: Path, value: float, low: float | Non
     return False
 
 
+@frozen
 class _Numeric(Schema):
     """Shared by integer and number: inclusive bounds, exported as JSON Schema's minimum and maximum."""
 
-    __slots__ = ()
-    _json_type: ClassVar[str]
-    minimum: int | float | None
-    maximum: int | float | None
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    description: str | None = None
 
-    def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self._json_type}
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        return self._with_description(out)
+    _keywords = (("minimum", "minimum"), ("maximum", "maximum"))
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
+
+    def _number(self, value: Any) -> Any:
+        """*value* as the number it parses to, or ``BAD`` if it has the wrong type."""
+        raise NotImplementedError
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        number = self._number(value)
+        if number is BAD:
+            return self._type_issue(value, path, issues, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
+            return BAD
+        if _bound_issue(issues, path, number, self.minimum, self.maximum):
+            return BAD
+        return number
 
 
 @frozen
@@ -242,24 +270,14 @@ class IntegerSchema(_Numeric):
     """An integer (never a bool). An integral float such as ``1.0`` parses to ``int``."""
 
     _json_type = "integer"
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    description: str | None = None
+    _expects = "an integer"
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "an integer"
-
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if isinstance(value, bool):
-            return self._type_issue(value, path, issues, ctx)
+    def _number(self, value: Any) -> Any:
         if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        elif not isinstance(value, int):
-            return self._type_issue(value, path, issues, ctx)
-        value = int(value)  # a subclass becomes the plain int, which is then both checked and returned
-        if _bound_issue(issues, path, value, self.minimum, self.maximum):
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
             return BAD
-        return value
+        return int(value)  # a subclass becomes the plain int, which is then both checked and returned
 
 
 @frozen
@@ -267,20 +285,10 @@ class NumberSchema(_Numeric):
     """A finite number, integer or float (never a bool, NaN or an infinity)."""
 
     _json_type = "number"
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    description: str | None = None
+    _expects = "a number"
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "a number"
-
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+    def _number(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return self._type_issue(value, path, issues, ctx)
-        if isinstance(value, float) and not math.isfinite(value):
-            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
-            return BAD
-        if _bound_issue(issues, path, value, self.minimum, self.maximum):
             return BAD
         return value
 
@@ -291,14 +299,10 @@ class BooleanSchema(Schema):
 
     description: str | None = None
 
-    def _json(self) -> dict[str, Any]:
-        return self._with_description({"type": "boolean"})
+    _json_type = "boolean"
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "a boolean"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return isinstance(value, bool)
+    _expects = "a boolean"
+    _holds = bool
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if isinstance(value, bool):
@@ -312,14 +316,10 @@ class NullSchema(Schema):
 
     description: str | None = None
 
-    def _json(self) -> dict[str, Any]:
-        return self._with_description({"type": "null"})
+    _json_type = "null"
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "null"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return value is None
+    _expects = "null"
+    _holds = type(None)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if value is None:
@@ -382,14 +382,8 @@ class AnySchema(Schema):
 
     description: str | None = None
 
-    def _json(self) -> dict[str, Any]:
-        return self._with_description({})
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return "a JSON value"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
+    _expects = "a JSON value"
+    _holds = object
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         before = len(issues)
@@ -406,22 +400,14 @@ class ArraySchema(Schema):
     max_items: int | None = None
     description: str | None = None
 
-    def _children(self) -> tuple[Schema, ...]:
-        return (self.items,)
+    _json_type = "array"
+    _keywords = (("min_items", "minItems"), ("max_items", "maxItems"))
 
     def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "array", "items": self.items._json()}
-        if self.min_items is not None:
-            out["minItems"] = self.min_items
-        if self.max_items is not None:
-            out["maxItems"] = self.max_items
-        return self._with_description(out)
+        return {"type": "array", "items": self.items._json(), **Schema._json(self)}
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "an array"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return isinstance(value, list)
+    _expects = "an array"
+    _holds = list
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, list):
@@ -449,9 +435,6 @@ class OptionalSchema(Schema):
     #: uses the schema first (``define_tool`` names the tool and field, ``parse`` the field).
     default_issue: Issue | None = field(default=None, repr=False, compare=False)
 
-    def _children(self) -> tuple[Schema, ...]:
-        return (self.schema,)
-
     def _json(self) -> dict[str, Any]:
         out = self.schema._json()
         if self.default is not MISSING:
@@ -469,7 +452,27 @@ class OptionalSchema(Schema):
 
 
 @frozen
-class ObjectSchema(Schema):
+class _Dict(Schema):
+    """Shared by object and record: a dict, checked entry by entry into a new dict."""
+
+    _expects = "an object"
+    _holds = dict
+
+    def _entries(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
+    ) -> bool:
+        """Check *value*'s entries, filling *out*; True when an issue was found."""
+        raise NotImplementedError
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if not isinstance(value, dict):
+            return self._type_issue(value, path, issues, ctx)
+        out: dict[str, Any] = {}
+        return BAD if self._entries(value, path, issues, ctx, out) else out
+
+
+@frozen
+class ObjectSchema(_Dict):
     """A dict with named fields.
 
     Unknown keys are rejected (``extra="forbid"``), dropped (``"ignore"``) or
@@ -505,17 +508,10 @@ class ObjectSchema(Schema):
             out["additionalProperties"] = False
         return self._with_description(out)
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "an object"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return isinstance(value, dict)
-
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if not isinstance(value, dict):
-            return self._type_issue(value, path, issues, ctx)
+    def _entries(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
+    ) -> bool:
         bad = False
-        out: dict[str, Any] = {}
         for name, sub in self.field_items:
             if name in value:
                 parsed = sub._collect(value[name], (*path, name), issues, ctx)
@@ -527,9 +523,7 @@ class ObjectSchema(Schema):
             else:
                 issues.append(Issue((*path, name), "missing", f"is required ({sub.expected(ctx)})"))
                 bad = True
-        if self._extras(value, path, issues, ctx, out):
-            bad = True
-        return BAD if bad else out
+        return self._extras(value, path, issues, ctx, out) or bad
 
     def _extras(
         self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
@@ -550,36 +544,26 @@ class ObjectSchema(Schema):
         names = [name for name, _ in self.field_items]
         if not names:
             return "is an unexpected field; this object takes no fields"
-        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        close = suggest(key, names, limit=1)
         if close:
             return f"is an unexpected field; did you mean {as_json(close[0])}?"
         return "is an unexpected field; allowed fields are " + listing([as_json(n) for n in names])
 
 
 @frozen
-class RecordSchema(Schema):
+class RecordSchema(_Dict):
     """A dict with any string keys, whose every value matches ``values``."""
 
     values: Schema
     description: str | None = None
 
-    def _children(self) -> tuple[Schema, ...]:
-        return (self.values,)
-
     def _json(self) -> dict[str, Any]:
         return self._with_description({"type": "object", "additionalProperties": self.values._json()})
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return "an object"
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return isinstance(value, dict)
-
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if not isinstance(value, dict):
-            return self._type_issue(value, path, issues, ctx)
+    def _entries(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
+    ) -> bool:
         bad = False
-        out: dict[str, Any] = {}
         for key, item in value.items():
             if key_issue(key, path, issues):
                 bad = True
@@ -587,7 +571,7 @@ class RecordSchema(Schema):
             parsed = self.values._collect(item, (*path, key), issues, ctx)
             bad = bad or parsed is BAD
             out[key] = parsed
-        return BAD if bad else out
+        return bad
 
 
 @frozen
@@ -596,9 +580,6 @@ class UnionSchema(Schema):
 
     options: tuple[Schema, ...]
     description: str | None = None
-
-    def _children(self) -> tuple[Schema, ...]:
-        return self.options
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [option._json() for option in self.options]})
@@ -638,9 +619,6 @@ class NullableSchema(Schema):
 
     schema: Schema
     description: str | None = None
-
-    def _children(self) -> tuple[Schema, ...]:
-        return (self.schema,)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [self.schema._json(), {"type": "null"}]})

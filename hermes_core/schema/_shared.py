@@ -82,29 +82,20 @@ _TYPE_NAMES = {
 }
 
 
+# Subclasses of the JSON types, in the order they must be tested (bool is an int).
+_SUBCLASS_NAMES = ((bool, "boolean"), (int, "integer"), (str, "string"), (list, "array"), (dict, "object"))
+
+
 def type_name(value: object) -> str:
     """The JSON name of *value*'s type (``integer``, ``array``...), or its Python name if it has none."""
     name = _TYPE_NAMES.get(type(value))
     if name is not None:
         return name
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
     if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if value in (math.inf, -math.inf):
-            return "infinity"
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+        return "NaN" if math.isnan(value) else "infinity" if math.isinf(value) else "number"
+    for kind, word in _SUBCLASS_NAMES:
+        if isinstance(value, kind):
+            return word
     return type(value).__name__
 
 
