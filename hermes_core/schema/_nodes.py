@@ -14,7 +14,6 @@ thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -72,11 +71,6 @@ def _no_checker(schema: Schema, value: Any) -> tuple[Any, list[Issue]]:
 
 
 _checker: Checker = _no_checker
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def install_checker(checker: Checker) -> None:
@@ -151,8 +145,8 @@ class Schema:
     def _children(self) -> tuple[Schema, ...]:
         """The schemas this one holds, in declaration order: its fields that are schemas or tuples of them."""
         children: list[Schema] = []
-        for name in _field_names(type(self)):
-            value = getattr(self, name)
+        for each in dataclasses.fields(self):  # type: ignore[arg-type] # every node is a dataclass
+            value = getattr(self, each.name)
             if isinstance(value, Schema):
                 children.append(value)
             elif isinstance(value, tuple):
