@@ -1,22 +1,26 @@
-"""The ``hermesos`` command: list, inspect and call the installed tools, and diagnose broken plugins.
+"""The ``hermesos`` command: list, inspect and call the installed tools, install plugins, diagnose broken ones.
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
-logic: each command asks :mod:`hermes_core.plugins` or the runtime, and
+logic: each command asks :mod:`hermes_core.plugins`, the runtime or pip, and
 formats the answer.
 
-Exit statuses (stable; see ``EXIT_CODES``):
+Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8):
 
 ====  ============================================================
 0     success
-1     ``check`` found problems; a plugin failed to load; a handler raised
-2     usage error: unknown command or option, input that is not JSON
+1     a plugin is broken: ``check`` found problems, ``call`` refused to start,
+      ``tools list`` could not list every tool, ``install`` installed a broken
+      plugin; or a handler raised
+2     usage error: unknown command or option, input that is not JSON,
+      ``uninstall hermesos-core``
 3     ``TOOL_NOT_FOUND``
 4     ``INPUT_INVALID``
 5     ``PERMISSION_DENIED``
 6     ``OUTPUT_INVALID``
 7     ``INVALID_DEFINITION``
 8     ``SCHEMA_INVALID``
+9     ``install`` or ``uninstall``: pip failed, or is missing
 ====  ============================================================
 """
 
@@ -25,16 +29,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from hermes_core._version import __version__
-from hermes_core.errors import ErrorCode, ToolError
+from hermes_core.errors import ErrorCode, PermissionDeniedError, ToolError, ToolNotFoundError
 
 if TYPE_CHECKING:
-    from hermes_core.plugins import PluginSet
+    from hermes_core.plugins import PluginOrigin, PluginProblem, PluginSet
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -47,7 +53,12 @@ EXIT_CODES: dict[ErrorCode, int] = {
     ErrorCode.INVALID_DEFINITION: 7,
     ErrorCode.SCHEMA_INVALID: 8,
 }
-_OK, _PROBLEMS, _USAGE = 0, 1, 2
+_OK, _PROBLEMS, _USAGE, _PIP_FAILED = 0, 1, 2, 9
+_CORE = "hermesos-core"
+# The variables are named here rather than imported: --help and --version import nothing heavy.
+_GRANTS_ENV, _DISABLE_ENV = "HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS"
+# A requirement as pip takes it starts with the distribution's name (PEP 508).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class _Usage(Exception):  # noqa: N818 - control flow inside this module
@@ -86,6 +97,11 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _count(number: int, noun: str) -> str:
+    """*number* and *noun*, agreeing: ``1 tool``, ``0 tools``, ``2 tools``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _summary(text: str) -> str:
     """The first sentence of a description's first line, for one-line listings."""
     line = text.strip().splitlines()[0] if text.strip() else ""
@@ -97,6 +113,69 @@ def _discover(args: argparse.Namespace) -> PluginSet:
     from hermes_core.plugins import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
 
     return discover_plugins(disable=args.disable, strict=False)
+
+
+# -- what an operator can do about it ---------------------------------------------------
+
+
+def _cause(origin: PluginOrigin, message: str) -> str:
+    """The first line of a problem's *message*, without the plugin origin it starts with."""
+    first = message.splitlines()[0] if message else ""
+    return first.removeprefix(str(origin)).lstrip(": ")
+
+
+def _with(variable: str, names: Iterable[str]) -> str:
+    """``VARIABLE=value``: *names* added to what the variable already holds, ready to paste into a shell."""
+    held = [part.strip() for part in os.environ.get(variable, "").split(",") if part.strip()]
+    return f"{variable}={shlex.quote(','.join(dict.fromkeys([*held, *names])))}"
+
+
+def _broken_line(origin: PluginOrigin, message: str) -> str:
+    """One line naming a broken plugin (distribution, version, entry point) and what is wrong with it."""
+    return f"{_Style(sys.stderr).red('error')}: broken {origin}: {_cause(origin, message)}"
+
+
+def _skip_hint(names: Sequence[str]) -> str:
+    """How to start without the broken plugins *names*, and where to read more."""
+    them = "it" if len(names) == 1 else "them"
+    flags = " ".join(f"--disable {shlex.quote(name)}" for name in names)
+    return (
+        f"To start without {them}, disable {them}: {flags} or {_with(_DISABLE_ENV, names)}; "
+        "'hermesos check' lists every problem of every plugin."
+    )
+
+
+def _report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -> None:
+    """On stderr: one line for each problem, its traceback with --debug, then how to skip the plugins."""
+    for problem in problems:
+        print(_broken_line(problem.origin, problem.message), file=sys.stderr)
+        if args.debug:
+            traceback.print_exception(problem.error.__cause__ or problem.error, file=sys.stderr)
+    names = list(dict.fromkeys(problem.origin.distribution for problem in problems))
+    print(_skip_hint(names), file=sys.stderr)
+
+
+def _permission_hint(error: PermissionDeniedError, args: argparse.Namespace) -> str:
+    """How to grant what was denied, or, when it was granted, that a provider denied it."""
+    from hermes_core.permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
+
+    if StaticGrants((*args.grant, *env_grants())).allows(error.permission):
+        return (
+            f"{error.permission} is granted, but a permission provider denied it (a deny wins over any grant); "
+            "'hermesos plugins list' shows the plugins that provide permissions."
+        )
+    return f"To grant it: --grant {shlex.quote(error.permission)} or {_with(_GRANTS_ENV, [error.permission])}"
+
+
+def _report(error: ToolError, args: argparse.Namespace, hint: str | None = None) -> int:
+    if args.json:
+        print(json.dumps(error.to_dict(), ensure_ascii=False), file=sys.stderr)
+    else:
+        style = _Style(sys.stderr)
+        print(f"{style.red(error.code.value)}: {error}", file=sys.stderr)
+        if hint:
+            print(hint, file=sys.stderr)
+    return EXIT_CODES[error.code]
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -121,9 +200,10 @@ def _tools_list(args: argparse.Namespace) -> int:
         for p in found.plugins
         if p.problems
     ]
+    status = _PROBLEMS if broken else _OK
     if args.json:
         _print_json({"tools": rows, "broken_plugins": broken})
-        return _OK
+        return status
     style = _Style(sys.stdout)
     cells = [
         (row["name"], row["version"], row["distribution"], f"[{','.join(row['permissions']) or '-'}]") for row in rows
@@ -134,15 +214,12 @@ def _tools_list(args: argparse.Namespace) -> int:
             f"{style.bold(name.ljust(widths[0]))}  {version.ljust(widths[1])}  {distribution.ljust(widths[2])}  "
             f"{permissions.ljust(widths[3])}  {row['description']}"
         )
-    for plugin in broken:
-        print(
-            style.red(f"broken plugin {plugin['distribution']} {plugin['version']} ({plugin['entry_point']}): "),
-            "run 'hermesos check' for details",
-            sep="",
-        )
-    if not rows and not broken:
-        print("no tools installed: pip install a hermesos plugin, such as hermesos-fs", file=sys.stderr)
-    return _OK
+    if broken:
+        sys.stdout.flush()  # the listing first, then what is missing from it, when both go to one terminal
+        _report_broken(found.problems, args)
+    elif not rows:
+        print("no tools installed: hermesos install a plugin, such as hermesos-fs", file=sys.stderr)
+    return status
 
 
 def _plugins_list(args: argparse.Namespace) -> int:
@@ -165,13 +242,19 @@ def _plugins_list(args: argparse.Namespace) -> int:
         _print_json({"plugins": rows})
         return _OK
     style = _Style(sys.stdout)
-    for row in rows:
+    for plugin, row in zip(found.plugins, rows, strict=True):
         state = {"ok": style.green, "broken": style.red}.get(row["state"], style.dim)(row["state"])
-        parts = [f"{len(row['tools'])} tools", f"{len(row['schemas'])} schemas", f"{len(row['providers'])} providers"]
-        print(
-            f"{style.bold(row['distribution'])} {row['version']}  {row['entry_point']} = {row['module']}  "
-            f"{state}  {', '.join(parts)}"
-        )
+        line = f"{style.bold(row['distribution'])} {row['version']}  {row['entry_point']} = {row['module']}  {state}"
+        if plugin.ok:
+            counts = [
+                _count(len(row["tools"]), "tool"),
+                _count(len(row["schemas"]), "schema"),
+                _count(len(row["providers"]), "provider"),
+            ]
+            line += "  " + ", ".join(counts)
+        print(line)
+        for problem in plugin.problems:
+            print(f"  {style.red('problem')}: {_cause(problem.origin, problem.message)}")
     if not rows:
         print("no plugins installed", file=sys.stderr)
     return _OK
@@ -181,13 +264,12 @@ def _tools_show(args: argparse.Namespace) -> int:
     found = _discover(args)
     tool = next((t for t in found.tools if t.name == args.name), None)
     if tool is None:
-        from hermes_core.runtime import Runtime  # noqa: PLC0415 - its suggestions make the error
+        from hermes_core.names import suggest  # noqa: PLC0415 - only a mistyped name needs it
 
-        try:
-            Runtime(found.tools, schemas=found.schemas).call_sync(args.name, {})
-        except ToolError as error:
-            return _report(error, args)
-        raise AssertionError("unreachable: the tool is not registered")  # pragma: no cover
+        status = _report(ToolNotFoundError(args.name, suggest(args.name, [t.name for t in found.tools])), args)
+        if found.problems and not args.json:
+            _report_broken(found.problems, args)  # the tool may be one a broken plugin would have contributed
+        return status
     origin = found.origin(tool.name)
     data = {
         "name": tool.name,
@@ -227,7 +309,7 @@ def _read_input(text: str) -> Any:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from hermes_core.plugins import load_runtime  # noqa: PLC0415 - only commands that need plugins load them
+    from hermes_core.permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
     if args.input == "-":
         source = sys.stdin.read()
@@ -236,22 +318,20 @@ def _call(args: argparse.Namespace) -> int:
     else:
         source = args.input
     value = _read_input(source)
+    # Strict as load_runtime is, but every broken plugin is reported, each on one line.
+    found = _discover(args)
+    if found.problems:
+        _report_broken(found.problems, args)
+        return _PROBLEMS
     try:
-        runtime = load_runtime(grants=args.grant, disable=args.disable)
+        runtime = found.runtime(grants=(*args.grant, *env_grants()))
         output = runtime.call_sync(args.tool, value)
+    except PermissionDeniedError as error:
+        return _report(error, args, None if args.json else _permission_hint(error, args))
     except ToolError as error:
         return _report(error, args)
     _print_json(output)
     return _OK
-
-
-def _report(error: ToolError, args: argparse.Namespace) -> int:
-    if args.json:
-        print(json.dumps(error.to_dict(), ensure_ascii=False), file=sys.stderr)
-    else:
-        style = _Style(sys.stderr)
-        print(f"{style.red(error.code.value)}: {error}", file=sys.stderr)
-    return EXIT_CODES[error.code]
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -278,9 +358,173 @@ def _check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{style.red('problem')}: {problem.message}")
     healthy = sum(1 for p in found.plugins if p.ok)
-    summary = f"{len(found.plugins)} plugins, {healthy} healthy, {len(problems)} problems"
+    summary = f"{_count(len(found.plugins), 'plugin')}, {healthy} healthy, {_count(len(problems), 'problem')}"
     print(style.red(summary) if problems else style.green(summary))
     return _PROBLEMS if problems else _OK
+
+
+# -- install and uninstall: pip, in the environment this command runs in -----------------
+
+
+def _pip(command: str, *arguments: str) -> int:
+    """Run ``pip COMMAND ARGUMENTS`` with this interpreter, its output passing through; the exit status."""
+    import subprocess  # noqa: PLC0415 - only install and uninstall run anything
+
+    sys.stdout.flush()
+    done = subprocess.run([sys.executable, "-m", "pip", command, *arguments], check=False)  # noqa: S603 - argv, no shell
+    if done.returncode != 0:
+        print(
+            f"hermesos {command}: error: pip {command} failed with exit status {done.returncode}; "
+            "its output above says why",
+            file=sys.stderr,
+        )
+        return _PIP_FAILED
+    return _OK
+
+
+def _require_pip(command: str) -> bool:
+    """Whether pip is importable here; if not, say how to add it (a ``uv tool`` environment has none)."""
+    import importlib.util  # noqa: PLC0415 - only install and uninstall need it
+
+    if importlib.util.find_spec("pip") is not None:
+        return True
+    print(
+        f"hermesos {command}: error: pip is not installed in the environment hermesos runs in; "
+        f"add it with: {shlex.quote(sys.executable)} -m ensurepip",
+        file=sys.stderr,
+    )
+    return False
+
+
+def _installed_plugins() -> list[dict[str, Any]] | None:
+    """The rows of ``plugins list --json``, as a new process sees the environment (None if it cannot say)."""
+    import subprocess  # noqa: PLC0415 - only install and uninstall run anything
+
+    # A new process: this one has imported the old plugins and never read the .pth files pip just wrote.
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_core", "plugins", "list", "--json"], capture_output=True, text=True, check=False
+    )
+    try:
+        rows: list[dict[str, Any]] = json.loads(done.stdout)["plugins"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return rows
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str]:
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - only install and uninstall compare names
+
+    return canonicalize_name(row["distribution"]), row["entry_point"]
+
+
+def _contributions(row: dict[str, Any]) -> str:
+    """What a plugin contributes, for one line: its tools by name, then how many schemas and providers."""
+    parts = [", ".join(row["tools"])] if row["tools"] else []
+    if row["schemas"]:
+        parts.append(_count(len(row["schemas"]), "schema"))
+    if row["providers"]:
+        parts.append(_count(len(row["providers"]), "permission provider"))
+    return "; ".join(parts)
+
+
+def _origin(row: dict[str, Any]) -> PluginOrigin:
+    from hermes_core.plugins import PluginOrigin  # noqa: PLC0415 - only install reports a broken plugin
+
+    return PluginOrigin(row["distribution"], row["version"], row["entry_point"], row["module"])
+
+
+def _report_installed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int:
+    """Say what pip added or changed among the plugins; 1 if that broke a plugin."""
+    previous = {_key(row): row for row in before}
+    changed = [row for row in after if _key(row) not in previous or previous[_key(row)]["version"] != row["version"]]
+    # A new plugin may break an old one (two tools of one name: the later in name order loses).
+    broken = [
+        row
+        for row in after
+        if row["state"] == "broken" and (row in changed or previous[_key(row)]["state"] != "broken")
+    ]
+    if not changed:
+        print("no hermesos plugin was added or changed; 'hermesos plugins list' lists the installed ones")
+    for row in changed:
+        was = previous.get(_key(row))
+        name = f"{row['distribution']} {row['version']}" + (f" (replacing {was['version']})" if was else "")
+        if row["state"] == "ok":
+            print(f"installed {name}: {_contributions(row) or 'no tools, schemas or permission providers'}")
+        elif row["state"] == "disabled":
+            print(f"installed {name}, disabled by {_DISABLE_ENV}")
+        else:
+            print(f"installed {name}, which is broken")
+    if changed:
+        print("'hermesos tools list' lists every installed tool")
+    if not broken:
+        return _OK
+    sys.stdout.flush()
+    for row in broken:
+        for message in row["problems"]:
+            print(_broken_line(_origin(row), message), file=sys.stderr)
+    print(_skip_hint(list(dict.fromkeys(row["distribution"] for row in broken))), file=sys.stderr)
+    return _PROBLEMS
+
+
+def _install(args: argparse.Namespace) -> int:
+    if not args.names and not args.editable:
+        raise _Usage("hermesos install: error: name a distribution to install, or give -e PATH")
+    if not _require_pip("install"):
+        return _PIP_FAILED
+    options = [
+        flag
+        for flag, given in (
+            ("--upgrade", args.upgrade),
+            ("--pre", args.pre),
+            ("--no-index", args.no_index),
+            ("--no-cache-dir", args.no_cache_dir),
+        )
+        if given
+    ]
+    for flag, values in (
+        ("--index-url", [args.index_url] if args.index_url else []),
+        ("--extra-index-url", args.extra_index_url),
+        ("--find-links", args.find_links),
+        ("--editable", args.editable),
+    ):
+        for value in values:
+            options += [flag, value]
+    before = _installed_plugins()
+    status = _pip("install", *options, *args.names)
+    if status != _OK:
+        return status
+    after = _installed_plugins()
+    if before is None or after is None:
+        print("'hermesos tools list' lists every installed tool")
+        return _OK
+    return _report_installed(before, after)
+
+
+def _uninstall(args: argparse.Namespace) -> int:
+    from packaging.utils import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
+
+    for name in args.names:
+        match = _NAME.match(name)
+        if match and canonicalize_name(match.group()) == _CORE:
+            raise _Usage(
+                f"hermesos uninstall: error: {_CORE} runs this command and cannot uninstall itself; "
+                "uninstall it with the installer that installed it"
+            )
+    if not _require_pip("uninstall"):
+        return _PIP_FAILED
+    before = _installed_plugins()
+    status = _pip("uninstall", "--yes", *args.names)
+    after = _installed_plugins() if status == _OK else None
+    if before is None or after is None:
+        return status
+    remaining = {_key(row) for row in after}
+    gone = [row for row in before if _key(row) not in remaining]
+    for row in gone:
+        contributed = _contributions(row)
+        print(f"uninstalled {row['distribution']} {row['version']}" + (f": {contributed}" if contributed else ""))
+    if not gone:
+        print("no hermesos plugin was uninstalled")
+    return _OK
 
 
 # -- the parser -------------------------------------------------------------------------
@@ -296,29 +540,84 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
     return show
 
 
+_DEBUG_HELP = "with a broken plugin, also print the traceback of what went wrong"
+
+
+def _install_parser(commands: Any) -> None:
+    install = commands.add_parser(
+        "install",
+        help="install plugins with pip, into the environment hermesos runs in",
+        description="Install plugins (any pip requirement) with pip, run by the Python that runs hermesos, so "
+        "that a hermesos installed with pipx or uv gets its plugins in its own environment. pip's output "
+        "passes through; then hermesos says what each new plugin contributes.",
+        epilog="Exit statuses: 0 ok, 1 an installed plugin is broken, 2 usage, 9 pip failed or is missing.",
+    )
+    install.add_argument("names", nargs="*", metavar="NAME", help="what to install, such as hermesos-fs")
+    install.add_argument("-U", "--upgrade", action="store_true", help="upgrade what is already installed")
+    install.add_argument(
+        "-e",
+        "--editable",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="install the project at PATH in editable mode (repeatable), as when writing a plugin",
+    )
+    install.add_argument("--index-url", metavar="URL", help="the package index to use instead of PyPI")
+    install.add_argument(
+        "--extra-index-url", action="append", default=[], metavar="URL", help="another index (repeatable)"
+    )
+    install.add_argument(
+        "-f",
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a directory or page of distributions to install from (repeatable)",
+    )
+    install.add_argument("--no-index", action="store_true", help="use no index: only --find-links")
+    install.add_argument("--pre", action="store_true", help="allow pre-releases")
+    install.add_argument("--no-cache-dir", action="store_true", help="do not use pip's cache")
+    install.set_defaults(run=_install)
+
+    uninstall = commands.add_parser(
+        "uninstall",
+        help="uninstall plugins with pip, from the environment hermesos runs in",
+        description=f"Uninstall distributions with pip uninstall --yes, run by the Python that runs hermesos. "
+        f"{_CORE} itself is refused.",
+        epilog="Exit statuses: 0 ok, 2 usage (such as uninstalling hermesos-core), 9 pip failed or is missing.",
+    )
+    uninstall.add_argument("names", nargs="+", metavar="NAME", help="a distribution to uninstall")
+    uninstall.set_defaults(run=_uninstall)
+
+
 def _parser() -> _Parser:
     common = _Parser(add_help=False)
+    # --debug is accepted before the command and after it; after it, its absence must not reset it.
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
     common.add_argument(
         "--disable",
         action="append",
         default=[],
         metavar="NAME",
-        help="skip a plugin by entry-point or distribution name (repeatable; HERMESOS_DISABLE_PLUGINS adds more)",
+        help=f"skip a plugin by entry-point or distribution name (repeatable; {_DISABLE_ENV} adds more)",
     )
     parser = _Parser(
         prog="hermesos",
-        description="List, inspect and call the installed hermesos tools; diagnose broken plugins.",
-        epilog="Exit statuses: 0 ok, 1 problems, 2 usage, 3-8 the error codes of 'hermesos call' "
-        "(see 'hermesos call -h').",
+        description="List, inspect and call the installed hermesos tools; install plugins; diagnose broken ones.",
+        epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 the error codes of 'hermesos call' "
+        "(see 'hermesos call -h'), 9 pip failed (install, uninstall).",
     )
-    parser.add_argument("--version", action="version", version=f"hermesos-core {__version__}")
+    parser.add_argument("--version", action="version", version=f"{_CORE} {__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tools = commands.add_parser("tools", help="list or show tools")
     tools.set_defaults(run=_help(tools))
     tool_commands = tools.add_subparsers(dest="tools_command", metavar="COMMAND", parser_class=_Parser)
-    listing = tool_commands.add_parser("list", parents=[common], help="one line per installed tool")
+    listing = tool_commands.add_parser(
+        "list", parents=[common], help="one line per installed tool (exit 1 if a plugin is broken)"
+    )
     listing.set_defaults(run=_tools_list)
     show = tool_commands.add_parser("show", parents=[common], help="everything about one tool")
     show.add_argument("name", help="the tool's name, such as fs.read")
@@ -337,7 +636,7 @@ def _parser() -> _Parser:
         help="call a tool through the runtime and print its output as JSON",
         description="Call a tool through the runtime (permissions, input and output checked) and print its "
         "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON).",
-        epilog=f"Exit statuses: 0 ok, 2 the input is not JSON, {codes}.",
+        epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 the input is not JSON, {codes}.",
     )
     call.add_argument("tool", help="the tool's name, such as fs.read")
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
@@ -346,7 +645,7 @@ def _parser() -> _Parser:
         action="append",
         default=[],
         metavar="PERMISSION",
-        help="grant a permission pattern: fs:read, fs:*, * (repeatable; HERMESOS_GRANTS adds more)",
+        help=f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)",
     )
     call.set_defaults(run=_call)
 
@@ -354,6 +653,7 @@ def _parser() -> _Parser:
         "check", parents=[common], help="load every plugin and list every problem (exit 1 if any)"
     )
     check.set_defaults(run=_check)
+    _install_parser(commands)
     parser.set_defaults(run=_help(parser))
     return parser
 
@@ -377,15 +677,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return _OK
-    except Exception as error:
-        from hermes_core.plugins import PluginLoadError  # noqa: PLC0415 - imported only when needed
-
-        if isinstance(error, PluginLoadError):
-            print(f"error: {error}", file=sys.stderr)
-            if error.__cause__ is not None:
-                traceback.print_exception(error.__cause__, file=sys.stderr)
-            return _PROBLEMS
-        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,8 +13,21 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hermes_core import __version__
+from hermes_core import (
+    PermissionDeniedError,
+    Plugin,
+    PluginLoadError,
+    PluginOrigin,
+    PluginProblem,
+    PluginSet,
+    Runtime,
+    ToolNotFoundError,
+    __version__,
+    cli,
+)
+from hermes_core import plugins as plugins_module
 from hermes_core.cli import EXIT_CODES, main
+from hermes_core.names import suggest
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -58,6 +71,31 @@ def good(site: Site) -> str:
     return site.install(site.plugin(GOOD))
 
 
+def entry_point(distribution: str) -> str:
+    """The entry point conftest's Site gives *distribution*: hermesos-unit-7 has unit7."""
+    return "unit" + distribution.rsplit("-", 1)[1]
+
+
+def module(distribution: str) -> str:
+    return distribution.replace("-", "_")
+
+
+def origin(distribution: str, version: str = "1.0.0") -> str:
+    """How a message names a plugin of conftest's Site."""
+    return f'plugin {distribution} {version} (entry point "{entry_point(distribution)}" = {module(distribution)})'
+
+
+def skip_hint(*distributions: str, held: str = "") -> str:
+    """The line that follows the broken-plugin lines: how to start without them."""
+    them = "it" if len(distributions) == 1 else "them"
+    flags = " ".join(f"--disable {name}" for name in distributions)
+    value = ",".join([*([held] if held else []), *distributions])
+    return (
+        f"To start without {them}, disable {them}: {flags} or HERMESOS_DISABLE_PLUGINS={value}; "
+        "'hermesos check' lists every problem of every plugin."
+    )
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
     out, err = capsys.readouterr()
@@ -97,11 +135,16 @@ def test_listings_show_a_broken_plugin_as_broken_instead_of_crashing(
     capsys: pytest.CaptureFixture[str], site: Site, good: str
 ) -> None:
     broken = site.install("raise RuntimeError('boom')")
-    status, out, _ = run(capsys, "tools", "list")
-    assert status == 0
+    status, out, err = run(capsys, "tools", "list")
+    assert status == 1
     assert "unit.add" in out
-    assert f"broken plugin {broken} 1.0.0" in out
-    assert "hermesos check" in out
+    assert "broken plugin" not in out
+    assert f"error: broken {origin(broken)}: importing {module(broken)} failed with RuntimeError: boom\n" in err
+    status, out, _ = run(capsys, "tools", "list", "--json")
+    assert status == 1
+    assert json.loads(out)["broken_plugins"] == [
+        {"distribution": broken, "version": "1.0.0", "entry_point": entry_point(broken)}
+    ]
     status, out, _ = run(capsys, "plugins", "list", "--json")
     assert status == 0
     states = {row["distribution"]: row for row in json.loads(out)["plugins"]}
@@ -137,10 +180,33 @@ def test_tools_show_gives_everything_about_one_tool(capsys: pytest.CaptureFixtur
     assert '"description": "The second"' in out
 
 
-def test_tools_show_of_an_unknown_tool_suggests_one(capsys: pytest.CaptureFixture[str], good: str) -> None:
+def test_tools_show_of_an_unknown_tool_suggests_one_without_calling_anything(
+    capsys: pytest.CaptureFixture[str], good: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_call(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tools show called a tool")
+
+    monkeypatch.setattr(Runtime, "call_sync", no_call)
     status, _, err = run(capsys, "tools", "show", "unit.ad")
     assert status == EXIT_CODES["TOOL_NOT_FOUND"] == 3
-    assert err.startswith('TOOL_NOT_FOUND: No tool named "unit.ad" is registered; did you mean "unit.add" or ')
+    names = ["unit.echo", "unit.add", "unit.broken", "unit.crash"]
+    assert "unit.add" in suggest("unit.ad", names)
+    assert err == f"TOOL_NOT_FOUND: {ToolNotFoundError('unit.ad', suggest('unit.ad', names))}\n"
+    status, _, err = run(capsys, "tools", "show", "unit.ad", "--json")
+    assert status == 3
+    assert json.loads(err)["suggestions"] == list(suggest("unit.ad", names))
+
+
+def test_tools_show_of_an_unknown_tool_names_the_broken_plugins(
+    capsys: pytest.CaptureFixture[str], site: Site, good: str
+) -> None:
+    broken = site.install("raise RuntimeError('boom')")
+    status, _, err = run(capsys, "tools", "show", "unit.missing")
+    assert status == 3
+    assert err.splitlines()[-2:] == [
+        f"error: broken {origin(broken)}: importing {module(broken)} failed with RuntimeError: boom",
+        skip_hint(broken),
+    ]
 
 
 # -- call ------------------------------------------------------------------------------
@@ -196,6 +262,10 @@ def test_the_exit_statuses_are_the_documented_table() -> None:
     table = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     for code, status in EXIT_CODES.items():
         assert f"| {status} | `{code}` |" in table
+    docstring = cli.__doc__ or ""
+    for status in range(10):
+        assert f"\n| {status} | " in table, status
+        assert f"\n{status}     " in docstring, status
 
 
 def test_call_grants_with_grant_and_hermes_grants(
@@ -209,20 +279,58 @@ def test_call_grants_with_grant_and_hermes_grants(
 
 def test_call_is_strict_about_broken_plugins(capsys: pytest.CaptureFixture[str], site: Site, good: str) -> None:
     broken = site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    return ['unit.x']"))
-    status, _, err = run(capsys, "call", "unit.add", '{"a": 1, "b": 1}')
-    assert status == EXIT_CODES["INVALID_DEFINITION"]
-    assert f"plugin {broken} 1.0.0" in err
+    status, out, err = run(capsys, "call", "unit.add", '{"a": 1, "b": 1}')
+    assert (status, out) == (1, "")
+    first, hint = err.splitlines()
+    assert first.startswith(f"error: broken {origin(broken)}: hermes_tools")
+    assert hint == skip_hint(broken)
     assert run(capsys, "call", "unit.add", '{"a": 1, "b": 1}', "--disable", broken)[0] == 0
     crashing = site.install("raise RuntimeError('boom at import')")
     status, _, err = run(capsys, "call", "unit.add", '{"a": 1, "b": 1}', "--disable", broken)
     assert status == 1
-    assert f"error: plugin {crashing} 1.0.0" in err
-    assert "RuntimeError: boom at import" in err
+    assert err == (
+        f"error: broken {origin(crashing)}: importing {module(crashing)} failed with RuntimeError: boom at import\n"
+        f"{skip_hint(crashing)}\n"
+    )
 
 
 def test_a_handler_exception_is_not_disguised(capsys: pytest.CaptureFixture[str], good: str) -> None:
     with pytest.raises(ZeroDivisionError):
         main(["call", "unit.crash"])
+
+
+# -- counts ----------------------------------------------------------------------------
+
+
+def test_counts_agree_with_their_numbers(
+    capsys: pytest.CaptureFixture[str], site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = site.install(
+        site.plugin(
+            """
+            class Provider:
+                def check(self, tool, permission):
+                    return None
+
+            @hookimpl
+            def hermes_tools():
+                return [make("unit.one")]
+
+            @hookimpl
+            def hermes_permission_providers():
+                return [Provider()]
+            """
+        )
+    )
+    _, out, _ = run(capsys, "plugins", "list")
+    (line,) = [line for line in out.splitlines() if line.startswith(one)]
+    assert line.endswith("  ok  1 tool, 0 schemas, 1 provider")
+    lonely = PluginOrigin("hermesos-lonely", "1.0.0", "lonely", "lonely")
+    problem = PluginProblem(lonely, PluginLoadError(lonely, "importing lonely failed with ImportError: no"))
+    found = PluginSet([Plugin(lonely, problems=(problem,))])
+    monkeypatch.setattr(plugins_module, "discover_plugins", lambda **options: found)
+    status, out, _ = run(capsys, "check")
+    assert (status, out.splitlines()[-1]) == (1, "1 plugin, 0 healthy, 1 problem")
 
 
 # -- check -----------------------------------------------------------------------------
@@ -233,7 +341,7 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
 ) -> None:
     status, out, _ = run(capsys, "check")
     assert status == 0
-    assert "0 problems" in out
+    assert out.endswith(" healthy, 0 problems\n")
     first = site.install("raise ImportError('missing dependency')")
     second = site.install(site.plugin("def hermes_tool():\n    return []"))
     status, out, _ = run(capsys, "check")
@@ -249,6 +357,8 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
     data = json.loads(out)
     assert [p["distribution"] for p in data["problems"]] == [first, second]
     assert [p["error"] for p in data["problems"]] == ["PluginLoadError", "InvalidDefinitionError"]
+    status, out, _ = run(capsys, "check", "--disable", second)
+    assert out.endswith(" healthy, 1 problem\n")
 
 
 # -- help, version, usage --------------------------------------------------------------
@@ -256,7 +366,18 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["tools"], ["tools", "list"], ["tools", "show"], ["plugins"], ["plugins", "list"], ["call"], ["check"]],
+    [
+        [],
+        ["tools"],
+        ["tools", "list"],
+        ["tools", "show"],
+        ["plugins"],
+        ["plugins", "list"],
+        ["call"],
+        ["check"],
+        ["install"],
+        ["uninstall"],
+    ],
 )
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     status, out, _ = run(capsys, *argv, "--help")
@@ -356,3 +477,143 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(site: Site, good: str
     assert "\033[1munit.add" in _on_a_terminal(site)
     assert "\033[" not in _on_a_terminal(site, NO_COLOR="1")
     assert "\033[" not in script(site, "tools", "list").stdout
+
+
+# -- diagnostics, as the author sees them: the real console script -----------------------
+
+
+def test_a_broken_plugin_stops_call_with_one_line_and_the_remedy(site: Site, good: str) -> None:
+    broken = site.install("raise RuntimeError('boom at import')")
+    done = script(site, "call", "unit.add", '{"a": 1, "b": 1}')
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f'error: broken plugin {broken} 1.0.0 (entry point "{entry_point(broken)}" = {module(broken)}): '
+        f"importing {module(broken)} failed with RuntimeError: boom at import\n"
+        f"To start without it, disable it: --disable {broken} or HERMESOS_DISABLE_PLUGINS={broken}; "
+        "'hermesos check' lists every problem of every plugin.\n"
+    )
+    # The same remedy as the error load_runtime() raises.
+    the_plugin = PluginOrigin(broken, "1.0.0", entry_point(broken), module(broken))
+    assert done.stderr.splitlines()[-1] == plugins_module.remedy(the_plugin)
+    assert script(site, "call", "unit.add", '{"a": 1, "b": 1}', "--disable", broken).stdout == "2\n"
+    skipped = script(site, "call", "unit.add", '{"a": 1, "b": 1}', HERMESOS_DISABLE_PLUGINS=broken)
+    assert skipped.stdout == "2\n"
+
+
+def test_every_broken_plugin_gets_its_line_and_one_remedy_names_them_all(site: Site, good: str) -> None:
+    first = site.install("raise RuntimeError('first')")
+    second = site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    return 'unit.x'"))
+    done = script(site, "call", "unit.add", "{}", HERMESOS_DISABLE_PLUGINS="hermesos-fixture-gone")
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 3
+    assert lines[0] == f"error: broken {origin(first)}: importing {module(first)} failed with RuntimeError: first"
+    assert lines[1].startswith(f"error: broken {origin(second)}: hermes_tools returned str")
+    assert lines[2] == skip_hint(first, second, held="hermesos-fixture-gone")
+
+
+def test_debug_adds_the_traceback_of_the_cause(site: Site, good: str) -> None:
+    broken = site.install("def helper():\n    raise RuntimeError('boom at import')\n\nhelper()\n")
+    for argv in (["--debug", "call", "unit.add"], ["call", "unit.add", "--debug"], ["--debug", "tools", "list"]):
+        done = script(site, *argv)
+        assert done.returncode == 1
+        lines = done.stderr.splitlines()
+        assert lines[0] == (
+            f"error: broken {origin(broken)}: importing {module(broken)} failed with RuntimeError: boom at import"
+        )
+        assert lines[1] == "Traceback (most recent call last):"
+        assert "in helper" in done.stderr
+        assert lines[-2] == "RuntimeError: boom at import"
+        assert lines[-1] == skip_hint(broken)
+    assert "Traceback" not in script(site, "call", "unit.add").stderr
+
+
+def test_permission_denied_says_how_to_grant_it(site: Site, good: str) -> None:
+    done = script(site, "call", "unit.echo")
+    assert done.returncode == EXIT_CODES["PERMISSION_DENIED"] == 5
+    assert done.stderr == (
+        f"PERMISSION_DENIED: {PermissionDeniedError('unit.echo', 'unit:echo')}\n"
+        "To grant it: --grant unit:echo or HERMESOS_GRANTS=unit:echo\n"
+    )
+    held = script(site, "call", "unit.echo", HERMESOS_GRANTS="net:get")
+    assert held.stderr.splitlines()[-1] == "To grant it: --grant unit:echo or HERMESOS_GRANTS=net:get,unit:echo"
+    as_json = script(site, "call", "unit.echo", "--json")
+    assert as_json.returncode == 5
+    assert json.loads(as_json.stderr) == PermissionDeniedError("unit.echo", "unit:echo").to_dict()
+
+
+def test_permission_denied_by_a_provider_says_so(site: Site, good: str) -> None:
+    site.install(
+        site.plugin(
+            """
+            class Deny:
+                def check(self, tool, permission):
+                    return False if permission == "unit:echo" else None
+
+            @hookimpl
+            def hermes_permission_providers():
+                return [Deny()]
+            """
+        )
+    )
+    done = script(site, "call", "unit.echo", "--grant", "unit:*")
+    assert done.returncode == 5
+    assert done.stderr.splitlines()[-1] == (
+        "unit:echo is granted, but a permission provider denied it (a deny wins over any grant); "
+        "'hermesos plugins list' shows the plugins that provide permissions."
+    )
+
+
+def test_tools_list_reports_broken_plugins_on_stderr_and_exits_1(site: Site, good: str) -> None:
+    broken = site.install("raise RuntimeError('boom')")
+    done = script(site, "tools", "list", "--disable", "hermesos-fs", "--disable", "hermesos-math")
+    assert done.returncode == 1
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [
+        "unit.echo",
+        "unit.add",
+        "unit.broken",
+        "unit.crash",
+    ]
+    assert done.stderr == (
+        f"error: broken {origin(broken)}: importing {module(broken)} failed with RuntimeError: boom\n"
+        f"{skip_hint(broken)}\n"
+    )
+    as_json = script(site, "tools", "list", "--json")
+    assert as_json.returncode == 1
+    assert as_json.stderr == ""
+    assert [row["distribution"] for row in json.loads(as_json.stdout)["broken_plugins"]] == [broken]
+    assert script(site, "tools", "list", "--disable", broken).returncode == 0
+
+
+def test_plugins_list_shows_the_problems_of_a_broken_plugin(site: Site, good: str) -> None:
+    broken = site.install("raise RuntimeError('boom\\nand more')")
+    done = script(site, "plugins", "list")
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    at = lines.index(f"{broken} 1.0.0  {entry_point(broken)} = {module(broken)}  broken")
+    assert lines[at + 1] == f"  problem: importing {module(broken)} failed with RuntimeError: boom"
+    assert [line for line in lines if line.startswith(" ")] == [lines[at + 1]]  # the first line only
+    (line,) = [line for line in lines if line.startswith(good)]
+    assert line == f"{good} 1.0.0  {entry_point(good)} = {module(good)}  ok  4 tools, 0 schemas, 0 providers"
+    check = script(site, "check")
+    assert check.returncode == 1
+    assert check.stdout.splitlines()[0] == (
+        f"problem: {origin(broken)}: importing {module(broken)} failed with RuntimeError: boom"
+    )
+    assert check.stdout.splitlines()[-1].endswith(" healthy, 1 problem")
+
+
+def test_a_plugin_that_implements_no_hook_is_broken(site: Site) -> None:
+    empty = site.install("def get_tools():\n    return []\n")
+    done = script(site, "plugins", "list")
+    lines = done.stdout.splitlines()
+    at = lines.index(f"{empty} 1.0.0  {entry_point(empty)} = {module(empty)}  broken")
+    problem = lines[at + 1]
+    assert problem.startswith("  problem: ")
+    for hook in ("hermes_tools", "hermes_schemas", "hermes_permission_providers"):
+        assert hook in problem
+    check = script(site, "check")
+    assert check.returncode == 1
+    (line,) = [line for line in check.stdout.splitlines() if line.startswith("problem: ")]
+    assert line.startswith(f"problem: {origin(empty)}")
+    assert "hermes_permission_providers" in line

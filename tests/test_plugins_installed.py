@@ -46,6 +46,14 @@ class Venv:
         # that does not exist, which only an install without dependency checks lets in.
         self.pip("install", "--no-deps", "--find-links", str(self.wheels), *names)
 
+    def hermesos(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        """Run the environment's own ``hermesos`` command."""
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
+        command = self.python.with_name("hermesos.exe" if os.name == "nt" else "hermesos")
+        return subprocess.run(
+            [command, *argv], capture_output=True, text=True, env=environment, cwd=self.path, check=False
+        )
+
     def probe(self, code: str, *, env: dict[str, str] | None = None) -> Any:
         """Run *code* in the environment; it prints one JSON document, which is returned."""
         environment = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
@@ -176,7 +184,7 @@ FAILURES: dict[str, tuple[tuple[str, ...], str, list[str]]] = {
         "PluginLoadError",
         ["importing fixture_import_error failed with ModuleNotFoundError"],
     ),
-    "hermesos-fixture-not-a-tool": ((), "InvalidDefinitionError", ["hermes_tools", "every item must be a Tool"]),
+    "hermesos-fixture-not-a-tool": ((), "InvalidDefinitionError", ["hermes_tools", "must be a Tool"]),
     "hermesos-fixture-not-a-schema": ((), "InvalidDefinitionError", ["hermes_schemas", "must be a schema"]),
     "hermesos-fixture-not-a-provider": ((), "InvalidDefinitionError", ["hermes_permission_providers", "check(tool"]),
     "hermesos-fixture-clash-b": (
@@ -199,6 +207,11 @@ FAILURES: dict[str, tuple[tuple[str, ...], str, list[str]]] = {
     "hermesos-fixture-hook-args": ((), "InvalidDefinitionError", ["config", "hooks take none"]),
     "hermesos-fixture-bad-definition": ((), "InvalidDefinitionError", ['tool "fixture.broken"', "semantic version"]),
     "hermesos-fixture-hook-raises": ((), "PluginLoadError", ["hook hermes_tools raised RuntimeError"]),
+    "hermesos-fixture-no-hooks": (
+        (),
+        "InvalidDefinitionError",
+        ["hermes_tools", "hermes_schemas", "hermes_permission_providers"],
+    ),
 }
 
 
@@ -232,3 +245,23 @@ print(json.dumps([[p.origin.distribution, p.message] for p in found.problems]))
     )
     assert sorted(name for name, _ in problems) == sorted(FAILURES)
     assert all(f"plugin {name} 1.2.3" in message for name, message in problems)
+
+
+def test_the_command_shows_a_plugin_that_implements_no_hook_as_broken(env: Venv) -> None:
+    name, origin = "hermesos-fixture-no-hooks", 'plugin hermesos-fixture-no-hooks 1.2.3 (entry point "no-hooks" = '
+    listing = env.hermesos("plugins", "list")
+    assert listing.returncode == 0
+    lines = listing.stdout.splitlines()
+    at = lines.index(f"{name} 1.2.3  no-hooks = fixture_no_hooks  broken")
+    problem = lines[at + 1]
+    assert problem.startswith("  problem: ")
+    assert origin not in problem  # the line above names the plugin
+    for hook in ("hermes_tools", "hermes_schemas", "hermes_permission_providers"):
+        assert hook in problem
+    check = env.hermesos("check")
+    assert check.returncode == 1
+    (line,) = [line for line in check.stdout.splitlines() if line.startswith(f"problem: {origin}")]
+    assert "hermes_permission_providers" in line
+    assert check.stdout.splitlines()[-1] == (
+        f"{len(FIXTURES) + len(BUNDLED)} plugins, {len(BUNDLED) + 3} healthy, {len(FAILURES)} problems"
+    )
