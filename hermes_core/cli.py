@@ -136,13 +136,10 @@ def _broken_line(origin: PluginOrigin, message: str) -> str:
 
 
 def _skip_hint(names: Sequence[str]) -> str:
-    """How to start without the broken plugins *names*, and where to read more."""
-    them = "it" if len(names) == 1 else "them"
-    flags = " ".join(f"--disable {shlex.quote(name)}" for name in names)
-    return (
-        f"To start without {them}, disable {them}: {flags} or {_with(_DISABLE_ENV, names)}; "
-        "'hermesos check' lists every problem of every plugin."
-    )
+    """How to start without the broken plugins *names*, and where to read more: the loader's own remedy."""
+    from hermes_core.plugins import remedy  # noqa: PLC0415 - only a broken plugin needs it
+
+    return remedy(*names)
 
 
 def _report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -392,11 +393,18 @@ def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
         raise InvalidDefinitionError(f"{plugin.origin}: {error.declaration}", error.field, error.detail) from error
 
 
-def remedy(origin: PluginOrigin) -> str:
-    """How an operator starts without a broken plugin, and where to read about it."""
-    name = origin.distribution
+def remedy(*distributions: str, environ: Mapping[str, str] | None = None) -> str:
+    """How an operator starts without the broken *distributions*, and where to read about them.
+
+    The variable's value keeps the names it already holds, so the line can be
+    pasted into a shell as it is.
+    """
+    them = "it" if len(distributions) == 1 else "them"
+    flags = " ".join(f"--disable {shlex.quote(name)}" for name in distributions)
+    held = [part.strip() for part in (os.environ if environ is None else environ).get(DISABLE_ENV, "").split(",")]
+    value = ",".join(dict.fromkeys(name for name in (*held, *distributions) if name))
     return (
-        f"To start without it, disable it: --disable {name} or {DISABLE_ENV}={name}; "
+        f"To start without {them}, disable {them}: {flags} or {DISABLE_ENV}={shlex.quote(value)}; "
         "'hermesos check' lists every problem of every plugin."
     )
 
@@ -414,7 +422,7 @@ def _failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadErro
 
 def _with_remedy(text: str, origin: PluginOrigin) -> str:
     """*text* as a sentence, then the remedy on a line of its own."""
-    return f"{text if text.endswith(('.', '?', '!')) else text + '.'}\n{remedy(origin)}"
+    return f"{text if text.endswith(('.', '?', '!')) else text + '.'}\n{remedy(origin.distribution)}"
 
 
 def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:

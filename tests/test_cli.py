@@ -493,8 +493,7 @@ def test_a_broken_plugin_stops_call_with_one_line_and_the_remedy(site: Site, goo
         "'hermesos check' lists every problem of every plugin.\n"
     )
     # The same remedy as the error load_runtime() raises.
-    the_plugin = PluginOrigin(broken, "1.0.0", entry_point(broken), module(broken))
-    assert done.stderr.splitlines()[-1] == plugins_module.remedy(the_plugin)
+    assert done.stderr.splitlines()[-1] == plugins_module.remedy(broken)
     assert script(site, "call", "unit.add", '{"a": 1, "b": 1}', "--disable", broken).stdout == "2\n"
     skipped = script(site, "call", "unit.add", '{"a": 1, "b": 1}', HERMESOS_DISABLE_PLUGINS=broken)
     assert skipped.stdout == "2\n"
