@@ -34,6 +34,7 @@ from hermes_core.plugins import (
     load_runtime,
 )
 from hermes_core.runtime import Runtime
+from hermes_core.settings import setting
 from hermes_core.tool import Tool, define_tool
 
 __all__ = [
@@ -66,5 +67,6 @@ __all__ = [
     "load_runtime",
     "reject",
     "schema",
+    "setting",
     "shorten",
 ]

@@ -1,9 +1,9 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
 Layers, lowest first: ``_version`` and ``_frozen`` (import nothing of ours),
-``errors``, ``names``, ``schema``, ``tool``, ``permissions``, ``checks``,
-``_aio``, ``runtime``, ``hookspecs``, ``plugins``, ``cli``. The facade
-(``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module
+``errors``, ``names``, ``schema``, ``settings``, ``tool``, ``permissions``,
+``checks``, ``_aio``, ``runtime``, ``hookspecs``, ``plugins``, ``cli``. The
+facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module
 imports the facade. Inside ``schema``: ``_shared`` ← ``_nodes`` ← ``_compile``
 ← ``validators`` ← the package's ``__init__``.
 """
@@ -24,6 +24,7 @@ LAYERS = [
     "errors",
     "names",
     "schema",
+    "settings",
     "tool",
     "permissions",
     "checks",
