@@ -13,13 +13,16 @@ appears, by the kernel, at the moment of use, so a directory swapped for a link
 after a check is refused too. Writes go to a temporary file in the same
 directory, are flushed to disk, then renamed over the target.
 
-Configuration, read from the environment when the hooks are called (at load):
+Settings, read with :func:`hermes_core.setting` when the hooks are called (at
+load, never at import):
 
 * ``HERMESOS_FS_ROOT``: the workspace root (default: the working directory then);
 * ``HERMESOS_FS_MAX_READ_BYTES``: the most bytes one ``fs.read`` returns (default 1 MiB);
 * ``HERMESOS_FS_MAX_WRITE_BYTES``: the most bytes one ``fs.write`` writes (default 1 MiB).
 
-An application can also build the tools itself with :func:`make_tools`.
+An application can also build the tools itself with :func:`make_tools`, which
+takes the same settings as arguments. A handler refuses its input with
+:func:`hermes_core.reject`, naming the field (``path``, ``offset`` or ``content``).
 POSIX only: the directory-descriptor calls it relies on do not exist on Windows.
 """
 
@@ -35,7 +38,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, final
 
-from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, IssueKind, Tool, define_tool, hookimpl
+from hermes_core import InputRejected, InvalidDefinitionError, Tool, define_tool, hookimpl, reject, setting, shorten
 from hermes_core import schema as s
 from hermes_core.schema import Schema
 
@@ -65,7 +68,7 @@ DEFAULT_MAX_BYTES: Final = 1024 * 1024
 #: The most entries one ``fs.list`` returns; ``offset`` pages through the rest.
 MAX_LIST_ENTRIES: Final = 1000
 
-_DECL = "hermesos-fs settings"
+_DECL = "hermes_fs.make_tools()"
 _VERSION = "1.0.0"
 _O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
@@ -76,7 +79,7 @@ _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
 # O_EXCL with O_CREAT never follows a symbolic link, and never opens a file someone else made.
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-_SHOWN_MAX = 120
+_SHOWN_MAX = 120  # the most characters of a path a message quotes, "..." included
 
 #: The named schema of a workspace path, contributed as ``fs.path``.
 PATH_SCHEMA: Final = s.string(
@@ -90,29 +93,12 @@ PATH_SCHEMA: Final = s.string(
 )
 
 
-# -- refusals --------------------------------------------------------------------------------------
-
-
-class _RefusedError(Exception):
-    """A problem with one input field found by a handler; the tool turns it into ``InputInvalidError``."""
-
-    def __init__(self, detail: str, *, field: str = "path", kind: IssueKind = "invalid") -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.field = field
-        self.kind = kind
-
-
-class _MissingError(_RefusedError):
-    """A name that does not exist (``fs.stat`` answers ``exists: false`` instead of failing)."""
+# -- messages --------------------------------------------------------------------------------------
 
 
 def _show(parts: tuple[str, ...]) -> str:
     """A relative path as messages quote it; never an absolute path of the machine."""
-    text = "/".join(parts) or "."
-    if len(text) > _SHOWN_MAX:
-        text = text[: _SHOWN_MAX - 3] + "..."
-    return repr(text)
+    return repr(shorten("/".join(parts) or ".", _SHOWN_MAX))
 
 
 _LINK_ADVICE = (
@@ -152,26 +138,29 @@ def _split(path: str) -> tuple[str, ...]:
     literal name (``..test``, ``a..b``, spaces, non-ASCII, backslashes).
 
     Raises:
-        _RefusedError: the path holds a NUL, is absolute, starts with ``~`` or holds ``..``.
+        InputRejected: the path holds a NUL, is absolute, starts with ``~`` or holds ``..``.
 
     """
     if "\x00" in path:
-        raise _RefusedError("contains a NUL character, which no file name can hold; remove it")
+        raise reject("path", "contains a NUL character, which no file name can hold; remove it")
     if path.startswith("/"):
-        raise _RefusedError(
+        raise reject(
+            "path",
             "is an absolute path; paths are relative to the workspace root, so write 'notes/todo.txt' "
-            "rather than '/notes/todo.txt' ('.' is the root itself)"
+            "rather than '/notes/todo.txt' ('.' is the root itself)",
         )
     names = path.split("/")
     if names[0].startswith("~"):
-        raise _RefusedError(
+        raise reject(
+            "path",
             "starts with '~', which is not expanded to a home directory: paths are relative to the "
-            "workspace root, so drop the '~/' (a name that really begins with '~' is written './~name')"
+            "workspace root, so drop the '~/' (a name that really begins with '~' is written './~name')",
         )
     if ".." in names:
-        raise _RefusedError(
+        raise reject(
+            "path",
             "contains '..'; hermesos-fs never steps up out of a directory, so write the path from the "
-            "workspace root down, such as 'src/app.py' rather than 'docs/../src/app.py'"
+            "workspace root down, such as 'src/app.py' rather than 'docs/../src/app.py'",
         )
     return tuple(name for name in names if name not in ("", "."))
 
@@ -268,43 +257,36 @@ class _Workspace:
 
     __slots__ = ("__weakref__", "fd", "max_read", "max_write")
 
-    def __init__(self, root: str, max_read: int, max_write: int) -> None:
-        try:
-            self.fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
-        except OSError as error:
-            raise InvalidDefinitionError(
-                _DECL,
-                ROOT_ENV,
-                f"is {root!r}, which cannot be opened as a directory ({error.strerror}); set {ROOT_ENV} "
-                "(or the root passed to make_tools) to an existing directory",
-            ) from None
-        weakref.finalize(self, os.close, self.fd)
+    def __init__(self, fd: int, max_read: int, max_write: int) -> None:
+        self.fd = fd
+        weakref.finalize(self, os.close, fd)
         self.max_read = max_read
         self.max_write = max_write
 
     # -- resolution
 
-    def _refuse_step(self, parts: tuple[str, ...], index: int, dir_fd: int, error: OSError) -> _RefusedError:
+    def _refuse_step(self, parts: tuple[str, ...], index: int, dir_fd: int, error: OSError) -> InputRejected:
         """Explain why opening ``parts[index]`` as a directory failed, asking ``lstat`` only for the words."""
         shown = _show(parts[: index + 1])
         verb = "names" if index == len(parts) - 1 else "goes through"
         if isinstance(error, FileNotFoundError):
-            return _MissingError(
+            return reject(
+                "path",
                 f"{verb} {shown}, which does not exist under the workspace root; "
-                "list its parent directory with fs.list to see what exists"
+                "list its parent directory with fs.list to see what exists",
             )
         if error.errno not in (errno.ENOTDIR, errno.ELOOP):
-            return _RefusedError(_os_detail(error, shown, "opened"))
+            return reject("path", _os_detail(error, shown, "opened"))
         try:
             found = _lstat(parts[index], dir_fd)
         except OSError:
             found = None
         if found is not None and stat.S_ISLNK(found.st_mode):
-            return _RefusedError(f"{verb} {shown}, a symbolic link; {_LINK_ADVICE}")
+            return reject("path", f"{verb} {shown}, a symbolic link; {_LINK_ADVICE}")
         if found is not None and not stat.S_ISDIR(found.st_mode):
             advice = "; read it with fs.read" if verb == "names" else ""
-            return _RefusedError(f"{verb} {shown}, which is a {_kind(found.st_mode)}, not a directory{advice}")
-        return _RefusedError(f"{verb} {shown}, which changed while it was being opened; try again")
+            return reject("path", f"{verb} {shown}, which is a {_kind(found.st_mode)}, not a directory{advice}")
+        return reject("path", f"{verb} {shown}, which changed while it was being opened; try again")
 
     @contextlib.contextmanager
     def directory(self, parts: tuple[str, ...], count: int, *, create: bool = False) -> Iterator[int]:
@@ -319,7 +301,8 @@ class _Workspace:
             a descriptor of the directory, closed on exit.
 
         Raises:
-            _RefusedError: a name is missing (``_MissingError``), not a directory, or a link.
+            InputRejected: a name is missing (its ``__cause__`` is then the ``FileNotFoundError``),
+                not a directory, or a link.
 
         """
         fd, index = os.dup(self.fd), 0
@@ -339,7 +322,7 @@ class _Workspace:
         except OSError as error:
             refusal = self._refuse_step(parts, index, fd, error)
             os.close(fd)
-            raise refusal from None
+            raise refusal from error
         try:
             yield fd
         finally:
@@ -350,29 +333,32 @@ class _Workspace:
         """Open the regular file *parts* names for reading, refusing links, directories and special files."""
         shown = _show(parts)
         if not parts:
-            raise _RefusedError("is the workspace root '.', a directory; list it with fs.list or name a file inside it")
+            raise reject(
+                "path", "is the workspace root '.', a directory; list it with fs.list or name a file inside it"
+            )
         with self.directory(parts, len(parts) - 1) as parent:
             try:
                 fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
             except FileNotFoundError:
-                raise _MissingError(
+                raise reject(
+                    "path",
                     f"names {shown}, which does not exist under the workspace root; "
-                    "list its directory with fs.list to see what exists"
+                    "list its directory with fs.list to see what exists",
                 ) from None
             except OSError as error:
                 if error.errno == errno.ELOOP:
-                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
+                    raise reject("path", f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
                 if error.errno == errno.ENXIO:  # a socket, or a FIFO opened without a peer
-                    raise _RefusedError(
-                        f"names {shown}, which is not a regular file; hermesos-fs reads only files"
+                    raise reject(
+                        "path", f"names {shown}, which is not a regular file; hermesos-fs reads only files"
                     ) from None
-                raise _RefusedError(_os_detail(error, shown, "read")) from error
+                raise reject("path", _os_detail(error, shown, "read")) from error
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
-                raise _RefusedError(f"names {shown}, which is a directory, not a file; list it with fs.list")
+                raise reject("path", f"names {shown}, which is a directory, not a file; list it with fs.list")
             if not stat.S_ISREG(st.st_mode):
-                raise _RefusedError(f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+                raise reject("path", f"names {shown}, which is not a regular file (a device, FIFO or socket)")
             yield fd, st
         finally:
             os.close(fd)
@@ -387,14 +373,15 @@ class _Workspace:
         shown = _show(parts)
         with self.regular_file(parts) as (fd, st):
             if offset > st.st_size:
-                raise _RefusedError(
+                raise reject(
+                    "offset",
                     f"is {offset}, past the end of {shown}, which is {st.st_size} bytes; "
                     f"use an offset from 0 to {st.st_size}",
-                    field="offset",
                     kind="too_big",
                 )
             if limit is None and st.st_size - offset > self.max_read:
-                raise _RefusedError(
+                raise reject(
+                    "path",
                     f"names {shown}, which is {_size(st.st_size)}; more than the {_size(self.max_read)} "
                     f"fs.read returns at once. Read it in parts: pass limit (at most {self.max_read}), then call "
                     "again with offset set to the next_offset returned, until eof is true",
@@ -410,9 +397,10 @@ class _Workspace:
         except UnicodeDecodeError as error:
             bad = offset + start + error.start
             before = f" (the text before it can be read with offset {offset + start}, limit {bad - offset - start})"
-            raise _RefusedError(
+            raise reject(
+                "path",
                 f"names {shown}, which is not UTF-8 text: the byte at offset {bad} does not decode; "
-                f"hermesos-fs reads text files only{before if bad > offset + start else ''}"
+                f"hermesos-fs reads text files only{before if bad > offset + start else ''}",
             ) from None
         return {
             "path": "/".join(parts),
@@ -427,13 +415,13 @@ class _Workspace:
         """``fs.write``: replace (or create) a file atomically through a temporary file and a rename."""
         parts = _split(args["path"])
         if not parts:
-            raise _RefusedError("is the workspace root '.', a directory; name a file inside it, such as 'notes.txt'")
+            raise reject("path", "is the workspace root '.', a directory; name a file inside it, such as 'notes.txt'")
         data = args["content"].encode("utf-8")
         if len(data) > self.max_write:
-            raise _RefusedError(
+            raise reject(
+                "content",
                 f"is {_size(len(data))} in UTF-8, more than the {_size(self.max_write)} fs.write accepts; "
                 "write less text",
-                field="content",
                 kind="too_big",
             )
         shown, name, create_only = _show(parts), parts[-1], args["mode"] == "create"
@@ -445,13 +433,13 @@ class _Workspace:
             old = _lstat(name, parent)
             if old is not None:
                 if stat.S_ISLNK(old.st_mode):
-                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}")
+                    raise reject("path", f"names {shown}, a symbolic link; {_LINK_ADVICE}")
                 if stat.S_ISDIR(old.st_mode):
-                    raise _RefusedError(f"names {shown}, which is a directory; name a file inside it")
+                    raise reject("path", f"names {shown}, which is a directory; name a file inside it")
                 if not stat.S_ISREG(old.st_mode):
-                    raise _RefusedError(f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+                    raise reject("path", f"names {shown}, which is not a regular file (a device, FIFO or socket)")
                 if create_only:
-                    raise _RefusedError(exists)
+                    raise reject("path", exists)
             temp = f".hermesos-fs-{secrets.token_hex(8)}.tmp"
             fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
             try:
@@ -507,7 +495,9 @@ class _Workspace:
                     found = _lstat(parts[-1], parent)
             else:
                 found = os.fstat(self.fd)
-        except _MissingError:
+        except InputRejected as refusal:
+            if not isinstance(refusal.__cause__, FileNotFoundError):  # a name on the way is missing: no error
+                raise
             found = None
         if found is None:
             return {"path": path, "exists": False, "type": None, "size": None, "modified": None}
@@ -532,9 +522,9 @@ class _Workspace:
             except FileExistsError:
                 found = _lstat(parts[-1], parent)
                 if found is not None and stat.S_ISLNK(found.st_mode):
-                    raise _RefusedError(f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
+                    raise reject("path", f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
                 if found is None or not stat.S_ISDIR(found.st_mode):
-                    raise _RefusedError(f"names {shown}, which already exists and is not a directory") from None
+                    raise reject("path", f"names {shown}, which already exists and is not a directory") from None
                 return {"path": "/".join(parts), "created": False}
         return {"path": "/".join(parts), "created": True}
 
@@ -542,16 +532,17 @@ class _Workspace:
         """``fs.delete``: remove a file, a link (not its target) or an empty directory."""
         parts = _split(args["path"])
         if not parts:
-            raise _RefusedError(
-                "is the workspace root '.', which cannot be deleted; name a file or directory inside it"
+            raise reject(
+                "path", "is the workspace root '.', which cannot be deleted; name a file or directory inside it"
             )
         shown = _show(parts)
         with self.directory(parts, len(parts) - 1) as parent:
             found = _lstat(parts[-1], parent)
             if found is None:
-                raise _MissingError(
+                raise reject(
+                    "path",
                     f"names {shown}, which does not exist under the workspace root; "
-                    "list its directory with fs.list to see what exists"
+                    "list its directory with fs.list to see what exists",
                 )
             kind = _kind(found.st_mode)
             try:
@@ -562,9 +553,10 @@ class _Workspace:
                     os.unlink(parts[-1], dir_fd=parent)
             except OSError as error:
                 if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    raise _RefusedError(
+                    raise reject(
+                        "path",
                         f"names {shown}, a directory that is not empty; fs.delete removes only files, links "
-                        "and empty directories, so delete what it contains first (see fs.list)"
+                        "and empty directories, so delete what it contains first (see fs.list)",
                     ) from None
                 raise
         return {"path": "/".join(parts), "type": kind}
@@ -587,12 +579,12 @@ def _link_new(temp: str, name: str, parent: int, exists: str) -> None:
     try:
         os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
     except FileExistsError:
-        raise _RefusedError(exists) from None
+        raise reject("path", exists) from None
     except OSError as error:
         if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
             raise
         if _lstat(name, parent) is not None:
-            raise _RefusedError(exists) from None
+            raise reject("path", exists) from None
         os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         return
     os.unlink(temp, dir_fd=parent)
@@ -611,18 +603,18 @@ _VERBS = {
 
 
 def _handler(name: str, operation: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
-    """Wrap *operation* so each refusal, and each unexpected OS error, is an ``InputInvalidError`` of *name*."""
+    """Wrap *operation* so an unexpected OS error refuses the path too, saying what the system reported.
+
+    An agent loop turns a tool error into something the model reads and works
+    around, where an ``OSError`` would end the loop; it stays the ``__cause__``.
+    """
+    verb = _VERBS[name]
 
     def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
             return operation(args)
-        except _RefusedError as refusal:
-            raise InputInvalidError(name, [Issue((refusal.field,), refusal.kind, refusal.detail)]) from None
         except OSError as error:
-            shown = repr(args["path"][:_SHOWN_MAX])
-            raise InputInvalidError(name, [Issue(("path",), "invalid", _os_detail(error, shown, _VERBS[name]))]) from (
-                error
-            )
+            raise reject("path", _os_detail(error, repr(shorten(args["path"], _SHOWN_MAX)), verb)) from error
 
     handler.__name__ = handler.__qualname__ = name.replace(".", "_")
     handler.__doc__ = operation.__doc__
@@ -666,11 +658,27 @@ def make_tools(
     for field, value in (("max_read_bytes", max_read_bytes), ("max_write_bytes", max_write_bytes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidDefinitionError(_DECL, field, f"must be a positive number of bytes, got {value!r}")
+    fd = _open_root(os.fspath(root), _DECL, "root", "pass an existing directory")
+    return _tools(_Workspace(fd, max_read_bytes, max_write_bytes))
+
+
+def _open_root(root: str, declaration: str, field: str | None, advice: str) -> int:
+    """A descriptor of the directory *root*; an error naming *declaration* and *field* if it is not one."""
     if not (_O_DIRECTORY and _O_NOFOLLOW and os.open in os.supports_dir_fd):
         raise InvalidDefinitionError(
-            _DECL, None, "needs a POSIX system (openat with O_DIRECTORY and O_NOFOLLOW); this platform has none"
+            "hermesos-fs", None, "needs a POSIX system (openat with O_DIRECTORY and O_NOFOLLOW); this platform has none"
         )
-    ws = _Workspace(os.fspath(root), max_read_bytes, max_write_bytes)
+    try:
+        return os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    except OSError as error:
+        raise InvalidDefinitionError(
+            declaration, field, f"is {root!r}, which cannot be opened as a directory ({error.strerror}); {advice}"
+        ) from None
+
+
+def _tools(ws: _Workspace) -> list[Tool]:
+    """The six tools, working in *ws*."""
+    max_read_bytes, max_write_bytes = ws.max_read, ws.max_write
     read_max, write_max = _size(max_read_bytes), _size(max_write_bytes)
     operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "fs.read": ws.read_file,
@@ -841,15 +849,9 @@ def make_tools(
 # -- hooks ----------------------------------------------------------------------------------------
 
 
-def _env_bytes(variable: str) -> int:
-    text = os.environ.get(variable, "").strip()
-    if not text:
-        return DEFAULT_MAX_BYTES
-    if not text.isdigit() or int(text) < 1:
-        raise InvalidDefinitionError(
-            _DECL, variable, f"must be a positive whole number of bytes such as 1048576, got {text!r}"
-        )
-    return int(text)
+_ROOT_SETTING = s.string(min_length=1, description="the workspace root, an existing directory")
+_MAX_READ_SETTING = s.integer(minimum=1, description="the most bytes one fs.read returns, such as 1048576")
+_MAX_WRITE_SETTING = s.integer(minimum=1, description="the most bytes one fs.write writes, such as 1048576")
 
 
 @hookimpl
@@ -857,11 +859,15 @@ def hermes_tools() -> list[Tool]:
     """The tools, confined to ``HERMESOS_FS_ROOT`` (default: the working directory), with the configured limits.
 
     Raises:
-        InvalidDefinitionError: the root is not a directory, or a limit is malformed.
+        InvalidDefinitionError: a setting is malformed, or the root is not a
+            directory; the declaration names the variable (``setting HERMESOS_FS_ROOT``).
 
     """
-    root = os.path.expanduser(os.environ.get(ROOT_ENV, "").strip() or os.getcwd())
-    return make_tools(root, max_read_bytes=_env_bytes(MAX_READ_ENV), max_write_bytes=_env_bytes(MAX_WRITE_ENV))
+    root = os.path.expanduser(setting(ROOT_ENV, _ROOT_SETTING, default=os.getcwd))
+    max_read = setting(MAX_READ_ENV, _MAX_READ_SETTING, default=DEFAULT_MAX_BYTES)
+    max_write = setting(MAX_WRITE_ENV, _MAX_WRITE_SETTING, default=DEFAULT_MAX_BYTES)
+    fd = _open_root(root, f"setting {ROOT_ENV}", None, "set it to an existing directory")
+    return _tools(_Workspace(fd, max_read, max_write))
 
 
 @hookimpl

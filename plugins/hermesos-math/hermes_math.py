@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from hermes_core import InputInvalidError, Issue, IssueKind, Tool, define_tool, hookimpl
+from hermes_core import IssueKind, Tool, define_tool, hookimpl, reject, shorten
 from hermes_core import schema as s
 
 __all__ = [
@@ -152,12 +152,13 @@ _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 
 
 def _refuse(kind: IssueKind, detail: str) -> NoReturn:
-    raise InputInvalidError(_TOOL, [Issue(("expression",), kind, detail)])
+    """Refuse the expression: the runtime reports it as ``INPUT_INVALID`` of ``math.eval``."""
+    raise reject("expression", detail, kind=kind)
 
 
 def _quote(text: str) -> str:
-    """*text* in double quotes, shortened to 40 characters."""
-    return '"' + (text if len(text) <= 40 else text[:37] + "...") + '"'
+    """*text* shortened to 40 characters, in double quotes."""
+    return f'"{shorten(text, 40)}"'
 
 
 def _show(value: Number) -> str:
@@ -433,8 +434,9 @@ def evaluate(expression: str) -> Number:
         ``float``), else a finite ``float``.
 
     Raises:
-        InputInvalidError: for ``math.eval``, with one issue at ``expression``
-            saying what was wrong, where, and what would be right.
+        InputRejected: with one issue at ``expression`` saying what was wrong,
+            where, and what would be right; through a runtime, ``math.eval``
+            reports it as ``InputInvalidError``.
 
     """
     if len(expression) > MAX_LENGTH:

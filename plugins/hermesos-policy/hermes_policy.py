@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, final
 
-from hermes_core import InvalidDefinitionError, StaticGrants, Tool, hookimpl
+from hermes_core import InvalidDefinitionError, StaticGrants, Tool, hookimpl, setting, shorten
+from hermes_core import schema as s
 from hermes_core.permissions import GRANT_PATTERN
 from hermes_core.schema import NAME_PATTERN
 
@@ -55,6 +56,8 @@ __all__ = [
 POLICY_ENV = "HERMESOS_POLICY"
 #: The file looked for in the working directory when ``HERMESOS_POLICY`` is not set.
 DEFAULT_FILE_NAME = "hermesos-policy.toml"
+
+_POLICY_SETTING = s.string(min_length=1, description="the path of a TOML policy file")
 
 _LISTS = ("grant", "deny")
 _TOP_KEYS = (*_LISTS, "tools")
@@ -147,18 +150,19 @@ def find_policy_file(environ: Mapping[str, str] | None = None, cwd: Path | None 
        (default ``~/.config``), or ``%APPDATA%`` on Windows.
 
     Raises:
-        InvalidDefinitionError: ``HERMESOS_POLICY`` names a file that does not exist.
+        InvalidDefinitionError: ``HERMESOS_POLICY`` names a file that does not exist
+            (the declaration is ``setting HERMESOS_POLICY``).
 
     """
     environ = os.environ if environ is None else environ
-    named = environ.get(POLICY_ENV, "").strip()
-    if named:
+    named: str | None = setting(POLICY_ENV, _POLICY_SETTING, default=None, environ=environ)
+    if named is not None:
         path = Path(named).expanduser()
         if not path.exists():
             raise InvalidDefinitionError(
-                f'policy file "{path}"',
+                f"setting {POLICY_ENV}",
                 None,
-                f"does not exist, but {POLICY_ENV} names it; create it, fix the path, or unset {POLICY_ENV}",
+                f'names "{path}", which does not exist; create it, fix the path, or unset {POLICY_ENV}',
             )
         return path
     for candidate in ((cwd or Path.cwd()) / DEFAULT_FILE_NAME, _user_config_file(environ)):
@@ -314,7 +318,8 @@ def _type(value: object) -> str:
 
 
 def _show(text: str) -> str:
-    return json.dumps(text if len(text) <= 60 else text[:57] + "...", ensure_ascii=False)
+    """*text* shortened to 60 characters, then quoted as TOML (and JSON) write a string."""
+    return json.dumps(shorten(text), ensure_ascii=False)
 
 
 def _key_path(path: _KeyPath) -> str:

@@ -209,7 +209,7 @@ def test_read_of_a_file_over_the_limit_asks_for_parts(tmp_path: Path, monkeypatc
     assert str(caught.value) == (
         "fs.read was called with invalid input: \"path\" names 'big.txt', which is 40 bytes; more than the "
         "16 bytes fs.read returns at once. Read it in parts: pass limit (at most 16), then call again with "
-        "offset set to the next_offset returned, until eof is true\n"
+        "offset set to the next_offset returned, until eof is true.\n"
         "Fix the arguments and call fs.read again."
     )
     assert runtime.call_sync("fs.read", {"path": "big.txt", "limit": 16})["content"] == "x" * 16
@@ -245,7 +245,7 @@ def test_read_of_a_missing_file_says_so_and_what_to_do(box: Box) -> None:
     assert error.issues[0][:2] == (("path",), "invalid")
     assert str(error) == (
         "fs.read was called with invalid input: \"path\" names 'sub/nope.txt', which does not exist under the "
-        "workspace root; list its directory with fs.list to see what exists\n"
+        "workspace root; list its directory with fs.list to see what exists.\n"
         "Fix the arguments and call fs.read again."
     )
     error = box.refused("fs.read", path="nope/inner.txt")
@@ -857,9 +857,9 @@ def test_root_is_fixed_when_the_hooks_are_called(tmp_path: Path, monkeypatch: py
     assert list((tmp_path / "b").iterdir()) == []
 
 
-@pytest.mark.parametrize("kind", ["missing", "file"])
+@pytest.mark.parametrize(("kind", "reason"), [("missing", "No such file or directory"), ("file", "Not a directory")])
 def test_a_root_that_is_not_a_directory_fails_at_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, reason: str
 ) -> None:
     """A bad root is an InvalidDefinitionError naming HERMESOS_FS_ROOT when the hooks are called, not on a call."""
     root = tmp_path / "root"
@@ -868,21 +868,69 @@ def test_a_root_that_is_not_a_directory_fails_at_load(
     monkeypatch.setenv(hermes_fs.ROOT_ENV, str(root))
     with pytest.raises(InvalidDefinitionError) as caught:
         hermes_fs.hermes_tools()
-    assert caught.value.field == "HERMESOS_FS_ROOT"
-    assert "cannot be opened as a directory" in caught.value.detail
+    assert (caught.value.declaration, caught.value.field) == ("setting HERMESOS_FS_ROOT", None)
+    assert str(caught.value) == (
+        f"setting HERMESOS_FS_ROOT is {str(root)!r}, which cannot be opened as a directory ({reason}); "
+        "set it to an existing directory."
+    )
+
+
+def test_make_tools_names_its_root_argument(tmp_path: Path) -> None:
+    """Built without the environment, a bad root names make_tools's argument instead of the variable."""
+    with pytest.raises(InvalidDefinitionError) as caught:
+        hermes_fs.make_tools(tmp_path / "missing")
+    assert (caught.value.declaration, caught.value.field) == ("hermes_fs.make_tools()", "root")
+    assert caught.value.detail.endswith(
+        "which cannot be opened as a directory (No such file or directory); pass an existing directory"
+    )
 
 
 @pytest.mark.parametrize("variable", [hermes_fs.MAX_READ_ENV, hermes_fs.MAX_WRITE_ENV])
-@pytest.mark.parametrize("value", ["0", "-5", "1MiB", "1.5", "1e6"])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "must be at least 1"),
+        ("-5", "must be at least 1"),
+        ("1.5", "must be an integer, got number"),
+        ("true", "must be an integer, got boolean"),
+        ("1MiB", "must be an integer written in JSON, got text that is not JSON"),
+    ],
+)
 def test_malformed_limits_fail_at_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, problem: str
 ) -> None:
-    """A limit must be a positive whole number of bytes."""
+    """A limit must be a positive whole number of bytes; the message names the variable, not the value."""
     monkeypatch.setenv(hermes_fs.ROOT_ENV, str(tmp_path))
     monkeypatch.setenv(variable, value)
     with pytest.raises(InvalidDefinitionError) as caught:
         hermes_fs.hermes_tools()
-    assert caught.value.field == variable
+    verb = "fs.read returns" if variable == hermes_fs.MAX_READ_ENV else "fs.write writes"
+    assert str(caught.value) == (
+        f"setting {variable} {problem}; set it to an integer: the most bytes one {verb}, such as 1048576."
+    )
+
+
+def test_limits_are_read_as_json_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit is a JSON number: surrounding blanks are ignored, and 1e3 is the integer 1000."""
+    monkeypatch.setenv(hermes_fs.ROOT_ENV, str(tmp_path))
+    monkeypatch.setenv(hermes_fs.MAX_READ_ENV, " 16 ")
+    monkeypatch.setenv(hermes_fs.MAX_WRITE_ENV, "1e3")
+    tools = {tool.name: tool for tool in hermes_fs.hermes_tools()}
+    assert tools["fs.read"].input.json_schema()["properties"]["limit"]["maximum"] == 16
+    assert tools["fs.write"].input.json_schema()["properties"]["content"]["maxLength"] == 1000
+
+
+def test_a_bad_setting_is_reported_naming_the_plugin_and_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the loader, the problem names the distribution, then the variable."""
+    monkeypatch.setenv(hermes_fs.ROOT_ENV, str(tmp_path))
+    monkeypatch.setenv(hermes_fs.MAX_READ_ENV, "lots")
+    found = discover_plugins(strict=False)
+    (plugin,) = [p for p in found.plugins if p.origin.distribution.lower().replace("_", "-") == "hermesos-fs"]
+    assert not plugin.ok
+    (problem,) = plugin.problems
+    assert problem.message.startswith(f"{plugin.origin}: setting HERMESOS_FS_MAX_READ_BYTES must be an integer")
 
 
 @pytest.mark.parametrize("value", [0, -1, True, 1.5])

@@ -12,7 +12,7 @@ from hermes_math import MAX_DEPTH, MAX_DIGITS, MAX_LENGTH, MAX_NODES, evaluate, 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import InputInvalidError, Runtime, discover_plugins
+from hermes_core import InputInvalidError, InputRejected, Runtime, discover_plugins
 
 RUNTIME = Runtime([math_eval])
 
@@ -219,15 +219,25 @@ def test_golden_message_for_an_unsupported_name() -> None:
     assert refusal("2 * x").message == (
         'math.eval was called with invalid input: "expression" has an unsupported name "x" at column 5 '
         "(there are no variables); use numbers, + - * / // % ** and parentheses, the functions abs(), round(), "
-        "min(), max(), sqrt(), floor(), ceil(), exp(), log(), sin(), cos(), tan() and the constants pi and e\n"
+        "min(), max(), sqrt(), floor(), ceil(), exp(), log(), sin(), cos(), tan() and the constants pi and e.\n"
         "Fix the arguments and call math.eval again."
     )
 
 
 def test_evaluate_bounds_length_without_the_runtime() -> None:
-    """evaluate() keeps its own length bound when called directly, outside the schema."""
-    with pytest.raises(InputInvalidError, match="is 20,001 characters long; at most 1,000 are allowed"):
+    """evaluate() keeps its own length bound when called directly, outside the schema, refusing with the core's API."""
+    with pytest.raises(InputRejected) as caught:
         evaluate(DEEP)
+    [issue] = caught.value.issues
+    assert (issue.path, issue.kind) == (("expression",), "too_big")
+    assert issue.detail == "is 20,001 characters long; at most 1,000 are allowed"
+
+
+def test_a_long_quote_is_shortened_to_40_characters() -> None:
+    """A quoted piece of the expression is at most 40 characters, "..." included."""
+    name = "x" * 50
+    detail = refusal(name).issues[0].detail
+    assert detail.startswith(f'has an unsupported name "{"x" * 37}..." at column 1')
 
 
 def test_observation_is_json_ready() -> None:

@@ -327,7 +327,7 @@ def test_golden_message_for_a_bad_pattern(tmp_path: Path) -> None:
         load_policy(path)
     assert str(caught.value) == (
         f'policy file "{path}", line 2: tools."fs.write".grant[1] must be a grant pattern: "namespace:action" '
-        '(such as "fs:write"), "namespace:*" (such as "fs:*") or "*", got "fs write"'
+        '(such as "fs:write"), "namespace:*" (such as "fs:*") or "*", got "fs write".'
     )
 
 
@@ -462,10 +462,25 @@ def test_environment_variable_naming_a_missing_file_is_an_error(
     monkeypatch.setenv(POLICY_ENV, str(missing))
     with pytest.raises(InvalidDefinitionError) as caught:
         hermes_policy.hermes_permission_providers()
+    assert (caught.value.declaration, caught.value.field) == ("setting HERMESOS_POLICY", None)
     assert str(caught.value) == (
-        f'policy file "{missing}" does not exist, but HERMESOS_POLICY names it; create it, fix the path, '
-        "or unset HERMESOS_POLICY"
+        f'setting HERMESOS_POLICY names "{missing}", which does not exist; create it, fix the path, '
+        "or unset HERMESOS_POLICY."
     )
+
+
+def test_the_environment_can_be_passed_in(tmp_path: Path) -> None:
+    """find_policy_file reads the mapping it is given, not os.environ; a blank value is no value."""
+    path = write(tmp_path, "", name="given.toml")
+    assert find_policy_file({POLICY_ENV: f"  {path}  "}, cwd=tmp_path / "nowhere") == path
+    assert find_policy_file({POLICY_ENV: "", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}, cwd=tmp_path / "no") is None
+
+
+def test_a_long_bad_pattern_is_shortened_in_the_message() -> None:
+    """A pattern is quoted with at most 60 characters, "..." included."""
+    with pytest.raises(InvalidDefinitionError) as caught:
+        parse_policy(f'grant = ["{"x" * 100}"]', "long.toml")
+    assert caught.value.detail.endswith(f'got "{"x" * 57}..."')
 
 
 # -- through a real runtime ------------------------------------------------------------------
