@@ -42,7 +42,7 @@ from hermes_core import InputRejected, InvalidDefinitionError, Tool, define_tool
 from hermes_core import schema as s
 from hermes_core.schema import Schema
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
