@@ -5,6 +5,15 @@ stable machine-readable :attr:`~ToolError.code`. Branch on the code, never on
 the wording: messages are written for two readers (an operator reading a log
 and a model reading a failed tool call) and stay free to change.
 
+An error class declares its fields once, in :attr:`ToolError.fields`; the base
+derives :meth:`~ToolError.to_dict` and pickling from that declaration.
+
+Every message has one shape, built by one helper: it starts with its subject
+exactly as written (a tool name, a quoted name, a declaration, ``value``); the
+first line states the problem; the issues, if several, follow one per line; the
+last line, where there is one, says what to do next. Every line ends in ``.``,
+``?`` or ``!``, except a header ending in ``:`` above its list.
+
 Paths are written with one quoting rule, so that a path is never ambiguous:
 
 * an array index is a bare decimal number: ``files.0``;
@@ -20,14 +29,17 @@ parent directly. A whole path is shown in double quotes: ``"files.0.path"``.
 from __future__ import annotations
 
 import enum
+import inspect
 import json
 import re
+import typing
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple, final
 
 __all__ = [
     "ErrorCode",
     "InputInvalidError",
+    "InputRejected",
     "InvalidDefinitionError",
     "Issue",
     "IssueKind",
@@ -37,6 +49,7 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "format_path",
+    "reject",
     "shorten",
 ]
 
@@ -81,8 +94,18 @@ IssueKind = Literal[
     "invalid",
 ]
 
+_KINDS: frozenset[str] = frozenset(typing.get_args(IssueKind))
+
+
 def shorten(text: str, limit: int = 60) -> str:
     """*text* if it has at most *limit* characters, else its start and ``...``: for quoting in messages.
+
+    Args:
+        text: the text to show.
+        limit: the most characters the result may have, ``...`` included.
+
+    Returns:
+        *text* itself, or its first ``limit - 3`` characters followed by ``...``.
 
     Examples:
         >>> shorten("fs.write")
@@ -94,17 +117,13 @@ def shorten(text: str, limit: int = 60) -> str:
 
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-
-
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 _MAX_KEY_SHOWN = 80
 
 
 def _escape_key(key: str) -> str:
     """Escape a key for ``['...']``: backslash and quote, control characters and lone surrogates."""
-    if len(key) > _MAX_KEY_SHOWN:
-        key = key[: _MAX_KEY_SHOWN - 3] + "..."
-    key = key.replace("\\", "\\\\").replace("'", "\\'")
+    key = shorten(key, _MAX_KEY_SHOWN).replace("\\", "\\\\").replace("'", "\\'")
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", key)
 
 
@@ -125,15 +144,23 @@ def _write_key(key: str) -> str:
 def format_path(path: Sequence[str | int]) -> str:
     """Write *path* with the module's quoting rule, without the surrounding quotes.
 
+    Args:
+        path: ``str`` keys and ``int`` indices, from the root.
+
+    Returns:
+        The written path; ``""`` for the empty path.
+
     Examples:
         >>> format_path(("files", 0, "path"))
         'files.0.path'
         >>> format_path(("headers", "a.b", ""))
         "headers['a.b']['']"
     """
-    if len(path) == 1:  # the most common path: one field
+    if len(path) == 1:  # the most common path: one field, usually a key written before
         segment = path[0]
-        return str(segment) if isinstance(segment, int) else _write_key(segment)
+        if isinstance(segment, int):
+            return str(segment)
+        return _written_keys.get(segment) or _write_key(segment)
     parts: list[str] = []
     for segment in path:
         written = str(segment) if isinstance(segment, int) else _write_key(segment)
@@ -160,12 +187,27 @@ class Issue(NamedTuple):
     detail: str
 
     def message(self, subject: str = "value") -> str:
-        """The issue as one sentence: its quoted path (or *subject* at the root), then the detail."""
-        where = f'"{format_path(self.path)}"' if self.path else subject
-        return f"{where} {self.detail}"
+        """The issue as one clause: its quoted path (or *subject* at the root), then the detail.
+
+        Args:
+            subject: what the value is called at the root (``value``, ``input``, ``output``).
+
+        Returns:
+            For example ``"files.0.path" must be a string, got integer``, with no
+            final period: a message closes it where it places it.
+        """
+        path = self.path
+        return f'"{format_path(path)}" {self.detail}' if path else f"{subject} {self.detail}"
 
     def to_dict(self, subject: str = "value") -> dict[str, Any]:
-        """A JSON-serialisable dict: ``path`` (a list), ``kind``, ``detail`` and the formatted ``message``."""
+        """A JSON-serialisable dict: ``path`` (a list), ``kind``, ``detail`` and the formatted ``message``.
+
+        Args:
+            subject: what the value is called at the root, for ``message``.
+
+        Returns:
+            A new dict with those four keys.
+        """
         return {
             "path": list(self.path),
             "kind": self.kind,
@@ -174,15 +216,57 @@ class Issue(NamedTuple):
         }
 
 
-def _list_issues(header: str, issues: Sequence[Issue], subject: str) -> str:
-    """The one format for a message made of issues: inline for one, a bounded list for several."""
-    if len(issues) == 1:
-        return f"{header}: {issues[0].message(subject)}"
-    lines = [f"{header} ({len(issues)} problems):"]
-    lines.extend(f"- {issue.message(subject)}" for issue in issues[:MAX_LISTED_ISSUES])
-    if len(issues) > MAX_LISTED_ISSUES:
-        lines.append(f"- ... and {len(issues) - MAX_LISTED_ISSUES} more")
-    return "\n".join(lines)
+# -- the one message format -----------------------------------------------------------------
+
+
+def _sentence(text: str) -> str:
+    """*text* closed as a sentence: a period is added unless it already ends in ``.``, ``?`` or ``!``.
+
+    A closing parenthesis or quote ends a clause, not a sentence: ``(a string)``
+    and ``got '1.0'`` take a period after them.
+    """
+    return text if text and text[-1] in ".?!" else text + "."
+
+
+def _message(head: str, advice: str = "", issues: Sequence[Issue] = (), subject: str = "value") -> str:
+    """The one message format: ``head`` (subject and problem), the issues, then the advice.
+
+    No issue: ``head.``; one issue: ``head: issue.``; several: ``head (N problems):``
+    then one ``- issue.`` line each, at most :data:`MAX_LISTED_ISSUES`, then
+    ``- ... and N more.``. The advice, a whole sentence (or several), is the
+    last line. Every line but a list's header ends in ``.``, ``?`` or ``!``.
+    """
+    count = len(issues)
+    if count == 1:
+        # Raised on every failed call (bench rows 1b and 2e): the rule of _sentence
+        # inlined, and the message made by one f-string.
+        clause = issues[0].message(subject)
+        dot = "" if clause[-1] in ".?!" else "."
+        return f"{head}: {clause}{dot}\n{advice}" if advice else f"{head}: {clause}{dot}"
+    if count == 0:
+        text = _sentence(head)
+    else:
+        lines = [f"{head} ({count} problems):"]
+        lines.extend(f"- {_sentence(issue.message(subject))}" for issue in issues[:MAX_LISTED_ISSUES])
+        if count > MAX_LISTED_ISSUES:
+            lines.append(f"- ... and {count - MAX_LISTED_ISSUES} more.")
+        text = "\n".join(lines)
+    return f"{text}\n{advice}" if advice else text
+
+
+def _alternatives(names: Sequence[str]) -> str:
+    """``"a"``, ``"a" or "b"``, ``"a", "b" or "c"``: names quoted, for a message."""
+    quoted = [f'"{name}"' for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    """*text* in double quotes, escaped as JSON, and at most *limit* characters with the quotes."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted if len(quoted) <= limit else shorten(quoted[:-1], limit - 1) + '"'
+
+
+# -- the declarative base -------------------------------------------------------------------
 
 
 def _rebuild(cls: type[ToolError], fields: dict[str, Any]) -> ToolError:
@@ -190,19 +274,56 @@ def _rebuild(cls: type[ToolError], fields: dict[str, Any]) -> ToolError:
     return cls(**fields)
 
 
+def _data(value: Any, subject: str) -> Any:
+    """A field's value as JSON data: issues as dicts, other tuples as lists."""
+    if type(value) is tuple:
+        if value and isinstance(value[0], Issue):
+            return [issue.to_dict(subject) for issue in value]
+        return list(value)
+    return value
+
+
 class ToolError(Exception):
     """The base of every error the tool framework raises on purpose.
 
     Not raised itself: catch it, then branch on :attr:`code`.
 
+    A subclass declares its fields once, as :attr:`fields`: the names of its
+    constructor's arguments, each kept as an attribute of the same name. The
+    base derives from them :meth:`to_dict` and pickling (an error is rebuilt by
+    calling its class with those arguments). Adding a code is an
+    :class:`ErrorCode` member and a class setting :attr:`code` and
+    :attr:`fields`, whose ``__init__`` stores the fields and builds its message.
+
     Attributes:
         code: the stable :class:`ErrorCode` of the subclass.
-        retryable: True only where the caller rewriting its arguments can help.
+        retryable: True only where the caller changing its call can help. A
+            class default; a class that lists ``retryable`` in its fields sets
+            it per instance.
+        fields: the error's own fields, in the order :meth:`to_dict` gives them.
+        dict_fields: what :meth:`to_dict` adds after ``code``, ``message`` and
+            ``retryable``: the class's :attr:`fields` (without ``retryable``,
+            which is always there), unless the class sets it too.
 
     """
 
     code: ClassVar[ErrorCode]
-    retryable: ClassVar[bool] = False
+    retryable: bool = False
+    fields: ClassVar[tuple[str, ...]] = ()
+    dict_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields = cls.fields
+        if not isinstance(fields, tuple) or not all(isinstance(name, str) and name.isidentifier() for name in fields):
+            raise TypeError(f"{cls.__name__}.fields must be a tuple of attribute names, got {fields!r}")
+        if "fields" in vars(cls) and "dict_fields" not in vars(cls):
+            cls.dict_fields = tuple(name for name in fields if name != "retryable")
+        if hasattr(cls, "code"):  # a concrete error: pickling calls it with its fields
+            parameters = inspect.signature(cls.__init__).parameters
+            missing = [name for name in fields if name not in parameters]
+            if missing:
+                raise TypeError(f"{cls.__name__}.__init__ does not take the fields {missing}")
 
     def __init__(self, message: str) -> None:
         if type(self) is ToolError:
@@ -214,26 +335,38 @@ class ToolError(Exception):
         """The formatted message, the same as ``str(error)``."""
         return str(self.args[0])
 
-    def _fields(self) -> dict[str, Any]:
-        """The constructor's keyword arguments, which rebuild an equal error."""
-        raise NotImplementedError
-
     def to_dict(self) -> dict[str, Any]:
-        """The error as JSON-serialisable data: ``code``, ``message``, ``retryable`` and its own fields."""
-        return {"code": self.code.value, "message": self.message, "retryable": self.retryable}
+        """The error as JSON-serialisable data.
+
+        Returns:
+            A new dict: ``code``, ``message`` and ``retryable``, then each of
+            :attr:`dict_fields`, with tuples as lists and issues as
+            :meth:`Issue.to_dict` dicts.
+        """
+        data: dict[str, Any] = {"code": self.code.value, "message": self.message, "retryable": self.retryable}
+        subject = getattr(self, "subject", "value")
+        for name in self.dict_fields:
+            data[name] = _data(getattr(self, name), subject)
+        return data
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self._fields()))
+        return (_rebuild, (type(self), {name: getattr(self, name) for name in self.fields}))
+
+
+def _no_issues(error: str) -> ValueError:
+    return ValueError(f"{error} needs at least one issue")
 
 
 class _IssuesError(ToolError):
-    """Shared by the errors that carry a list of :class:`Issue`."""
+    """Shared by the errors that carry a list of :class:`Issue`.
+
+    They are raised on every failed call, so each sets its attributes and
+    calls ``Exception.__init__`` directly: ``ToolError.__init__`` only guards
+    against instantiating the abstract base.
+    """
 
     issues: tuple[Issue, ...]
     subject: str
-
-    def _issue_dicts(self) -> list[dict[str, Any]]:
-        return [issue.to_dict(self.subject) for issue in self.issues]
 
 
 @final
@@ -249,60 +382,39 @@ class SchemaError(_IssuesError):
     """
 
     code = ErrorCode.SCHEMA_INVALID
+    fields = ("issues", "subject")
+    # The first issue's path and detail are shown for convenience; the subject is
+    # already in each issue's message.
+    dict_fields = ("path", "detail", "issues")
 
     def __init__(self, issues: Iterable[Issue], *, subject: str = "value") -> None:
-        self.issues = _nonempty(issues, "SchemaError")
+        self.issues = found = tuple(issues)
+        if not found:
+            raise _no_issues("SchemaError")
         self.subject = subject
-        self.path = self.issues[0].path
-        self.detail = self.issues[0].detail
-        # Exception.__init__ directly: these three are raised on every failed call, and
-        # ToolError.__init__ only guards against instantiating the abstract base.
-        Exception.__init__(self, _list_issues(f"{subject} is invalid", self.issues, subject))
+        self.path, _, self.detail = found[0]
+        Exception.__init__(self, _message(f"{subject} is invalid", "", found, subject))
 
-    def _fields(self) -> dict[str, Any]:
-        return {"issues": self.issues, "subject": self.subject}
 
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``path``, ``detail`` and ``issues`` to the common fields."""
-        return {
-            **super().to_dict(),
-            "path": list(self.path),
-            "detail": self.detail,
-            "issues": self._issue_dicts(),
-        }
+# The advice lines: what the reader of a failed call should do next.
+_OUTPUT_ADVICE = "This is a fault in the tool, not in how it was called. Calling it again will not help."
+_PERMISSION_ADVICE = "Retrying with different arguments will not help."
 
 
 class _ToolIssuesError(_IssuesError):
-    """Shared by the input and output errors: a tool's name, and the issues of one of its values.
+    """Shared by the input and output errors: a tool's name, and the issues of one of its values."""
 
-    Each subclass builds its own message in ``__init__``: they are raised on every
-    failed call, so the message is one f-string, and ``Exception.__init__`` is
-    called directly (``ToolError.__init__`` only guards the abstract base).
-    """
-
+    fields = ("tool", "issues")
     tool: str
-
-    def _fields(self) -> dict[str, Any]:
-        return {"tool": self.tool, "issues": self.issues}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``tool`` and ``issues`` to the common fields."""
-        return {**super().to_dict(), "tool": self.tool, "issues": self._issue_dicts()}
-
-
-def _nonempty(issues: Iterable[Issue], error: str) -> tuple[Issue, ...]:
-    found = tuple(issues)
-    if not found:
-        raise ValueError(f"{error} needs at least one issue")
-    return found
 
 
 @final
 class InputInvalidError(_ToolIssuesError):
-    """A tool was called with input its schema rejected. Rewriting the arguments can help.
+    """A tool was called with input it rejected. Rewriting the arguments can help.
 
-    Handlers raise it too, for a well-typed argument they cannot use (a file
-    that does not exist): ``InputInvalidError(tool, [Issue(("path",), "invalid", ...)])``.
+    The runtime raises it when the input does not match the tool's input
+    schema, and when the handler refuses a well-typed value by raising
+    :class:`InputRejected` (see :func:`reject`).
 
     Attributes:
         tool: the name of the tool that was called.
@@ -316,9 +428,11 @@ class InputInvalidError(_ToolIssuesError):
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool
-        self.issues = _nonempty(issues, "InputInvalidError")
-        message = _list_issues(f"{tool} was called with invalid input", self.issues, "input")
-        Exception.__init__(self, f"{message}\nFix the arguments and call {tool} again.")
+        self.issues = found = tuple(issues)
+        if not found:
+            raise _no_issues("InputInvalidError")
+        advice = f"Fix the arguments and call {tool} again."
+        Exception.__init__(self, _message(f"{tool} was called with invalid input", advice, found, "input"))
 
 
 @final
@@ -338,9 +452,10 @@ class OutputInvalidError(_ToolIssuesError):
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool
-        self.issues = _nonempty(issues, "OutputInvalidError")
-        message = _list_issues(f"{tool} returned invalid output", self.issues, "output")
-        Exception.__init__(self, f"{message}\nThis is a fault in the tool, not in how it was called.")
+        self.issues = found = tuple(issues)
+        if not found:
+            raise _no_issues("OutputInvalidError")
+        Exception.__init__(self, _message(f"{tool} returned invalid output", _OUTPUT_ADVICE, found, "output"))
 
 
 @final
@@ -354,21 +469,14 @@ class PermissionDeniedError(ToolError):
     """
 
     code = ErrorCode.PERMISSION_DENIED
+    fields = ("tool", "permission")
 
     def __init__(self, tool: str, permission: str) -> None:
         self.tool = tool
         self.permission = permission
         super().__init__(
-            f'{tool} requires the "{permission}" permission, which was not granted.\n'
-            "Retrying with different arguments will not help"
+            _message(f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE)
         )
-
-    def _fields(self) -> dict[str, Any]:
-        return {"tool": self.tool, "permission": self.permission}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``tool`` and ``permission`` to the common fields."""
-        return {**super().to_dict(), "tool": self.tool, "permission": self.permission}
 
 
 @final
@@ -383,24 +491,14 @@ class ToolNotFoundError(ToolError):
 
     code = ErrorCode.TOOL_NOT_FOUND
     retryable = True
+    fields = ("name", "suggestions")
 
     def __init__(self, name: str, suggestions: Iterable[str] = ()) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
-        shown = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else repr(name)
-        if len(shown) > 80:
-            shown = shown[:76] + '..."'
-        message = f"No tool named {shown} is registered"
-        if self.suggestions:
-            message += "; did you mean " + " or ".join(f'"{s}"' for s in self.suggestions) + "?"
-        super().__init__(message)
-
-    def _fields(self) -> dict[str, Any]:
-        return {"name": self.name, "suggestions": self.suggestions}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``name`` and ``suggestions`` to the common fields."""
-        return {**super().to_dict(), "name": self.name, "suggestions": list(self.suggestions)}
+        shown = _quote(name) if isinstance(name, str) else repr(name)
+        such = f", such as {_alternatives(self.suggestions)}" if self.suggestions else ""
+        super().__init__(_message(f"{shown} is not a registered tool name", f"Call a registered tool instead{such}."))
 
 
 @final
@@ -410,27 +508,99 @@ class InvalidDefinitionError(ToolError):
     Attributes:
         declaration: which declaration, e.g. ``tool "fs.write"`` or ``string()``.
         field: which of its fields is wrong (None when the whole declaration is).
-        detail: what was wrong and what would have been right.
+        detail: what was wrong and what would have been right, as the caller
+            wrote it; the message closes it with a period if it has none.
 
     """
 
     code = ErrorCode.INVALID_DEFINITION
+    fields = ("declaration", "field", "detail")
 
     def __init__(self, declaration: str, field: str | None, detail: str) -> None:
         self.declaration = declaration
         self.field = field
         self.detail = detail
         where = f"{declaration}: {field}" if field else declaration
-        super().__init__(f"{where} {detail}")
+        super().__init__(_message(f"{where} {detail}"))
 
-    def _fields(self) -> dict[str, Any]:
-        return {"declaration": self.declaration, "field": self.field, "detail": self.detail}
 
-    def to_dict(self) -> dict[str, Any]:
-        """Adds ``declaration``, ``field`` and ``detail`` to the common fields."""
-        return {
-            **super().to_dict(),
-            "declaration": self.declaration,
-            "field": self.field,
-            "detail": self.detail,
-        }
+# -- a handler refusing its input ---------------------------------------------------------
+
+
+@final
+class InputRejected(Exception):  # noqa: N818 -- a refusal raised on purpose, named for what it says
+    """Raised by a handler to refuse a well-typed input it cannot use: a file that does not exist, say.
+
+    Deliberately not a :class:`ToolError`: a handler does not know the name it
+    was registered under, so the runtime catches this around the handler and
+    raises ``InputInvalidError(tool, error.issues)`` from it. Usually made by
+    :func:`reject`.
+
+    Attributes:
+        issues: what was wrong with the input, in order (at least one).
+
+    Raises:
+        ValueError: *issues* is empty.
+        TypeError: an item of *issues* is not an :class:`Issue`.
+
+    """
+
+    issues: tuple[Issue, ...]
+
+    def __init__(self, issues: Iterable[Issue]) -> None:
+        found = tuple(issues)
+        if not found:
+            raise _no_issues("InputRejected")
+        for issue in found:
+            if not isinstance(issue, Issue):
+                raise TypeError(f"InputRejected takes Issue items, got {type(issue).__name__}")
+        self.issues = found
+        super().__init__(_message("input was rejected", "", found, "input"))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.issues,))
+
+
+def reject(path: str | int | Sequence[str | int], detail: str, *, kind: IssueKind = "invalid") -> InputRejected:
+    """An :class:`InputRejected` with one issue: how a handler refuses its input, for ``raise``.
+
+    ``raise reject("path", "does not exist under the root; list the directory with fs.list")``
+
+    Args:
+        path: where in the input the problem is: a key (``"path"``) or an index
+            (``0``) for one segment, a sequence of them (``("files", 0, "path")``)
+            for a nested value, or ``()`` for the input as a whole.
+        detail: what was wrong and what would do instead, without the path and
+            without quoting the value (it may be a secret).
+        kind: one of :data:`IssueKind`; ``invalid`` unless the problem is of
+            a kind a schema would name (``too_big``, say).
+
+    Returns:
+        The error, to be raised by the caller.
+
+    Raises:
+        TypeError: *path*, *detail* or *kind* has the wrong type.
+        ValueError: *detail* is empty, *kind* is not an :data:`IssueKind`, or
+            an index in *path* is negative.
+    """
+    segments: tuple[Any, ...]
+    if isinstance(path, str | int):
+        segments = (path,)
+    elif isinstance(path, Sequence) and not isinstance(path, bytes | bytearray):
+        segments = tuple(path)
+    else:
+        raise TypeError(f"reject() path must be a key, an index or a sequence of them, got {type(path).__name__}")
+    for segment in segments:
+        if isinstance(segment, bool) or not isinstance(segment, str | int):
+            raise TypeError(f"reject() path segments must be str keys or int indices, got {type(segment).__name__}")
+        if isinstance(segment, int) and segment < 0:
+            raise ValueError(f"reject() path indices must not be negative, got {segment}")
+    if not isinstance(detail, str):
+        raise TypeError(f"reject() detail must be a str, got {type(detail).__name__}")
+    if not detail.strip():
+        raise ValueError("reject() detail must say what was wrong; it is empty")
+    if not isinstance(kind, str):
+        raise TypeError(f"reject() kind must be a str, got {type(kind).__name__}")
+    if kind not in _KINDS:
+        raise ValueError(f"reject() kind must be one of {', '.join(sorted(_KINDS))}; got {shorten(repr(kind))}")
+    return InputRejected([Issue(segments, kind, detail)])
