@@ -125,7 +125,8 @@ def test_unknown_tool_is_tool_not_found_with_suggestions() -> None:
         assert caught.value.code == "TOOL_NOT_FOUND"
         assert caught.value.name == wrong
         assert caught.value.suggestions[0] == "fs.write"
-        assert 'did you mean "fs.write"?' in str(caught.value)
+        assert str(caught.value).startswith(f"{json.dumps(wrong)} is not a registered tool name.\n")
+        assert 'Call a registered tool instead, such as "fs.write"' in str(caught.value)
 
 
 def test_unknown_tool_with_nothing_close_has_no_suggestion() -> None:
@@ -147,7 +148,7 @@ def test_permission_is_checked_before_input_because_a_rewrite_cannot_fix_it() ->
     assert (caught.value.tool, caught.value.permission) == ("fs.write", "fs:write")
     assert str(caught.value) == (
         'fs.write requires the "fs:write" permission, which was not granted.\n'
-        "Retrying with different arguments will not help"
+        "Retrying with different arguments will not help."
     )
     assert handler.calls == []
 
@@ -169,10 +170,10 @@ def test_invalid_input_is_input_invalid_with_every_issue_and_the_handler_never_r
     ]
     assert str(error) == (
         "fs.write was called with invalid input (5 problems):\n"
-        '- "path" must have at least 1 character, got 0\n'
-        '- "contents" is required (a string)\n'
-        '- "mode" must be one of "w", "a"\n'
-        '- "tags.0" must be a string, got integer\n'
+        '- "path" must have at least 1 character, got 0.\n'
+        '- "contents" is required (a string).\n'
+        '- "mode" must be one of "w", "a".\n'
+        '- "tags.0" must be a string, got integer.\n'
         '- "contnts" is an unexpected field; did you mean "contents"?\n'
         "Fix the arguments and call fs.write again."
     )
@@ -196,8 +197,8 @@ def test_bad_output_is_output_invalid_and_says_the_tool_is_at_fault() -> None:
     assert error.retryable is False
     assert error.issues[0].path == ("written",)
     assert str(error) == (
-        'fs.write returned invalid output: "written" must be an integer, got string\n'
-        "This is a fault in the tool, not in how it was called."
+        'fs.write returned invalid output: "written" must be an integer, got string.\n'
+        "This is a fault in the tool, not in how it was called. Calling it again will not help."
     )
 
 

@@ -395,7 +395,7 @@ def test_message_type_names_the_path_and_both_types() -> None:
     schema = s.object({"files": s.array(s.object({"path": s.string()}))})
     error = parse_error(schema, {"files": [{"path": 1}]})
     assert error.issues[0].message() == '"files.0.path" must be a string, got integer'
-    assert str(error) == 'value is invalid: "files.0.path" must be a string, got integer'
+    assert str(error) == 'value is invalid: "files.0.path" must be a string, got integer.'
 
 
 def test_message_at_the_root_names_the_subject() -> None:
@@ -473,7 +473,7 @@ def test_message_union_explains_the_option_that_fits_the_type() -> None:
 def test_message_lists_every_issue_when_there_are_several() -> None:
     error = parse_error(s.object({"a": s.string(), "b": s.integer()}), {"a": 1, "b": "x"})
     assert str(error) == (
-        'value is invalid (2 problems):\n- "a" must be a string, got integer\n- "b" must be an integer, got string'
+        'value is invalid (2 problems):\n- "a" must be a string, got integer.\n- "b" must be an integer, got string.'
     )
 
 
@@ -482,9 +482,9 @@ def test_message_lists_at_most_twenty_issues() -> None:
     assert len(error.issues) == 25
     lines = str(error).splitlines()
     assert lines[0] == "value is invalid (25 problems):"
-    assert lines[1] == '- "0" must be an integer, got string'
-    assert lines[20] == '- "19" must be an integer, got string'
-    assert lines[21:] == ["- ... and 5 more"]
+    assert lines[1] == '- "0" must be an integer, got string.'
+    assert lines[20] == '- "19" must be an integer, got string.'
+    assert lines[21:] == ["- ... and 5 more."]
     assert len(error.to_dict()["issues"]) == 25
 
 
@@ -838,7 +838,7 @@ def test_deeply_nested_lists_are_too_deep() -> None:
     for schema in (s.any(), s.array(s.any()), s.union(s.array(s.any()), s.string()), s.nullable(s.any())):
         error = parse_error(schema, nested(100_000))
         assert [(i.path, i.kind) for i in error.issues] == [((), "too_deep")]
-        assert str(error) == "value is invalid: value is nested too deeply to check"
+        assert str(error) == "value is invalid: value is nested too deeply to check."
 
 
 def test_deep_but_reasonable_nesting_is_accepted() -> None:
@@ -974,11 +974,11 @@ def test_malformed_declarations_fail_when_built(build: Callable[[], s.Schema], d
 def test_golden_definition_messages() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         s.integer(minimum=5, maximum=1)
-    assert str(caught.value) == "s.integer(): minimum is 5, greater than maximum 1; it must be at most maximum"
+    assert str(caught.value) == "s.integer(): minimum is 5, greater than maximum 1; it must be at most maximum."
     with pytest.raises(InvalidDefinitionError) as caught:
         s.array(s.optional(s.string()))
     assert str(caught.value) == (
-        "s.array(): items is s.optional(...), which only marks a field of s.object({...}); pass the inner schema"
+        "s.array(): items is s.optional(...), which only marks a field of s.object({...}); pass the inner schema."
     )
     with pytest.raises(InvalidDefinitionError) as caught:
         s.optional(s.integer(), default=(1, 2))

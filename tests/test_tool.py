@@ -110,7 +110,7 @@ def test_other_versions_are_refused(version: object) -> None:
 def test_version_message_is_pinned() -> None:
     assert str(definition_error(version="1.0")) == (
         "tool \"fs.write\": version must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' "
-        "or '2.1.0-rc.1', got '1.0'"
+        "or '2.1.0-rc.1', got '1.0'."
     )
 
 

@@ -576,7 +576,7 @@ def test_malformed_policy_stops_load_runtime_naming_plugin_file_and_line(tmp_pat
     path = write(tmp_path, 'grant = []\ndeny = ["shell run"]\n')
     error = run_load_runtime(tmp_path, path)["error"]
     assert isinstance(error, str)
-    assert error.startswith('plugin hermesos-policy 0.1.0 (entry point "policy" = hermes_policy): ')
+    assert error.startswith('plugin hermesos-policy 0.2.0 (entry point "policy" = hermes_policy): ')
     assert f'policy file "{path}", line 2: deny[0] must be a grant pattern' in error
 
 
