@@ -35,9 +35,10 @@ from hermes_core.schema._nodes import (
     StringSchema,
     UnionSchema,
     defaults,
-    install_checker,
+    install_compiler,
 )
 from hermes_core.schema._shared import (
+    CLOSED_ENTRIES,
     MISSING,
     Context,
     Path,
@@ -429,10 +430,8 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
     return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)
 
 
-# Validators of schemas that name no other, keyed by the schema's identity. An entry holds its
-# schema, so the id cannot be reused while the entry exists. Bounded: schemas made in a loop
-# must not pin memory; an evicted one is compiled again (cheaply: the byte-code is shared).
-_CLOSED: dict[int, tuple[Schema, Validator]] = {}
+# Bounded: schemas made in a loop must not pin memory; an evicted one is compiled again (cheaply:
+# the byte-code is shared). The entries live in _shared.CLOSED_ENTRIES, which parse reads.
 _CLOSED_MAX = 4096
 
 
@@ -443,9 +442,10 @@ def closed_validator(schema: Schema) -> Validator:
         InvalidDefinitionError: the schema holds an ``s.ref``, or a default that
             does not match its field's schema (naming the field).
     """
-    hit = _CLOSED.get(id(schema))
+    hit = CLOSED_ENTRIES.get(id(schema))
     if hit is not None:
-        return hit[1]
+        cached: Validator = hit[2]
+        return cached
     problem = default_problem(schema, {})
     if problem is not None:
         where, issue = problem
@@ -453,20 +453,13 @@ def closed_validator(schema: Schema) -> Validator:
             "s.optional()", "default", f'of field "{where}" does not match its schema: {issue.message("default")}'
         )
     validator = compile_schema(schema, {})
-    if len(_CLOSED) >= _CLOSED_MAX:
-        del _CLOSED[next(iter(_CLOSED))]  # the oldest entry
-    _CLOSED[id(schema)] = (schema, validator)
+    if len(CLOSED_ENTRIES) >= _CLOSED_MAX:
+        del CLOSED_ENTRIES[next(iter(CLOSED_ENTRIES))]  # the oldest entry
+    CLOSED_ENTRIES[id(schema)] = (schema, validator.entry, validator)
     return validator
 
 
-def _closed_check(schema: Schema, value: Any) -> tuple[Any, list[Issue]]:
-    """``Schema.parse``'s checker: the cache lookup inlined, as it runs on every parse (bench case 1a)."""
-    hit = _CLOSED.get(id(schema))
-    validator = hit[1] if hit is not None else closed_validator(schema)
-    return _guarded(validator.entry, value)
-
-
-install_checker(_closed_check)
+install_compiler(closed_validator)
 
 
 def default_problem(schema: Schema, refs: Mapping[str, Schema] | None) -> tuple[str, Issue] | None:

@@ -17,6 +17,7 @@ from hermes_core.errors import Issue, IssueKind
 
 __all__ = [
     "BAD",
+    "CLOSED_ENTRIES",
     "MISSING",
     "Context",
     "Extra",
@@ -62,6 +63,13 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+
+#: The package's one cache: ``id(schema)`` to ``(schema, check, validator)`` for schemas that name
+#: no other, ``check(value, path, issues)`` being the validator's straight-line check. Written only by
+#: ``_compile.closed_validator``; read by ``Schema.parse`` on every call, which is why it lives
+#: here, below both (an entry holds its schema, so the id cannot be reused while it exists).
+CLOSED_ENTRIES: dict[int, tuple[Any, Any, Any]] = {}
 
 
 @dataclass(slots=True)
