@@ -125,19 +125,20 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
             )
         _check_defaults(decl, "field", schema, refs)
     for tool in tools:
+        # A tool compiled its schemas unless they name others: only those have anything to check here.
         decl = f'tool "{tool.name}"'
-        _check_refs(decl, "input", tool.input, refs)
-        _check_refs(decl, "output", tool.output, refs)
-        target = follow_refs(tool.input, refs)
-        if not isinstance(target, ObjectSchema):
-            name = tool.input.name if isinstance(tool.input, RefSchema) else "?"
-            raise InvalidDefinitionError(
-                decl,
-                "input",
-                f'refers to the schema "{name}", which is {target.expected()}, not an object; '
-                "a tool's input must be an object schema",
-            )
-        if tool.input.has_refs:
+        if tool._input_validator is None:
+            _check_refs(decl, "input", tool.input, refs)
+            target = follow_refs(tool.input, refs)
+            if not isinstance(target, ObjectSchema):
+                name = tool.input.name if isinstance(tool.input, RefSchema) else "?"
+                raise InvalidDefinitionError(
+                    decl,
+                    "input",
+                    f'refers to the schema "{name}", which is {target.expected()}, not an object; '
+                    "a tool's input must be an object schema",
+                )
             _check_defaults(decl, "field", tool.input, refs)
-        if tool.output.has_refs:
+        if tool._output_validator is None:
+            _check_refs(decl, "output", tool.output, refs)
             _check_defaults(decl, "output field", tool.output, refs)

@@ -30,7 +30,7 @@ from hermes_core.errors import (
 from hermes_core.names import suggest
 from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core.schema import Schema
-from hermes_core.schema.validators import Validator, closed_validator, compile_schema, follow_refs, raised_issue
+from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
 from hermes_core.tool import Tool
 
 __all__ = ["Runtime"]
@@ -63,8 +63,8 @@ class _Entry:
             tool.name,
             tool.handler,
             tool.is_async,
-            _validator(tool.input, schemas).entry,
-            _validator(tool.output, schemas).entry,
+            (tool._input_validator or compile_schema(tool.input, schemas)).entry,
+            (tool._output_validator or compile_schema(tool.output, schemas)).entry,
             permissions.gate(tool),
         )
 
@@ -252,8 +252,3 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
-
-
-def _validator(schema: Schema, schemas: Mapping[str, Schema]) -> Validator:
-    """The compiled validator: shared if *schema* names no other, else compiled against *schemas*."""
-    return compile_schema(schema, schemas) if schema.has_refs else closed_validator(schema)

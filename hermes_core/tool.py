@@ -75,14 +75,17 @@ class Tool:
         decl = _check_fields(self)
         if self.output is None:
             derive(self, output=AnySchema())
-        _check_defaults(decl, self.input, self.output)
+        validators = []
+        for label, schema in (("field", self.input), ("output field", self.output)):
+            _check_defaults(decl, label, schema)
+            # Compiled now unless the schema names others, which only a runtime can resolve.
+            validators.append(None if schema.has_refs else closed_validator(schema))
         derive(
             self,
             permissions=_check_permissions(decl, self.permissions),
             is_async=_check_handler(decl, self.handler, self.input),
-            # Compiled now unless the schema names others, which only a runtime can resolve.
-            _input_validator=None if self.input.has_refs else closed_validator(self.input),
-            _output_validator=None if self.output.has_refs else closed_validator(self.output),
+            _input_validator=validators[0],
+            _output_validator=validators[1],
         )
 
 
@@ -92,8 +95,11 @@ def _describe(value: object) -> str:
     return shorten(repr(value))
 
 
-# What a handler is called with: a dict. A parameter annotated with one of these cannot take it.
+# What a handler is called with: a dict. A parameter annotated with one of these cannot take it;
+# one annotated with one of the others can, and the name alone says so (resolving a string
+# annotation costs more than the rest of define_tool: bench set-up, define_tool x10,000).
 _NOT_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
+_A_DICT = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Any", "object", "typing.Any", "JSON"})
 
 
 def _takes_a_dict(annotation: object) -> bool:
@@ -188,13 +194,15 @@ def _signature_problem(handler: object, signature: inspect.Signature, input_sche
         return None
     annotation = parameter.annotation
     if annotation is not parameter.empty:
-        # An annotation that does not resolve (a name only imported for type checking) is judged by its text.
-        with contextlib.suppress(Exception):
-            annotation = typing.get_type_hints(handler).get(name, annotation)
+        head = annotation.split("[")[0].strip() if isinstance(annotation, str) else None
+        if head is not None and head not in _NOT_A_DICT and head not in _A_DICT:
+            # An annotation that does not resolve (a name only imported for type checking) is judged by its text.
+            with contextlib.suppress(Exception):
+                annotation = typing.get_type_hints(handler).get(name, annotation)
         if not _takes_a_dict(annotation):
             return f'annotates "{name}" as {shorten(_annotation_text(annotation), 40)}, not a dict'
         return None
-    if isinstance(input_schema, ObjectSchema) and name in input_schema.fields and len(signature.parameters) == 1:
+    if isinstance(input_schema, ObjectSchema) and name in input_schema._names and len(signature.parameters) == 1:
         return (
             f'names its parameter after the input field "{name}", but it is given the whole input, '
             f'not the field: read args["{name}"], or name the parameter args'
@@ -202,17 +210,14 @@ def _signature_problem(handler: object, signature: inspect.Signature, input_sche
     return None
 
 
-def _check_defaults(decl: str, input_schema: Schema, output: Schema) -> None:
+def _check_defaults(decl: str, label: str, schema: Schema) -> None:
     """Raise, naming the tool and the field, for a default that does not match its field's schema."""
-    for label, schema in (("field", input_schema), ("output field", output)):
-        problem = default_problem(schema, None)
-        if problem is not None:
-            where, issue = problem
-            raise InvalidDefinitionError(
-                decl,
-                f'{label} "{where}"',
-                f"has a default that does not match its schema: {issue.message('default')}",
-            )
+    problem = default_problem(schema, None)
+    if problem is not None:
+        where, issue = problem
+        raise InvalidDefinitionError(
+            decl, f'{label} "{where}"', f"has a default that does not match its schema: {issue.message('default')}"
+        )
 
 
 def define_tool(

@@ -13,7 +13,6 @@ thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -154,15 +153,18 @@ class Schema:
 
     # -- what subclasses provide --------------------------------------------------------
 
+    # The names of the fields that hold schemas (a schema, or a tuple of them), in declaration order.
+    _holds_schemas: ClassVar[tuple[str, ...]] = ()
+
     def _children(self) -> tuple[Schema, ...]:
-        """The schemas this one holds, in declaration order: its fields that are schemas or tuples of them."""
+        """The schemas this one holds, in declaration order."""
         children: list[Schema] = []
-        for each in dataclasses.fields(self):  # type: ignore[arg-type] # every node is a dataclass
-            value = getattr(self, each.name)
-            if isinstance(value, Schema):
+        for name in self._holds_schemas:
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                children.extend(value)
+            else:
                 children.append(value)
-            elif isinstance(value, tuple):
-                children.extend(item for item in value if isinstance(item, Schema))
         return tuple(children)
 
     # How a node is written as JSON Schema: its "type" (None: no type keyword), then each
@@ -406,6 +408,8 @@ class ArraySchema(Schema):
     max_items: int | None = None
     description: str | None = None
 
+    _holds_schemas = ("items",)
+
     _json_type = "array"
     _keywords = (("min_items", "minItems"), ("max_items", "maxItems"))
 
@@ -440,6 +444,8 @@ class OptionalSchema(Schema):
     #: Why the default does not match ``schema``, found by ``s.optional()``; raised by whatever
     #: uses the schema first (``define_tool`` names the tool and field, ``parse`` the field).
     default_issue: Issue | None = field(default=None, repr=False, compare=False)
+
+    _holds_schemas = ("schema",)
 
     def _json(self) -> dict[str, Any]:
         out = self.schema._json()
@@ -563,6 +569,8 @@ class RecordSchema(_Dict):
     values: Schema
     description: str | None = None
 
+    _holds_schemas = ("values",)
+
     def _json(self) -> dict[str, Any]:
         return self._with_description({"type": "object", "additionalProperties": self.values._json()})
 
@@ -586,6 +594,8 @@ class UnionSchema(Schema):
 
     options: tuple[Schema, ...]
     description: str | None = None
+
+    _holds_schemas = ("options",)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [option._json() for option in self.options]})
@@ -625,6 +635,8 @@ class NullableSchema(Schema):
 
     schema: Schema
     description: str | None = None
+
+    _holds_schemas = ("schema",)
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"anyOf": [self.schema._json(), {"type": "null"}]})
