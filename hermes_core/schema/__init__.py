@@ -82,6 +82,10 @@ __all__ = [
 ]
 
 
+# Checks that a default is a JSON value: one node, so its validator is compiled once.
+_JSON_VALUE = AnySchema()
+
+
 def _describe(value: Any) -> str:
     """How a declaration's wrong value is quoted: declarations are code, so the value is shown."""
     return shorten(builtins.repr(value))
@@ -389,7 +393,7 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
     if default is not MISSING:
         try:
             # Copied: s.any() returns the value as is, and the caller still holds it.
-            default = copy_json(AnySchema().parse(default))
+            default = copy_json(_JSON_VALUE.parse(default))
         except SchemaError as exc:
             raise InvalidDefinitionError(
                 decl, "default", f"must be a JSON value: {exc.issues[0].message('default')}"
