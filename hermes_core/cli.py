@@ -463,29 +463,45 @@ def _report_installed(before: list[dict[str, Any]], after: list[dict[str, Any]])
     return _PROBLEMS
 
 
+# The options of pip install that 'hermesos install' passes through, in the order it passes them:
+# (flags, metavar or None for a switch, repeatable, help). The parser and the pip call both read it.
+_PIP_INSTALL_OPTIONS: tuple[tuple[tuple[str, ...], str | None, bool, str], ...] = (
+    (("-U", "--upgrade"), None, False, "upgrade what is already installed"),
+    (("--pre",), None, False, "allow pre-releases"),
+    (("--no-index",), None, False, "use no index: only --find-links"),
+    (("--no-cache-dir",), None, False, "do not use pip's cache"),
+    (("--index-url",), "URL", False, "the package index to use instead of PyPI"),
+    (("--extra-index-url",), "URL", True, "another index (repeatable)"),
+    (("-f", "--find-links"), "URL", True, "a directory or page of distributions to install from (repeatable)"),
+    (
+        ("-e", "--editable"),
+        "PATH",
+        True,
+        "install the project at PATH in editable mode (repeatable), as when writing a plugin",
+    ),
+)
+
+
+def _pip_options(args: argparse.Namespace) -> list[str]:
+    """The pass-through options given to ``hermesos install``, as pip's own arguments."""
+    options: list[str] = []
+    for flags, metavar, _, _ in _PIP_INSTALL_OPTIONS:
+        flag = flags[-1]
+        given = getattr(args, flag.removeprefix("--").replace("-", "_"))
+        if metavar is None:
+            options.extend([flag] if given else [])
+        else:
+            for value in given if isinstance(given, list) else [given] if given else []:
+                options += [flag, value]
+    return options
+
+
 def _install(args: argparse.Namespace) -> int:
     if not args.names and not args.editable:
         raise _Usage("hermesos install: error: name a distribution to install, or give -e PATH")
     if not _require_pip("install"):
         return _PIP_FAILED
-    options = [
-        flag
-        for flag, given in (
-            ("--upgrade", args.upgrade),
-            ("--pre", args.pre),
-            ("--no-index", args.no_index),
-            ("--no-cache-dir", args.no_cache_dir),
-        )
-        if given
-    ]
-    for flag, values in (
-        ("--index-url", [args.index_url] if args.index_url else []),
-        ("--extra-index-url", args.extra_index_url),
-        ("--find-links", args.find_links),
-        ("--editable", args.editable),
-    ):
-        for value in values:
-            options += [flag, value]
+    options = _pip_options(args)
     before = _installed_plugins()
     status = _pip("install", *options, *args.names)
     if status != _OK:
@@ -550,30 +566,13 @@ def _install_parser(commands: Any) -> None:
         epilog="Exit statuses: 0 ok, 1 an installed plugin is broken, 2 usage, 9 pip failed or is missing.",
     )
     install.add_argument("names", nargs="*", metavar="NAME", help="what to install, such as hermesos-fs")
-    install.add_argument("-U", "--upgrade", action="store_true", help="upgrade what is already installed")
-    install.add_argument(
-        "-e",
-        "--editable",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="install the project at PATH in editable mode (repeatable), as when writing a plugin",
-    )
-    install.add_argument("--index-url", metavar="URL", help="the package index to use instead of PyPI")
-    install.add_argument(
-        "--extra-index-url", action="append", default=[], metavar="URL", help="another index (repeatable)"
-    )
-    install.add_argument(
-        "-f",
-        "--find-links",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a directory or page of distributions to install from (repeatable)",
-    )
-    install.add_argument("--no-index", action="store_true", help="use no index: only --find-links")
-    install.add_argument("--pre", action="store_true", help="allow pre-releases")
-    install.add_argument("--no-cache-dir", action="store_true", help="do not use pip's cache")
+    for flags, metavar, repeatable, text in _PIP_INSTALL_OPTIONS:
+        if metavar is None:
+            install.add_argument(*flags, action="store_true", help=text)
+        elif repeatable:
+            _repeatable(install, *flags, metavar=metavar, help=text)
+        else:
+            install.add_argument(*flags, metavar=metavar, help=text)
     install.set_defaults(run=_install)
 
     uninstall = commands.add_parser(
@@ -587,18 +586,21 @@ def _install_parser(commands: Any) -> None:
     uninstall.set_defaults(run=_uninstall)
 
 
+_DISABLE_HELP = f"skip a plugin by entry-point or distribution name (repeatable; {_DISABLE_ENV} adds more)"
+_GRANT_HELP = f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)"
+
+
+def _repeatable(parser: argparse.ArgumentParser, *flags: str, metavar: str, help: str) -> None:  # noqa: A002
+    """An option that may be given several times, collected into a list (empty when never given)."""
+    parser.add_argument(*flags, action="append", default=[], metavar=metavar, help=help)
+
+
 def _parser() -> _Parser:
     common = _Parser(add_help=False)
     # --debug is accepted before the command and after it; after it, its absence must not reset it.
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
-    common.add_argument(
-        "--disable",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help=f"skip a plugin by entry-point or distribution name (repeatable; {_DISABLE_ENV} adds more)",
-    )
+    _repeatable(common, "--disable", metavar="NAME", help=_DISABLE_HELP)
     parser = _Parser(
         prog="hermesos",
         description="List, inspect and call the installed hermesos tools; install plugins; diagnose broken ones.",
@@ -637,13 +639,7 @@ def _parser() -> _Parser:
     )
     call.add_argument("tool", help="the tool's name, such as fs.read")
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
-    call.add_argument(
-        "--grant",
-        action="append",
-        default=[],
-        metavar="PERMISSION",
-        help=f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)",
-    )
+    _repeatable(call, "--grant", metavar="PERMISSION", help=_GRANT_HELP)
     call.set_defaults(run=_call)
 
     check = commands.add_parser(
