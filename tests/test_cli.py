@@ -616,3 +616,47 @@ def test_a_plugin_that_implements_no_hook_is_broken(site: Site) -> None:
     (line,) = [line for line in check.stdout.splitlines() if line.startswith("problem: ")]
     assert line.startswith(f"problem: {origin(empty)}")
     assert "hermes_permission_providers" in line
+
+
+def test_a_handler_that_cannot_take_the_input_and_a_bad_default_are_shown_by_check(site: Site) -> None:
+    shouting = site.install(
+        site.plugin("""
+        def shout(text: str) -> str:
+            return text.upper()
+
+        SHOUT = define_tool(
+            name="text.shout", description="Shout.", version="1.0.0",
+            input=s.object({"text": s.string()}), handler=shout,
+        )
+
+        @hookimpl
+        def hermes_tools():
+            return [SHOUT]
+        """)
+    )
+    noting = site.install(
+        site.plugin("""
+        ADD = define_tool(
+            name="notes.add", description="Add a note.", version="1.0.0",
+            input=s.object({"text": s.string(), "limit": s.optional(s.integer(minimum=1), default="ten")}),
+            handler=dict,
+        )
+
+        @hookimpl
+        def hermes_tools():
+            return [ADD]
+        """)
+    )
+    done = script(site, "check")
+    assert done.returncode == 1
+    *problems, summary = done.stdout.splitlines()
+    assert summary.endswith(" healthy, 2 problems")  # the bundled plugins are installed here too
+    assert problems == [
+        f'problem: plugin {shouting} 1.0.0 (entry point "{entry_point(shouting)}" = {module(shouting)}): '
+        'tool "text.shout": handler shout(text: str) annotates "text" as str, not a dict; a handler is called '
+        "with the parsed input (a dict) as its one positional argument, such as "
+        'def handler(args): return args["text"].',
+        f'problem: plugin {noting} 1.0.0 (entry point "{entry_point(noting)}" = {module(noting)}): '
+        'tool "notes.add": field "limit" has a default that does not match its schema: '
+        "default must be an integer, got string.",
+    ]
