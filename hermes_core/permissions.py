@@ -191,10 +191,10 @@ class Permissions:
             return None
         if self.providers:
             return functools.partial(self.decide, tool)
-        missing = next((p for p in tool.permissions if not self.grants.allows(p)), None)
-        if missing is None:
-            return None
-        return functools.partial(_deny, tool.name, missing)
+        for permission in tool.permissions:
+            if not self.grants.allows(permission):
+                return functools.partial(_deny, tool.name, permission)
+        return None
 
     def decide(self, tool: Tool) -> None:
         """Decide every permission of *tool* for one call.
