@@ -18,6 +18,7 @@ from pathlib import Path
 HERMES = Path(sys.executable).with_name("hermesos")
 
 STEPS = [
+    ("The installed plugins, and what each contributes:", ["plugins", "list"]),
     ("Every tool the installed plugins contribute:", ["tools", "list"]),
     ("A call of a bundled tool; its output is JSON:", ["call", "math.eval", '{"expression": "(2 + 3) * 4"}']),
     (
@@ -29,7 +30,10 @@ STEPS = [
         "A call that fails, as a model receives it (--json: the error's to_dict()):",
         ["call", "fs.read", '{"pth": "notes/todo.txt"}', "--grant", "fs:read", "--json"],
     ),
-    ("Without the grant, the error says that no rewrite will help:", ["call", "fs.read", '{"path": "notes/todo.txt"}']),
+    (
+        "Without the grant, the error says that no rewrite will help, and the operator how to grant it:",
+        ["call", "fs.read", '{"path": "notes/todo.txt"}'],
+    ),
     ("Every plugin checked, every problem listed:", ["check"]),
 ]
 
