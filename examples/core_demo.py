@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from hermes_core import Runtime, SchemaError, ToolError, define_tool
+from hermes_core import Runtime, SchemaError, ToolError, define_tool, reject
 from hermes_core import schema as s
 
 NOTES: dict[str, str] = {}
@@ -34,6 +34,23 @@ notes_write = define_tool(
     handler=write_note,
 )
 
+
+def read_note(args: dict[str, Any]) -> str:
+    if args["title"] not in NOTES:
+        # Well-typed, but no such note: refused at the field, and the runtime names the tool.
+        raise reject("title", "names no note; the notes are: " + (", ".join(sorted(NOTES)) or "none yet"))
+    return NOTES[args["title"]]
+
+
+notes_read = define_tool(
+    name="notes.read",
+    description="Read the note with this title.",
+    version="1.0.0",
+    input=s.object({"title": s.string(min_length=1)}),
+    output=s.string(),
+    handler=read_note,
+)
+
 broken = define_tool(
     name="notes.count",
     description="Count the notes (this one is deliberately broken: it returns a string).",
@@ -50,7 +67,7 @@ def show(title: str, observation: dict[str, Any]) -> None:
 
 
 async def main() -> None:
-    runtime = Runtime([notes_write, broken], grants=["notes:write"])
+    runtime = Runtime([notes_write, notes_read, broken], grants=["notes:write"])
     print("Tool definitions a model is shown:")
     print(json.dumps(runtime.definitions()[0], indent=2))
 
@@ -58,6 +75,10 @@ async def main() -> None:
     show(
         "INPUT_INVALID: the model sent the wrong thing",
         await runtime.observe("notes.write", {"title": "", "txt": "x", "mode": "append"}),
+    )
+    show(
+        "INPUT_INVALID from the handler: well-typed, but not usable (reject)",
+        await runtime.observe("notes.read", {"title": "shopping"}),
     )
     show("TOOL_NOT_FOUND: a near miss gets a suggestion", await runtime.observe("notes_write", {}))
     show(
@@ -71,7 +92,7 @@ async def main() -> None:
     except SchemaError as error:
         show("SCHEMA_INVALID: a bare Schema.parse", {"ok": False, "error": error.to_dict()})
     try:
-        define_tool(name="notes.read", description="Read a note", version="1.0", input=s.object({}), handler=len)
+        define_tool(name="notes.delete", description="Delete a note", version="1.0", input=s.object({}), handler=len)
     except ToolError as error:
         show("INVALID_DEFINITION: raised at definition time, on boot", {"ok": False, "error": error.to_dict()})
 
