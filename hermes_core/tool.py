@@ -98,7 +98,11 @@ def _describe(value: object) -> str:
 # What a handler is called with: a dict. A parameter annotated with one of these cannot take it;
 # one annotated with one of the others can, and the name alone says so (resolving a string
 # annotation costs more than the rest of define_tool: bench set-up, define_tool x10,000).
-_NOT_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
+_NOT  # Names an author gives the whole input; a field may be called so too without the handler being wrong.
+_WHOLE_INPUT_NAMES = frozenset({"args", "arguments", "input", "inputs", "params", "parameters", "data", "payload"})
+_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
+# Names an author gives the whole input; a field may be called so too without the handler being wrong.
+_WHOLE_INPUT_NAMES = frozenset({"args", "arguments", "input", "inputs", "params", "parameters", "data", "payload"})
 _A_DICT = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Any", "object", "typing.Any", "JSON"})
 
 
@@ -202,7 +206,12 @@ def _signature_problem(handler: object, signature: inspect.Signature, input_sche
         if not _takes_a_dict(annotation):
             return f'annotates "{name}" as {shorten(_annotation_text(annotation), 40)}, not a dict'
         return None
-    if isinstance(input_schema, ObjectSchema) and name in input_schema._names and len(signature.parameters) == 1:
+    if (
+        isinstance(input_schema, ObjectSchema)
+        and name in input_schema._names
+        and name not in _WHOLE_INPUT_NAMES
+        and len(signature.parameters) == 1
+    ):
         return (
             f'names its parameter after the input field "{name}", but it is given the whole input, '
             f'not the field: read args["{name}"], or name the parameter args'

@@ -225,6 +225,10 @@ def test_handlers_that_may_take_a_dict_are_accepted(handler: Callable[..., Any])
     make(handler=handler)
 
 
+def test_a_field_named_like_the_whole_input_is_no_mistake() -> None:
+    make(input=s.object({"args": s.array(s.string())}), handler=lambda args: args["args"])
+
+
 def annotated_mapping(args: dict[str, Any]) -> None:
     return None
 
