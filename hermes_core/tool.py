@@ -98,12 +98,10 @@ def _describe(value: object) -> str:
 # What a handler is called with: a dict. A parameter annotated with one of these cannot take it;
 # one annotated with one of the others can, and the name alone says so (resolving a string
 # annotation costs more than the rest of define_tool: bench set-up, define_tool x10,000).
-_NOT  # Names an author gives the whole input; a field may be called so too without the handler being wrong.
-_WHOLE_INPUT_NAMES = frozenset({"args", "arguments", "input", "inputs", "params", "parameters", "data", "payload"})
-_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
+_NOT_A_DICT = frozenset({"str", "int", "float", "bool", "bytes", "list", "tuple", "set", "frozenset", "None"})
+_A_DICT = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Any", "object", "typing.Any", "JSON"})
 # Names an author gives the whole input; a field may be called so too without the handler being wrong.
 _WHOLE_INPUT_NAMES = frozenset({"args", "arguments", "input", "inputs", "params", "parameters", "data", "payload"})
-_A_DICT = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Any", "object", "typing.Any", "JSON"})
 
 
 def _takes_a_dict(annotation: object) -> bool:
