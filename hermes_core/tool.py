@@ -206,7 +206,7 @@ def _signature_problem(handler: object, signature: inspect.Signature, input_sche
         return None
     if (
         isinstance(input_schema, ObjectSchema)
-        and name in input_schema._names
+        and name in input_schema.fields
         and name not in _WHOLE_INPUT_NAMES
         and len(signature.parameters) == 1
     ):
