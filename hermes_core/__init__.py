@@ -18,6 +18,7 @@ from hermes_core.errors import (
     PermissionDeniedError,
     SchemaError,
     ToolError,
+    ToolFailedError,
     ToolNotFoundError,
     reject,
     shorten,
@@ -36,6 +37,7 @@ from hermes_core.plugins import (
 from hermes_core.runtime import Runtime
 from hermes_core.settings import setting
 from hermes_core.tool import Tool, define_tool
+from hermes_core.tracing import disable_tracing, enable_tracing, tracing_enabled
 
 __all__ = [
     "EnvGrants",
@@ -59,14 +61,18 @@ __all__ = [
     "StaticGrants",
     "Tool",
     "ToolError",
+    "ToolFailedError",
     "ToolNotFoundError",
     "__version__",
     "define_tool",
+    "disable_tracing",
     "discover_plugins",
+    "enable_tracing",
     "hookimpl",
     "load_runtime",
     "reject",
     "schema",
     "setting",
     "shorten",
+    "tracing_enabled",
 ]

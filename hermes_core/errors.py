@@ -1,4 +1,4 @@
-r"""The tool errors: one base class, six codes, and the one place messages are formatted.
+r"""The tool errors: one base class, seven codes, and the one place messages are formatted.
 
 Every error the framework raises on purpose is a :class:`ToolError` carrying a
 stable machine-readable :attr:`~ToolError.code`. Branch on the code, never on
@@ -31,6 +31,7 @@ from __future__ import annotations
 import enum
 import inspect
 import json
+import math
 import re
 import typing
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ __all__ = [
     "PermissionDeniedError",
     "SchemaError",
     "ToolError",
+    "ToolFailedError",
     "ToolNotFoundError",
     "format_path",
     "reject",
@@ -66,6 +68,7 @@ class ErrorCode(enum.StrEnum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
     INVALID_DEFINITION = "INVALID_DEFINITION"
+    TOOL_FAILED = "TOOL_FAILED"
 
 
 #: What went wrong with one value, as a closed set:
@@ -297,9 +300,10 @@ class ToolError(Exception):
 
     Attributes:
         code: the stable :class:`ErrorCode` of the subclass.
-        retryable: True only where the caller changing its call can help. A
-            class default; a class that lists ``retryable`` in its fields sets
-            it per instance.
+        retryable: True only where calling again can help: a rewritten call
+            (``INPUT_INVALID``, ``TOOL_NOT_FOUND``) or the same call later
+            (``TOOL_FAILED``, per instance). A class default; a class that
+            lists ``retryable`` in its fields sets it per instance.
         fields: the error's own fields, in the order :meth:`to_dict` gives them.
         dict_fields: what :meth:`to_dict` adds after ``code``, ``message`` and
             ``retryable``: the class's :attr:`fields` (without ``retryable``,
@@ -522,6 +526,173 @@ class InvalidDefinitionError(ToolError):
         self.detail = detail
         where = f"{declaration}: {field}" if field else declaration
         super().__init__(_message(f"{where} {detail}"))
+
+
+# What a failed tool tells the model to do: never to rewrite its arguments.
+_FAILED_RETRY_ADVICE = (
+    "This is a fault in the tool, not in how it was called. The same call may work if it is made again later."
+)
+_FAILED_FINAL_ADVICE = (
+    "This is a fault in the tool, not in how it was called. Calling it again will not help: "
+    "use another tool, or tell the user."
+)
+_REASONS = ("raised", "timeout", "reported")
+
+
+def _type_name(error: BaseException) -> str:
+    """The exception's type, qualified by its module unless it is a built-in: ``json.decoder.JSONDecodeError``."""
+    kind = type(error)
+    module = getattr(kind, "__module__", None)
+    return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"
+
+
+def _seconds(seconds: float) -> str:
+    """A duration for a message, to the millisecond: ``2.5 seconds``, ``1 second``, ``0.25 seconds``."""
+    text = f"{seconds:.3f}".rstrip("0").rstrip(".")
+    if text == "0":  # under half a millisecond: its significant digits rather than nothing
+        text = f"{seconds:.3g}"
+    return f"{text} second" if text == "1" else f"{text} seconds"
+
+
+@final
+class ToolFailedError(ToolError):
+    """A tool's handler failed: it raised, ran out of time, or reported a failure of its own.
+
+    Like ``OUTPUT_INVALID``, a fault in the tool, not in how it was called:
+    the message never asks for other arguments. Unlike it, some failures pass
+    (a service that is down, a disk that is full), so :attr:`retryable` is set
+    per instance: True means the *same* call may work if it is made again
+    later; False means calling again will not help.
+
+    The runtime makes the first two kinds itself, with :meth:`from_exception`
+    and :meth:`timed_out`. A handler raises one itself to tell the model
+    something specific, ``raise ToolFailedError("the weather service is down",
+    retryable=True)``; it does not know its tool's name, so the runtime fills
+    in the name and the call's id with :meth:`with_context`.
+
+    The text of an exception is never part of the message, nor of any field:
+    it can carry paths, queries or tokens. Only its type is named; the
+    runtime logs the exception itself, with its traceback, for the operator.
+
+    Args:
+        detail: what went wrong, in words for the model, without quoting
+            secrets (``reason="reported"``); for a timeout, how long was waited.
+            Empty or blank is no detail.
+        retryable: whether the same call may work if it is made again later.
+        tool: the name of the tool that failed (``""`` until a runtime names it).
+        reason: ``"raised"`` (the handler raised an exception that is not a
+            tool error), ``"timeout"`` (it did not finish in time) or
+            ``"reported"`` (the handler raised this error itself).
+        exception: for ``"raised"``, the exception's type name, qualified by
+            its module unless it is a built-in (``OSError``,
+            ``json.decoder.JSONDecodeError``).
+        call_id: the runtime's id of the call, the same as in its log record;
+            in :meth:`to_dict`, not in the message.
+
+    Raises:
+        TypeError: *detail* is not a string or None, or *retryable* not a bool.
+        ValueError: *reason* is not one of the three.
+
+    """
+
+    code = ErrorCode.TOOL_FAILED
+    fields = ("tool", "reason", "detail", "exception", "call_id", "retryable")
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        retryable: bool = False,
+        tool: str = "",
+        reason: Literal["raised", "timeout", "reported"] = "reported",
+        exception: str | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        if detail is not None and not isinstance(detail, str):
+            raise TypeError(f"ToolFailedError detail must be a str or None, got {type(detail).__name__}")
+        if not isinstance(retryable, bool):
+            raise TypeError(f"ToolFailedError retryable must be a bool, got {type(retryable).__name__}")
+        if reason not in _REASONS:
+            raise ValueError(f"ToolFailedError reason must be raised, timeout or reported; got {shorten(repr(reason))}")
+        self.tool = tool
+        self.reason = reason
+        self.detail = detail = detail if detail and detail.strip() else None
+        self.exception = exception
+        self.call_id = call_id
+        self.retryable = retryable
+        subject = tool or "the tool"
+        if reason == "timeout":
+            head = f"{subject} {detail or 'did not finish in time'}"
+        else:
+            why = f"its handler raised {exception or 'an exception'}" if reason == "raised" else ""
+            why = f"{why}; {detail}" if why and detail else why or detail or ""
+            head = f"{subject} failed: {why}" if why else f"{subject} failed"
+        super().__init__(_message(head, _FAILED_RETRY_ADVICE if retryable else _FAILED_FINAL_ADVICE))
+
+    @classmethod
+    def from_exception(
+        cls, tool: str, error: BaseException, *, call_id: str, retryable: bool = False
+    ) -> ToolFailedError:
+        """The failure of *tool* whose handler raised *error*: ``reason="raised"``, naming only the type.
+
+        Args:
+            tool: the name of the tool.
+            error: what the handler raised; its text is never shown.
+            call_id: the runtime's id of the call.
+            retryable: whether the same call may work later.
+
+        Returns:
+            The error, its ``__cause__`` set to *error*, to be raised by the caller.
+        """
+        failed = cls(retryable=retryable, tool=tool, reason="raised", exception=_type_name(error), call_id=call_id)
+        failed.__cause__ = error
+        return failed
+
+    @classmethod
+    def timed_out(cls, tool: str, seconds: float, *, call_id: str) -> ToolFailedError:
+        """The failure of *tool*, which did not finish within *seconds*: ``reason="timeout"``, retryable.
+
+        Args:
+            tool: the name of the tool.
+            seconds: how long the call was given, a positive number.
+            call_id: the runtime's id of the call.
+
+        Returns:
+            The error, whose message says how long was waited: ``fs.read did not finish within 2.5 seconds.``
+
+        Raises:
+            TypeError: *seconds* is not a number.
+            ValueError: *seconds* is not positive and finite.
+        """
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise TypeError(f"ToolFailedError.timed_out() seconds must be a number, got {type(seconds).__name__}")
+        if not (seconds > 0 and math.isfinite(seconds)):
+            raise ValueError(f"ToolFailedError.timed_out() seconds must be positive and finite, got {seconds!r}")
+        detail = f"did not finish within {_seconds(seconds)}"
+        return cls(detail, retryable=True, tool=tool, reason="timeout", call_id=call_id)
+
+    def with_context(self, tool: str, call_id: str) -> ToolFailedError:
+        """A copy naming *tool* and *call_id*, for an error a handler raised without knowing them.
+
+        Args:
+            tool: the name of the tool whose handler raised this error.
+            call_id: the runtime's id of the call.
+
+        Returns:
+            A new error with the same detail, retryable, reason and exception,
+            and this error as its ``__cause__`` (so its traceback, and what it
+            was raised from, are kept).
+        """
+        named = ToolFailedError(
+            self.detail,
+            retryable=self.retryable,
+            tool=tool,
+            reason=self.reason,
+            exception=self.exception,
+            call_id=call_id,
+        )
+        named.__cause__ = self
+        return named
 
 
 # -- a handler refusing its input ---------------------------------------------------------

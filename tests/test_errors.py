@@ -17,6 +17,7 @@ from hermes_core import (
     PermissionDeniedError,
     SchemaError,
     ToolError,
+    ToolFailedError,
     ToolNotFoundError,
 )
 from hermes_core.errors import MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
@@ -34,6 +35,7 @@ EXAMPLES: list[ToolError] = [
     PermissionDeniedError("fs.write", "fs:write"),
     ToolNotFoundError("fs_write", ["fs.write"]),
     InvalidDefinitionError('tool "fs.write"', "version", SEMVER),
+    ToolFailedError.from_exception("fs.read", OSError(5, "I/O error reading /home/ada/.ssh/id_rsa"), call_id="call-1"),
 ]
 
 
@@ -41,7 +43,7 @@ def issues_at(count: int) -> list[Issue]:
     return [Issue((n,), "type", "must be a string, got integer") for n in range(count)]
 
 
-def test_the_six_codes_and_classes_match_the_reference_table() -> None:
+def test_the_seven_codes_and_classes_match_the_reference_table() -> None:
     table = {type(error).__name__: error.code for error in EXAMPLES}
     assert table == {
         "SchemaError": "SCHEMA_INVALID",
@@ -50,6 +52,7 @@ def test_the_six_codes_and_classes_match_the_reference_table() -> None:
         "PermissionDeniedError": "PERMISSION_DENIED",
         "ToolNotFoundError": "TOOL_NOT_FOUND",
         "InvalidDefinitionError": "INVALID_DEFINITION",
+        "ToolFailedError": "TOOL_FAILED",
     }
     assert {code.value for code in ErrorCode} == set(table.values())
 
@@ -101,6 +104,10 @@ def test_each_class_declares_its_fields_once() -> None:
         "PermissionDeniedError": (("tool", "permission"), ("tool", "permission")),
         "ToolNotFoundError": (("name", "suggestions"), ("name", "suggestions")),
         "InvalidDefinitionError": (("declaration", "field", "detail"), ("declaration", "field", "detail")),
+        "ToolFailedError": (
+            ("tool", "reason", "detail", "exception", "call_id", "retryable"),
+            ("tool", "reason", "detail", "exception", "call_id"),
+        ),
     }
 
 
@@ -115,7 +122,8 @@ def test_to_dict_is_json_with_code_message_and_retryable(error: ToolError) -> No
     assert json.loads(json.dumps(data)) == data
     assert data["code"] == error.code
     assert data["message"] == str(error) == error.message
-    assert data["retryable"] is (error.code in ("INPUT_INVALID", "TOOL_NOT_FOUND"))
+    assert data["retryable"] is error.retryable
+    assert data["retryable"] is (error.code in ("INPUT_INVALID", "TOOL_NOT_FOUND"))  # TOOL_FAILED: per instance
 
 
 GOLDEN_DICTS: dict[str, dict[str, Any]] = {
@@ -193,6 +201,20 @@ GOLDEN_DICTS: dict[str, dict[str, Any]] = {
         "field": "version",
         "detail": SEMVER,
     },
+    "ToolFailedError": {
+        "code": "TOOL_FAILED",
+        "message": (
+            "fs.read failed: its handler raised OSError.\n"
+            "This is a fault in the tool, not in how it was called. Calling it again will not help: "
+            "use another tool, or tell the user."
+        ),
+        "retryable": False,
+        "tool": "fs.read",
+        "reason": "raised",
+        "detail": None,
+        "exception": "OSError",
+        "call_id": "call-1",
+    },
 }
 
 
@@ -209,6 +231,9 @@ def test_to_dict_golden(error: ToolError) -> None:
         InputInvalidError("fs.write", issues_at(25)),
         ToolNotFoundError("x"),
         InvalidDefinitionError("s.array()", None, "is wrong"),
+        ToolFailedError.timed_out("fs.read", 2.5, call_id="call-2"),
+        ToolFailedError("the weather service is down", retryable=True),
+        ToolFailedError("the weather service is down", retryable=True).with_context("weather.get", "call-3"),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -279,6 +304,22 @@ def test_a_declaration_the_constructor_cannot_take_is_refused_when_the_class_is_
 
 
 # -- golden messages: one per code and shape --------------------------------------------
+
+# The two advice lines of TOOL_FAILED: neither asks for other arguments.
+LATER = "This is a fault in the tool, not in how it was called. The same call may work if it is made again later."
+FINAL = (
+    "This is a fault in the tool, not in how it was called. Calling it again will not help: "
+    "use another tool, or tell the user."
+)
+
+
+def _decode_error() -> json.JSONDecodeError:
+    try:
+        json.loads('{"token": "s3cr3t"')
+    except json.JSONDecodeError as error:
+        return error
+    raise AssertionError("unreachable")
+
 
 GOLDEN_MESSAGES: list[tuple[str, ToolError | InputRejected, str]] = [
     (
@@ -381,6 +422,46 @@ GOLDEN_MESSAGES: list[tuple[str, ToolError | InputRejected, str]] = [
         "Runtime(): providers[0] must have a method check(tool, permission).",
     ),
     (
+        "failed, raised",
+        ToolFailedError.from_exception("fs.read", OSError(5, "I/O error"), call_id="call-1"),
+        "fs.read failed: its handler raised OSError.\n" + FINAL,
+    ),
+    (
+        "failed, raised an exception of a module, retryable",
+        ToolFailedError.from_exception("fs.read", _decode_error(), call_id="call-1", retryable=True),
+        "fs.read failed: its handler raised json.decoder.JSONDecodeError.\n" + LATER,
+    ),
+    (
+        "failed, timed out",
+        ToolFailedError.timed_out("fs.read", 2.5, call_id="call-2"),
+        "fs.read did not finish within 2.5 seconds.\n" + LATER,
+    ),
+    (
+        "failed, timed out after one second",
+        ToolFailedError.timed_out("fs.read", 1.0, call_id="call-2"),
+        "fs.read did not finish within 1 second.\n" + LATER,
+    ),
+    (
+        "failed, reported by the handler, retryable",
+        ToolFailedError("the weather service is down", retryable=True).with_context("weather.get", "call-3"),
+        "weather.get failed: the weather service is down.\n" + LATER,
+    ),
+    (
+        "failed, reported by the handler, final",
+        ToolFailedError("the account is closed").with_context("weather.get", "call-3"),
+        "weather.get failed: the account is closed.\n" + FINAL,
+    ),
+    (
+        "failed, reported without a detail",
+        ToolFailedError(tool="weather.get"),
+        "weather.get failed.\n" + FINAL,
+    ),
+    (
+        "failed, reported, before a runtime names the tool",
+        ToolFailedError("the weather service is down", retryable=True),
+        "the tool failed: the weather service is down.\n" + LATER,
+    ),
+    (
         "rejected, one issue",
         reject("path", "does not exist under the root; list the directory with fs.list"),
         'input was rejected: "path" does not exist under the root; list the directory with fs.list.',
@@ -399,7 +480,9 @@ def test_golden_message(error: Exception, message: str) -> None:
 
 
 # The subjects of the golden messages: a value's name, a tool name, a quoted name, a declaration.
-_SUBJECT = re.compile(r'(value|input|output|fs\.\w+|"[^"]+"|tool "fs\.write":|s\.\w+\(.*?\)|Runtime\(\):) ')
+_SUBJECT = re.compile(
+    r'(value|input|output|fs\.\w+|weather\.\w+|the tool|"[^"]+"|tool "fs\.write":|s\.\w+\(.*?\)|Runtime\(\):) '
+)
 
 
 @pytest.mark.parametrize(("error", "message"), [g[1:] for g in GOLDEN_MESSAGES], ids=[g[0] for g in GOLDEN_MESSAGES])
@@ -550,6 +633,212 @@ def test_input_rejected_takes_issues_only() -> None:
         InputRejected(["path does not exist"])  # type: ignore[list-item]
     error = InputRejected(iter([ISSUE]))
     assert error.issues == (ISSUE,)
+
+
+# -- a tool that failed -------------------------------------------------------------------
+
+
+class UnreachableError(Exception):
+    """An exception of this module: its name is qualified by the module's."""
+
+
+def test_tool_failed_golden_to_dict_of_each_reason() -> None:
+    assert ToolFailedError.timed_out("fs.read", 2.5, call_id="call-2").to_dict() == {
+        "code": "TOOL_FAILED",
+        "message": "fs.read did not finish within 2.5 seconds.\n" + LATER,
+        "retryable": True,
+        "tool": "fs.read",
+        "reason": "timeout",
+        "detail": "did not finish within 2.5 seconds",
+        "exception": None,
+        "call_id": "call-2",
+    }
+    reported = ToolFailedError("the weather service is down", retryable=True)
+    assert reported.to_dict() == {
+        "code": "TOOL_FAILED",
+        "message": "the tool failed: the weather service is down.\n" + LATER,
+        "retryable": True,
+        "tool": "",
+        "reason": "reported",
+        "detail": "the weather service is down",
+        "exception": None,
+        "call_id": None,
+    }
+    assert reported.with_context("weather.get", "call-3").to_dict() == {
+        "code": "TOOL_FAILED",
+        "message": "weather.get failed: the weather service is down.\n" + LATER,
+        "retryable": True,
+        "tool": "weather.get",
+        "reason": "reported",
+        "detail": "the weather service is down",
+        "exception": None,
+        "call_id": "call-3",
+    }
+    raised = ToolFailedError.from_exception(
+        "net.get", UnreachableError("10.0.0.7 refused"), call_id="c", retryable=True
+    )
+    assert raised.to_dict() == {
+        "code": "TOOL_FAILED",
+        "message": f"net.get failed: its handler raised {__name__}.UnreachableError.\n" + LATER,
+        "retryable": True,
+        "tool": "net.get",
+        "reason": "raised",
+        "detail": None,
+        "exception": f"{__name__}.UnreachableError",
+        "call_id": "c",
+    }
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(13, "Permission denied: '/home/ada/.aws/credentials'"),
+        _decode_error(),
+        RuntimeError("SELECT * FROM users WHERE token = 's3cr3t'"),
+        KeyError("s3cr3t"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_tool_failed_never_shows_the_exception_text(error: Exception) -> None:
+    failed = ToolFailedError.from_exception("db.query", error, call_id="call-9")
+    shown = json.dumps(failed.to_dict()) + str(failed) + repr(failed.args)
+    for secret in ("s3cr3t", "/home/ada", "credentials", "SELECT", "Permission denied"):
+        assert secret not in shown
+    assert failed.__cause__ is error  # kept for the log, not shown
+    assert failed.exception in ("PermissionError", "json.decoder.JSONDecodeError", "RuntimeError", "KeyError")
+
+
+def test_tool_failed_names_the_exception_type_qualified_unless_builtin() -> None:
+    def name(error: BaseException) -> str | None:
+        return ToolFailedError.from_exception("t", error, call_id="c").exception
+
+    assert name(ZeroDivisionError()) == "ZeroDivisionError"
+    assert name(FileNotFoundError()) == "FileNotFoundError"
+    assert name(_decode_error()) == "json.decoder.JSONDecodeError"
+
+    class LocalError(Exception):
+        pass
+
+    assert (
+        name(LocalError())
+        == f"{__name__}.test_tool_failed_names_the_exception_type_qualified_unless_builtin.<locals>.LocalError"
+    )
+
+
+def test_tool_failed_keeps_the_call_id_in_the_data_not_in_the_message() -> None:
+    failed = ToolFailedError.from_exception("fs.read", OSError(), call_id="call-5f3a")
+    assert failed.call_id == failed.to_dict()["call_id"] == "call-5f3a"
+    assert "call-5f3a" not in str(failed)
+
+
+def test_tool_failed_retryable_is_per_instance_and_defaults_to_false() -> None:
+    assert ToolFailedError.retryable is False
+    assert ToolFailedError().retryable is False
+    assert ToolFailedError("down", retryable=True).retryable is True
+    assert ToolFailedError.from_exception("t", ValueError(), call_id="c").retryable is False
+    assert ToolFailedError.from_exception("t", ValueError(), call_id="c", retryable=True).retryable is True
+    assert ToolFailedError.timed_out("t", 3, call_id="c").retryable is True
+
+
+def test_tool_failed_reasons() -> None:
+    assert ToolFailedError("x").reason == "reported"
+    assert ToolFailedError.from_exception("t", ValueError(), call_id="c").reason == "raised"
+    assert ToolFailedError.timed_out("t", 3, call_id="c").reason == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (2.5, "2.5 seconds"),
+        (30, "30 seconds"),
+        (30.0, "30 seconds"),
+        (1, "1 second"),
+        (0.25, "0.25 seconds"),
+        (1 / 3, "0.333 seconds"),
+        (0.0001, "0.0001 seconds"),
+        (90061, "90061 seconds"),
+    ],
+)
+def test_tool_failed_timed_out_says_how_long_it_waited(seconds: float, shown: str) -> None:
+    failed = ToolFailedError.timed_out("fs.read", seconds, call_id="c")
+    assert failed.detail == f"did not finish within {shown}"
+    assert str(failed).splitlines()[0] == f"fs.read did not finish within {shown}."
+
+
+@pytest.mark.parametrize(
+    ("seconds", "exception"),
+    [
+        (0, ValueError),
+        (-1.0, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        ("2", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ],
+)
+def test_tool_failed_timed_out_refuses_a_duration_that_is_not_one(seconds: Any, exception: type[Exception]) -> None:
+    with pytest.raises(exception, match="seconds must be"):
+        ToolFailedError.timed_out("fs.read", seconds, call_id="c")
+
+
+def test_with_context_names_the_tool_and_keeps_everything_else() -> None:
+    try:
+        try:
+            raise TimeoutError("upstream 10.0.0.7 timed out")
+        except TimeoutError as upstream:
+            raise ToolFailedError("the weather service did not answer", retryable=True) from upstream
+    except ToolFailedError as raised:
+        original = raised
+    named = original.with_context("weather.get", "call-7")
+    assert named is not original
+    assert (named.tool, named.call_id) == ("weather.get", "call-7")
+    assert (named.detail, named.retryable, named.reason, named.exception) == (
+        original.detail,
+        original.retryable,
+        original.reason,
+        original.exception,
+    )
+    assert named.__cause__ is original
+    assert isinstance(original.__cause__, TimeoutError)
+    assert (original.tool, original.call_id) == ("", None)  # the original is not changed
+    raised_copy = ToolFailedError.from_exception("a.b", OSError(), call_id="1").with_context("c.d", "2")
+    assert (raised_copy.reason, raised_copy.exception, raised_copy.tool) == ("raised", "OSError", "c.d")
+
+
+def test_tool_failed_takes_a_blank_detail_as_none() -> None:
+    assert ToolFailedError("").detail is None
+    assert ToolFailedError("   ", tool="t").message.splitlines()[0] == "t failed."
+
+
+def test_tool_failed_with_a_detail_and_an_exception_shows_both() -> None:
+    failed = ToolFailedError("while reading the index", tool="t", reason="raised", exception="OSError")
+    assert str(failed).splitlines()[0] == "t failed: its handler raised OSError; while reading the index."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exception", "match"),
+    [
+        ({"detail": 7}, TypeError, "detail must be a str or None"),
+        ({"detail": ValueError("boom")}, TypeError, "detail must be a str or None"),
+        ({"retryable": 1}, TypeError, "retryable must be a bool"),
+        ({"retryable": "yes"}, TypeError, "retryable must be a bool"),
+        ({"reason": "crashed"}, ValueError, "reason must be raised, timeout or reported"),
+    ],
+)
+def test_tool_failed_refuses_programming_mistakes(
+    kwargs: dict[str, Any], exception: type[Exception], match: str
+) -> None:
+    with pytest.raises(exception, match=match):
+        ToolFailedError(**kwargs)
+
+
+def test_tool_failed_is_a_tool_error_and_pickles_with_its_instance_retryable() -> None:
+    failed = ToolFailedError.timed_out("fs.read", 2.5, call_id="call-2")
+    assert isinstance(failed, ToolError)
+    copy = pickle.loads(pickle.dumps(failed))
+    assert (type(copy), copy.retryable, copy.reason, copy.detail) == (ToolFailedError, True, "timeout", failed.detail)
+    assert str(copy) == str(failed)
 
 
 # -- shortening and the path quoting rule -------------------------------------------------
