@@ -163,7 +163,12 @@ async def add_async(a: int, b: int) -> int:
 ADD_INPUT = s.object({"a": s.integer(), "b": s.integer()})
 
 
-def add_tool(name: str) -> Any:
+async def add_handler_async(args: dict[str, int]) -> int:
+    """The same, as an async def handler."""
+    return args["a"] + args["b"]
+
+
+def add_tool(name: str, handler: Any = add_handler, *, inline: bool = False) -> Any:
     return define_tool(
         name=name,
         description="Add two integers.",
@@ -171,7 +176,8 @@ def add_tool(name: str) -> Any:
         input=ADD_INPUT,
         output=s.integer(),
         permissions=["math:add"],
-        handler=add_handler,
+        handler=handler,
+        inline=inline,
     )
 
 
@@ -433,7 +439,11 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     args = {"a": 1, "b": 2}
     bad_args = {"a": "x", "b": 2}
     tool = add_tool("math.add")
-    runtime = Runtime([tool], grants=["math:add"])
+    # Under await runtime.call: math.add's plain handler runs on a worker thread (the default),
+    # math.add_inline's on the event loop's thread, math.add_async's is awaited.
+    inline_tool = add_tool("math.add_inline", inline=True)
+    async_tool = add_tool("math.add_async", add_handler_async)
+    runtime = Runtime([tool, inline_tool, async_tool], grants=["math:add"])
     in_ta = TypeAdapter(AddArgs)
     out_ta = TypeAdapter(int, config=ConfigDict(strict=True))
     server = MCPServer("bench")
@@ -453,7 +463,8 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     build_s = time.perf_counter() - started
 
     _require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
-    _require(loop.run_until_complete(runtime.call("math.add", args)) == 3, "hermes call")
+    for name in ("math.add", "math.add_inline", "math.add_async"):
+        _require(loop.run_until_complete(runtime.call(name, args)) == 3, f"hermes call {name}")
     _require(out_ta.validate_python(add_handler(in_ta.validate_python(args))) == 3, "pydantic")
     for name in ("add", "add_async"):
         result = loop.run_until_complete(server.call_tool(name, args))
@@ -490,7 +501,24 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
         "2. call add(a, b) -> int, input and output validated",
         [
             Contender("2.hermes_sync", "hermes  runtime.call_sync", 'runtime.call_sync("math.add", args)', env),
-            Contender("2.hermes_async", "hermes  await runtime.call", 'await runtime.call("math.add", args)', env),
+            Contender(
+                "2.hermes_inline",
+                "hermes  await runtime.call (inline def)",
+                'await runtime.call("math.add_inline", args)',
+                env,
+            ),
+            Contender(
+                "2.hermes_async",
+                "hermes  await runtime.call (async def)",
+                'await runtime.call("math.add_async", args)',
+                env,
+            ),
+            Contender(
+                "2.hermes_thread",
+                "hermes  await runtime.call (def: worker thread)",
+                'await runtime.call("math.add", args)',
+                env,
+            ),
             Contender(
                 "2.pydantic",
                 "pydantic  TypeAdapter in + call + TypeAdapter out",
@@ -562,9 +590,10 @@ def comparisons(tool_count: int) -> list[Comparison]:
         Comparison("1b.hermes", "1b.jsonschema", "invalid+message: hermes / jsonschema"),
         Comparison("1b.hermes", "1b.fastjsonschema", "invalid+message: hermes / fastjsonschema"),
         Comparison("2.hermes_sync", "2.pydantic", "call_sync / pydantic TypeAdapter + call", 3.0),
-        Comparison("2.hermes_async", "2.pydantic", "await call / pydantic TypeAdapter + call"),
-        Comparison("2.hermes_async", "2.mcp_async", "await call / MCP call_tool (async def)"),
-        Comparison("2.hermes_async", "2.mcp_sync", "await call / MCP call_tool (def)"),
+        Comparison("2.hermes_inline", "2.pydantic", "await call (inline def) / pydantic TypeAdapter + call", 1.5),
+        Comparison("2.hermes_async", "2.pydantic", "await call (async def) / pydantic TypeAdapter + call", 1.5),
+        Comparison("2.hermes_async", "2.mcp_async", "await call (async def) / MCP call_tool (async def)"),
+        Comparison("2.hermes_thread", "2.mcp_sync", "await call (def, thread) / MCP call_tool (def, thread)", 0.5),
         Comparison("2.hermes_sync", "2.langchain", "call_sync / LangChain invoke"),
         Comparison("2e.hermes", "2e.pydantic", "error path: hermes / pydantic", 1.5),
         Comparison("3.many", "3.one", f"{tool_count:,} tools / 1 tool", 1.10),

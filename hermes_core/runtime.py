@@ -6,17 +6,26 @@ safe to share across threads and tasks. Everything that can be computed once
 (compiled validators, each tool's permission gate, the name index) is
 computed in the constructor; a call is a dict lookup and straight-line code.
 Permission decisions live in :mod:`hermes_core.permissions`, name suggestions
-in :mod:`hermes_core.names`, the sync/async bridge in ``_aio``.
+in :mod:`hermes_core.names`, where a handler runs (a worker thread, a time
+limit, a new event loop) in ``_aio``, and spans in :mod:`hermes_core.tracing`.
+
+A call raises nothing but a :class:`~hermes_core.ToolError` for any
+``Exception`` of a handler: it becomes ``TOOL_FAILED``, its traceback logged
+on the ``hermes_core`` logger with the tool's name and the call's id.
+``BaseException`` that is not an ``Exception`` (cancellation,
+``KeyboardInterrupt``, ``SystemExit``) passes through untouched.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, final
+from typing import Any, Final, NoReturn, final
 
-from hermes_core._aio import require_no_loop, run_coroutine
+from hermes_core import tracing
+from hermes_core._aio import Expired, await_within, require_no_loop, run_coroutine, run_in_thread, to_thread
 from hermes_core._frozen import derive, frozen
 from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core.errors import (
@@ -25,15 +34,28 @@ from hermes_core.errors import (
     Issue,
     OutputInvalidError,
     ToolError,
+    ToolFailedError,
     ToolNotFoundError,
 )
 from hermes_core.names import suggest
 from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core.schema import Schema
 from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
-from hermes_core.tool import Tool
+from hermes_core.tool import Tool, check_timeout
 
 __all__ = ["Runtime"]
+
+
+class _Unset:
+    """The marker for "no timeout given for this call": the tool's, then the runtime's, apply."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<the tool's or the runtime's>"
+
+
+UNSET: Final[Any] = _Unset()
 
 # Results of these types are never awaitable; skipping the check saves a costly call per await.
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
@@ -54,9 +76,11 @@ class _Entry:
     input: _Check
     output: _Check
     gate: Gate | None  # None when no permission needs asking at call time
+    timeout: float | None  # the tool's, else the runtime's
+    inline: bool  # a plain handler that runs on the event loop's thread under await call()
 
     @classmethod
-    def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions) -> _Entry:
+    def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
         """The entry of *tool*, its validators compiled against *schemas* where it names them."""
         return cls(
             tool,
@@ -66,6 +90,8 @@ class _Entry:
             (tool._input_validator or compile_schema(tool.input, schemas)).entry,
             (tool._output_validator or compile_schema(tool.output, schemas)).entry,
             permissions.gate(tool),
+            tool.timeout if tool.timeout is not None else timeout,
+            tool.inline,
         )
 
 
@@ -98,6 +124,8 @@ class Runtime:
             ``check(tool, permission) -> bool | None``, asked on every call of a
             tool that declares permissions. Any False denies, whatever else grants.
         schemas: named schemas, name to schema, that tools use through ``s.ref(name)``.
+        timeout: the most seconds a call may take, for the tools that set none
+            themselves (None: no limit).
 
     Raises:
         InvalidDefinitionError: two tools share a name, an ``s.ref`` names a
@@ -118,12 +146,14 @@ class Runtime:
         grants: Iterable[str] = (),
         providers: Iterable[PermissionProvider] = (),
         schemas: Mapping[str, Schema] | None = None,
+        timeout: float | None = None,
     ) -> None:
+        default_timeout = check_timeout("Runtime()", "timeout", timeout)
         permissions = Permissions(StaticGrants(grants), check_providers("Runtime()", "providers", providers))
         named = MappingProxyType(check_schemas("Runtime()", "schemas", {} if schemas is None else schemas))
         registered = check_tools("Runtime()", "tools", tools)
         check_wiring(registered.values(), named, named)
-        entries = {name: _Entry.make(tool, named, permissions) for name, tool in registered.items()}
+        entries = {name: _Entry.make(tool, named, permissions, default_timeout) for name, tool in registered.items()}
         derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
 
     # -- inspection ------------------------------------------------------------------------
@@ -185,49 +215,96 @@ class Runtime:
             entry.gate()
         return entry, _checked(entry.input, value, InputInvalidError, entry.name)
 
-    async def call(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
-        """Call the tool *name* with *input* and return its parsed output.
+    def call(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Awaitable[Any]:  # noqa: A002
+        """Call the tool *name* with *input*; ``await`` it for the parsed output.
 
         Steps, in order; the handler runs only if every earlier step passed:
-        lookup, permissions, input validation, the handler (awaited if async),
-        output validation.
+        lookup, permissions, input validation, the handler, output validation.
+        An ``async`` handler is awaited; a plain one runs on a worker thread
+        (so that one blocking tool cannot stall every other call), unless the
+        tool is ``inline``. If the task awaiting the call is cancelled, the
+        handler is cancelled too and ``CancelledError`` propagates.
+
+        Args:
+            name: the tool's name.
+            input: the arguments, a JSON object as a dict.
+            timeout: the most seconds the handler may take, overriding the
+                tool's and the runtime's; None for no limit. When it is up, an
+                ``async`` handler is cancelled; a plain one on a worker thread
+                cannot be stopped, runs on, and its result is dropped.
 
         Raises:
             ToolNotFoundError: no tool is registered under *name*.
             PermissionDeniedError: a permission the tool declares is not granted.
             InputInvalidError: *input* does not match the tool's input schema, or
                 the handler refused it by raising :class:`~hermes_core.InputRejected`.
+            ToolFailedError: the handler raised, or ran out of time.
             OutputInvalidError: the handler's result does not match the output schema.
-            Exception: whatever the handler raised, unchanged.
+            InvalidDefinitionError: *timeout* is not a positive number or None.
 
         """
-        entry, parsed = self._prepare(name, input)
+        # A plain method returning the coroutine: the untraced path adds no coroutine frame.
+        if tracing.TRACER is None:
+            return self._call(name, input, timeout, None)
+        return self._traced(name, input, timeout)
+
+    async def _traced(self, name: Any, value: Any, timeout: Any) -> Any:
+        call_id = _call_id()
+        with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
+            return await self._call(name, value, timeout, call_id)
+
+    async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
+        entry, parsed = self._prepare(name, value)
+        seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         try:
-            result = entry.handler(parsed)
-            if entry.is_async or (type(result) not in _PLAIN and inspect.isawaitable(result)):
-                result = await result
-        except InputRejected as rejected:
-            raise InputInvalidError(entry.name, rejected.issues) from rejected
+            if entry.is_async:
+                result = await await_within(entry.handler(parsed), seconds)
+            elif entry.inline:
+                result = entry.handler(parsed)
+            else:
+                result = await to_thread(entry.handler, parsed, seconds)
+            if not entry.is_async and type(result) not in _PLAIN and inspect.isawaitable(result):
+                result = await await_within(result, seconds)
+        except Exception as error:
+            _fail(entry, error, seconds, call_id)
         return _checked(entry.output, result, OutputInvalidError, entry.name)
 
-    def call_sync(self, name: str, input: Any) -> Any:  # noqa: A002 - mirrors Tool.input
+    def call_sync(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Any:  # noqa: A002
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
 
-        A plain handler runs inline, with no event loop at all. An ``async``
-        handler is run to completion in a new event loop (``asyncio.run``);
-        if this thread already runs an event loop that is impossible, and a
-        ``RuntimeError`` is raised before the handler runs: use ``await
-        runtime.call(...)`` there.
+        A plain handler runs inline, with no event loop and no thread, unless a
+        time limit applies: then it runs on a worker thread, waited for at most
+        that long. An ``async`` handler is run to completion in a new event loop
+        (``asyncio.run``); if this thread already runs an event loop that is
+        impossible, and a ``RuntimeError`` is raised before the handler runs:
+        use ``await runtime.call(...)`` there.
         """
-        entry, parsed = self._prepare(name, input)
+        if tracing.TRACER is None:
+            return self._call_sync(name, input, timeout, None)
+        call_id = _call_id()
+        with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
+            return self._call_sync(name, input, timeout, call_id)
+
+    def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
+        entry, parsed = self._prepare(name, value)
+        seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         if entry.is_async:
             require_no_loop(entry.name)
         try:
-            result = entry.handler(parsed)
-            if inspect.iscoroutine(result):
-                result = run_coroutine(entry.name, result)
-        except InputRejected as rejected:
-            raise InputInvalidError(entry.name, rejected.issues) from rejected
+            if entry.is_async:
+                result = run_coroutine(entry.handler(parsed), seconds)
+            elif seconds is None:
+                result = entry.handler(parsed)
+            else:
+                result = run_in_thread(entry.handler, parsed, seconds)
+        except Exception as error:
+            _fail(entry, error, seconds, call_id)
+        if inspect.iscoroutine(result):  # a plain handler that returned one: run it as an async handler's
+            require_no_loop(entry.name, result)
+            try:
+                result = run_coroutine(result, seconds)
+            except Exception as error:
+                _fail(entry, error, seconds, call_id)
         return _checked(entry.output, result, OutputInvalidError, entry.name)
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
@@ -235,7 +312,8 @@ class Runtime:
 
         Returns:
             ``{"ok": True, "output": ...}``, or ``{"ok": False, "error": error.to_dict()}``
-            for any :class:`~hermes_core.ToolError`. Other exceptions propagate.
+            for any :class:`~hermes_core.ToolError`, which is what a call raises
+            for any ``Exception``. Cancellation and other ``BaseException`` propagate.
 
         """
         try:
@@ -252,3 +330,37 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
+
+
+def _call_id() -> str:
+    """A new call's id: 16 hex digits, for matching a span, a log record and an error."""
+    return os.urandom(8).hex()
+
+
+def _fail(entry: _Entry, error: Exception, seconds: float | None, call_id: str | None) -> NoReturn:
+    """Raise what a call raises for *error*, raised by or around *entry*'s handler, with *error* as its cause."""
+    failure = _failure(entry, error, seconds, call_id)
+    if failure is error:
+        raise error
+    raise failure from error
+
+
+def _failure(entry: _Entry, error: Exception, seconds: float | None, call_id: str | None) -> Exception:
+    """What a call raises for *error* (*error* itself, to re-raise it as it is)."""
+    if isinstance(error, InputRejected):
+        return InputInvalidError(entry.name, error.issues)
+    if isinstance(error, ToolFailedError):
+        return error.with_context(entry.name, call_id or _call_id()) if not error.tool else error
+    if isinstance(error, ToolError):
+        return error  # a tool error of its own (one of another runtime's calls, say) passes as it is
+    import logging  # noqa: PLC0415 - only a failure logs; importing it costs every start-up
+
+    logger = logging.getLogger("hermes_core")
+    call_id = call_id or _call_id()
+    if isinstance(error, Expired) and seconds is not None:
+        logger.warning("%s (call %s) did not finish within %g seconds", entry.name, call_id, seconds)
+        return ToolFailedError.timed_out(entry.name, seconds, call_id=call_id)
+    logger.error(
+        "%s (call %s) failed: its handler raised %s", entry.name, call_id, type(error).__name__, exc_info=error
+    )
+    return ToolFailedError.from_exception(entry.name, error, call_id=call_id)

@@ -208,18 +208,19 @@ def test_output_that_is_not_json_is_output_invalid() -> None:
         Runtime([tool]).call_sync("t", {})
 
 
-def test_a_handler_exception_propagates_unchanged() -> None:
+def test_a_handler_exception_is_tool_failed_with_the_original_as_cause() -> None:
+    # tests/test_runtime_execution.py has the rest: every kind of exception, timeouts, cancellation.
     boom = ZeroDivisionError("boom")
 
     def handler(args: Any) -> Any:
         raise boom
 
     runtime = Runtime([write_tool(handler)], grants=["fs:write"])
-    with pytest.raises(ZeroDivisionError) as caught:
+    with pytest.raises(ToolError) as caught:
         runtime.call_sync("fs.write", GOOD)
-    assert caught.value is boom
-    with pytest.raises(ZeroDivisionError):
-        asyncio.run(runtime.observe("fs.write", GOOD))
+    assert caught.value.code == "TOOL_FAILED"
+    assert caught.value.__cause__ is boom
+    assert asyncio.run(runtime.observe("fs.write", GOOD))["error"]["code"] == "TOOL_FAILED"
 
 
 def test_a_handler_refuses_its_input_with_reject_and_the_runtime_names_the_tool() -> None:

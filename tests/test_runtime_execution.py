@@ -1,0 +1,252 @@
+"""Where and for how long handlers run, and what a call raises when one fails.
+
+A handler's ``Exception`` is ``TOOL_FAILED``; a time limit ends a call with
+``TOOL_FAILED`` (``reason`` ``timeout``); a cancelled call cancels its
+handler; plain handlers run on worker threads under ``await call()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, define_tool
+from hermes_core import schema as s
+from hermes_core.errors import ToolFailedError
+
+
+def tool(handler: Any, name: str = "t.run", **fields: Any) -> Tool:
+    return define_tool(
+        name=name,
+        description="Run.",
+        version="1.0.0",
+        input=s.object({"n": s.optional(s.number(), default=0)}),
+        handler=handler,
+        **fields,
+    )
+
+
+class Secret(Exception):  # noqa: N818 - stands for any exception whose text must not reach a model
+    def __str__(self) -> str:
+        return "password=hunter2 in /srv/secrets.txt"
+
+
+def raiser(error: BaseException) -> Any:
+    def handler(args: Any) -> Any:
+        raise error
+
+    return handler
+
+
+# -- a handler's exception is TOOL_FAILED -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("bad"), OSError(errno.ENOSPC, "No space left on device"), Secret(), ZeroDivisionError(), KeyError("k")],
+    ids=lambda e: type(e).__name__,
+)
+def test_any_exception_of_a_handler_is_tool_failed_with_the_original_as_cause(
+    error: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = Runtime([tool(raiser(error))])
+    for call in (lambda: runtime.call_sync("t.run", {}), lambda: asyncio.run(runtime.call("t.run", {}))):
+        caplog.clear()
+        with pytest.raises(ToolFailedError) as caught:
+            call()
+        failed = caught.value
+        assert (failed.code, failed.tool, failed.reason, failed.retryable) == ("TOOL_FAILED", "t.run", "raised", False)
+        assert failed.__cause__ is error
+        assert failed.exception is not None
+        assert failed.exception.endswith(type(error).__name__)
+        assert "hunter2" not in str(failed)
+        assert "hunter2" not in str(failed.to_dict())
+        assert "t.run" in str(failed)
+        # The operator gets the whole exception, traceback and all, with the tool and the call id.
+        (record,) = [r for r in caplog.records if r.name == "hermes_core"]
+        assert record.levelno == logging.ERROR
+        assert record.exc_info is not None
+        assert record.exc_info[1] is error
+        assert failed.call_id is not None
+        assert "t.run" in record.getMessage()
+        assert failed.call_id in record.getMessage()
+
+
+def test_observe_answers_for_every_exception_and_nothing_but_a_tool_error_escapes_a_call() -> None:
+    errors: list[Exception] = [ValueError(), RuntimeError(), OSError(errno.EIO, "I/O error"), Secret(), TypeError()]
+    runtime = Runtime([tool(raiser(error), name=f"t.e{i}") for i, error in enumerate(errors)])
+    for i in range(len(errors)):
+        observation = runtime.observe_sync(f"t.e{i}", {})
+        assert observation["ok"] is False
+        assert observation["error"]["code"] == "TOOL_FAILED"
+        assert asyncio.run(runtime.observe(f"t.e{i}", {}))["error"]["code"] == "TOOL_FAILED"
+        with pytest.raises(ToolError):
+            runtime.call_sync(f"t.e{i}", {})
+
+
+def test_a_handler_reports_its_own_failure_with_a_message_and_retryable() -> None:
+    async def down(args: Any) -> Any:
+        raise ToolFailedError("the weather service is down", retryable=True)
+
+    runtime = Runtime([tool(down, name="weather.today"), tool(raiser(ToolFailedError("no such city")), name="t.sync")])
+    with pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync("weather.today", {})
+    assert (caught.value.tool, caught.value.reason, caught.value.retryable) == ("weather.today", "reported", True)
+    assert caught.value.detail == "the weather service is down"
+    assert "the weather service is down" in str(caught.value)
+    assert caught.value.call_id
+    with pytest.raises(ToolFailedError) as sync_caught:
+        asyncio.run(runtime.call("t.sync", {}))
+    assert (sync_caught.value.tool, sync_caught.value.retryable) == ("t.sync", False)
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), SystemExit(3)], ids=lambda e: type(e).__name__)
+def test_base_exceptions_that_are_not_exceptions_pass_through(error: BaseException) -> None:
+    runtime = Runtime([tool(raiser(error)), tool(raiser(error), name="t.inline", inline=True)])
+    with pytest.raises(type(error)):
+        runtime.call_sync("t.run", {})
+    with pytest.raises(type(error)):
+        asyncio.run(runtime.call("t.run", {}))  # from the worker thread
+    with pytest.raises(type(error)):
+        runtime.observe_sync("t.inline", {})
+
+
+# -- timeouts -----------------------------------------------------------------------------------
+
+
+def sleeper(seconds: float, done: list[str] | None = None) -> Any:
+    async def handler(args: Any) -> Any:
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            if done is not None:
+                done.append("cancelled")
+            raise
+        return "slept"
+
+    return handler
+
+
+def test_an_async_handler_past_its_time_is_cancelled_and_the_call_is_tool_failed() -> None:
+    done: list[str] = []
+    runtime = Runtime([tool(sleeper(5, done))], timeout=0.05)
+    started = time.monotonic()
+    with pytest.raises(ToolFailedError) as caught:
+        asyncio.run(runtime.call("t.run", {}))
+    assert time.monotonic() - started < 2
+    assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+    assert "0.05 seconds" in str(caught.value)
+    assert done == ["cancelled"]
+    with pytest.raises(ToolFailedError):
+        runtime.call_sync("t.run", {})
+
+
+def test_the_most_specific_timeout_wins() -> None:
+    runtime = Runtime([tool(sleeper(0.2)), tool(sleeper(0.2), name="t.own", timeout=1.0)], timeout=0.01)
+    with pytest.raises(ToolFailedError):
+        runtime.call_sync("t.run", {})  # the runtime's 0.01 s
+    assert runtime.call_sync("t.own", {}) == "slept"  # the tool's 1 s beats the runtime's
+    assert runtime.call_sync("t.run", {}, timeout=1.0) == "slept"  # the call's beats both
+    assert runtime.call_sync("t.run", {}, timeout=None) == "slept"  # None: no limit for this call
+    with pytest.raises(ToolFailedError):
+        runtime.call_sync("t.own", {}, timeout=0.01)
+
+
+def test_a_plain_handler_past_its_time_runs_on_but_its_late_result_is_never_delivered() -> None:
+    finished = threading.Semaphore(0)
+
+    def slow_for_one(args: Any) -> Any:
+        if args["n"] == 1:
+            time.sleep(0.3)
+            finished.release()
+            return "late"
+        return "on time"
+
+    runtime = Runtime([tool(slow_for_one)])
+    started = time.monotonic()
+    with pytest.raises(ToolFailedError) as caught:
+        asyncio.run(runtime.call("t.run", {"n": 1}, timeout=0.05))
+    assert time.monotonic() - started < 0.25
+    assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+    with pytest.raises(ToolFailedError):
+        runtime.call_sync("t.run", {"n": 1}, timeout=0.05)
+    assert finished.acquire(timeout=2)  # both threads ran on, and ended
+    assert finished.acquire(timeout=2)
+    assert runtime.call_sync("t.run", {"n": 2}, timeout=1) == "on time"
+    assert asyncio.run(runtime.call("t.run", {"n": 2})) == "on time"
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan"), "1", True])
+def test_a_timeout_must_be_a_positive_number(seconds: Any) -> None:
+    for make in (
+        lambda: Runtime(timeout=seconds),
+        lambda: tool(sleeper(0), timeout=seconds),
+        lambda: Runtime([tool(sleeper(0))]).call_sync("t.run", {}, timeout=seconds),
+    ):
+        with pytest.raises(InvalidDefinitionError) as caught:
+            make()
+        assert caught.value.field == "timeout"
+
+
+# -- cancellation -------------------------------------------------------------------------------
+
+
+def test_cancelling_the_awaiting_task_cancels_the_handler_and_is_no_tool_failure() -> None:
+    done: list[str] = []
+    runtime = Runtime([tool(sleeper(5, done))])
+
+    async def main() -> None:
+        task = asyncio.create_task(runtime.call("t.run", {}))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert done == ["cancelled"]
+
+
+# -- sync handlers off the event loop -----------------------------------------------------------
+
+
+def test_blocking_plain_handlers_run_on_worker_threads_and_stall_nothing() -> None:
+    def blocking(args: Any) -> Any:
+        time.sleep(0.5)
+        return threading.current_thread().name
+
+    async def quick(args: Any) -> Any:
+        return "quick"
+
+    runtime = Runtime([tool(blocking), tool(quick, name="t.quick")])
+
+    async def main() -> tuple[float, float, list[Any]]:
+        started = time.monotonic()
+        calls = [asyncio.create_task(runtime.call("t.run", {})) for _ in range(10)]
+        await asyncio.sleep(0.01)
+        assert await runtime.call("t.quick", {}) == "quick"
+        answered = time.monotonic() - started
+        names = await asyncio.gather(*calls)
+        return answered, time.monotonic() - started, names
+
+    answered, total, names = asyncio.run(main())
+    assert answered < 0.3  # the async tool answered while ten plain handlers slept
+    assert total < 2.5  # ten half-second sleeps at once, not one after the other
+    assert all(name != threading.main_thread().name for name in names)
+
+
+def test_an_inline_tool_runs_on_the_loops_thread_and_call_sync_runs_plain_handlers_inline() -> None:
+    def where(args: Any) -> Any:
+        return threading.current_thread().name
+
+    runtime = Runtime([tool(where), tool(where, name="t.inline", inline=True)])
+    main = threading.current_thread().name
+    assert asyncio.run(runtime.call("t.inline", {})) == main
+    assert asyncio.run(runtime.call("t.run", {})) != main
+    assert runtime.call_sync("t.run", {}) == main  # no time limit: no thread at all
+    assert runtime.call_sync("t.run", {}, timeout=5) != main  # a time limit needs a thread to wait on
