@@ -475,6 +475,8 @@ math_eval: Tool = define_tool(
     ),
     output=s.number(description="The value: an integer if every step was exact integer arithmetic, else a decimal"),
     handler=_handle,
+    # Bounded arithmetic that never blocks: run on the event loop's thread, not a worker thread.
+    inline=True,
 )
 
 

@@ -391,3 +391,8 @@ def test_generated_arithmetic_matches_python(expr: Expr) -> None:
     assert_bounded(result)
     assert result == expected
     assert type(result) is type(expected)
+
+
+def test_math_eval_runs_inline_on_the_event_loops_thread() -> None:
+    # Cheap and never blocking: no worker thread under await runtime.call(...).
+    assert math_eval.inline is True
