@@ -337,6 +337,21 @@ def _call_id() -> str:
     return os.urandom(8).hex()
 
 
+def _logger() -> Any:
+    """The ``hermes_core`` logger, made on the first failure (importing logging costs every start-up).
+
+    As a library's logger should, it has a ``NullHandler``: its records reach
+    the application's handlers, and without any, Python's last-resort handler
+    does not print them on stderr.
+    """
+    import logging  # noqa: PLC0415 - see the docstring
+
+    logger = logging.getLogger("hermes_core")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+    return logger
+
+
 def _fail(entry: _Entry, error: Exception, seconds: float | None, call_id: str | None) -> NoReturn:
     """Raise what a call raises for *error*, raised by or around *entry*'s handler, with *error* as its cause."""
     failure = _failure(entry, error, seconds, call_id)
@@ -353,9 +368,7 @@ def _failure(entry: _Entry, error: Exception, seconds: float | None, call_id: st
         return error.with_context(entry.name, call_id or _call_id()) if not error.tool else error
     if isinstance(error, ToolError):
         return error  # a tool error of its own (one of another runtime's calls, say) passes as it is
-    import logging  # noqa: PLC0415 - only a failure logs; importing it costs every start-up
-
-    logger = logging.getLogger("hermes_core")
+    logger = _logger()
     call_id = call_id or _call_id()
     if isinstance(error, Expired) and seconds is not None:
         logger.warning("%s (call %s) did not finish within %g seconds", entry.name, call_id, seconds)
