@@ -5,13 +5,13 @@
 logic: each command asks :mod:`hermes_core.plugins`, the runtime or pip, and
 formats the answer.
 
-Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8):
+Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 
 ====  ============================================================
 0     success
 1     a plugin is broken: ``check`` found problems, ``call`` refused to start,
       ``tools list`` could not list every tool, ``install`` installed a broken
-      plugin; or a handler raised
+      plugin
 2     usage error: unknown command or option, input that is not JSON,
       ``uninstall hermesos-core``
 3     ``TOOL_NOT_FOUND``
@@ -21,23 +21,25 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8):
 7     ``INVALID_DEFINITION``
 8     ``SCHEMA_INVALID``
 9     ``install`` or ``uninstall``: pip failed, or is missing
+10    ``TOOL_FAILED``: the tool's handler raised or ran out of time
 ====  ============================================================
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shlex
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from hermes_core._version import __version__
-from hermes_core.errors import ErrorCode, PermissionDeniedError, ToolError, ToolNotFoundError
+from hermes_core.errors import ErrorCode, PermissionDeniedError, ToolError, ToolFailedError, ToolNotFoundError
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginOrigin, PluginProblem, PluginSet
@@ -52,6 +54,7 @@ EXIT_CODES: dict[ErrorCode, int] = {
     ErrorCode.OUTPUT_INVALID: 6,
     ErrorCode.INVALID_DEFINITION: 7,
     ErrorCode.SCHEMA_INVALID: 8,
+    ErrorCode.TOOL_FAILED: 10,  # 9 is pip's
 }
 _OK, _PROBLEMS, _USAGE, _PIP_FAILED = 0, 1, 2, 9
 _CORE = "hermesos-core"
@@ -172,7 +175,29 @@ def _report(error: ToolError, args: argparse.Namespace, hint: str | None = None)
         print(f"{style.red(error.code.value)}: {error}", file=sys.stderr)
         if hint:
             print(hint, file=sys.stderr)
+    cause = error.__cause__
+    if args.debug and isinstance(error, ToolFailedError) and error.reason != "timeout" and cause is not None:
+        # What the handler raised, with its own causes: the traceback the runtime logs. (A timeout's
+        # cause is the runtime's own signal, whose traceback says nothing about the tool.)
+        traceback.print_exception(cause, file=sys.stderr)
     return EXIT_CODES[error.code]
+
+
+@contextlib.contextmanager
+def _quiet_failures() -> Iterator[None]:
+    """Keep the runtime's log record of a failed handler off stderr: the command reports the failure itself.
+
+    With no handler configured, Python's last-resort handler would print the
+    record and its traceback; ``--debug`` prints the traceback instead.
+    """
+    import logging  # noqa: PLC0415 - only call needs it, and it is not cheap to import
+
+    logger, quiet = logging.getLogger("hermes_core"), logging.NullHandler()
+    logger.addHandler(quiet)
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -322,7 +347,8 @@ def _call(args: argparse.Namespace) -> int:
         return _PROBLEMS
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
-        output = runtime.call_sync(args.tool, value)
+        with _quiet_failures():
+            output = runtime.call_sync(args.tool, value)
     except PermissionDeniedError as error:
         return _report(error, args, None if args.json else _permission_hint(error, args))
     except ToolError as error:
@@ -553,7 +579,7 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
     return show
 
 
-_DEBUG_HELP = "with a broken plugin, also print the traceback of what went wrong"
+_DEBUG_HELP = "with a broken plugin or a tool that failed, also print the traceback of what went wrong"
 
 
 def _install_parser(commands: Any) -> None:
@@ -604,7 +630,7 @@ def _parser() -> _Parser:
     parser = _Parser(
         prog="hermesos",
         description="List, inspect and call the installed hermesos tools; install plugins; diagnose broken ones.",
-        epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 the error codes of 'hermesos call' "
+        epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 and 10 the error codes of 'hermesos call' "
         "(see 'hermesos call -h'), 9 pip failed (install, uninstall).",
     )
     parser.add_argument("--version", action="version", version=f"{_CORE} {__version__}")
@@ -634,7 +660,8 @@ def _parser() -> _Parser:
         parents=[common],
         help="call a tool through the runtime and print its output as JSON",
         description="Call a tool through the runtime (permissions, input and output checked) and print its "
-        "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON).",
+        "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON); "
+        "a handler that raised is the error TOOL_FAILED, and --debug adds the traceback of what it raised.",
         epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 the input is not JSON, {codes}.",
     )
     call.add_argument("tool", help="the tool's name, such as fs.read")

@@ -21,6 +21,7 @@ from hermes_core import (
     PluginProblem,
     PluginSet,
     Runtime,
+    ToolFailedError,
     ToolNotFoundError,
     __version__,
     cli,
@@ -236,6 +237,7 @@ def test_call_input_that_is_not_json_names_line_and_column(capsys: pytest.Captur
         (["call", "unit.add", '{"a": "1", "b": 2}'], "INPUT_INVALID"),
         (["call", "unit.echo"], "PERMISSION_DENIED"),
         (["call", "unit.broken"], "OUTPUT_INVALID"),
+        (["call", "unit.crash"], "TOOL_FAILED"),
     ],
 )
 def test_call_tool_errors_go_to_stderr_with_a_stable_exit_status(
@@ -258,14 +260,15 @@ def test_the_exit_statuses_are_the_documented_table() -> None:
         "OUTPUT_INVALID": 6,
         "INVALID_DEFINITION": 7,
         "SCHEMA_INVALID": 8,
+        "TOOL_FAILED": 10,
     }
     table = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     for code, status in EXIT_CODES.items():
         assert f"| {status} | `{code}` |" in table
     docstring = cli.__doc__ or ""
-    for status in range(10):
+    for status in range(11):
         assert f"\n| {status} | " in table, status
-        assert f"\n{status}     " in docstring, status
+        assert f"\n{status:<4}  " in docstring, status
 
 
 def test_call_grants_with_grant_and_hermes_grants(
@@ -294,9 +297,20 @@ def test_call_is_strict_about_broken_plugins(capsys: pytest.CaptureFixture[str],
     )
 
 
-def test_a_handler_exception_is_not_disguised(capsys: pytest.CaptureFixture[str], good: str) -> None:
-    with pytest.raises(ZeroDivisionError):
-        main(["call", "unit.crash"])
+CRASHED = (
+    "TOOL_FAILED: unit.crash failed: its handler raised ZeroDivisionError.\n"
+    "This is a fault in the tool, not in how it was called. Calling it again will not help: "
+    "use another tool, or tell the user.\n"
+)
+
+
+def test_a_handler_exception_is_a_tool_failure(capsys: pytest.CaptureFixture[str], good: str) -> None:
+    assert run(capsys, "call", "unit.crash") == (10, "", CRASHED)
+    status, out, err = run(capsys, "call", "unit.crash", "--json")
+    assert (status, out) == (EXIT_CODES["TOOL_FAILED"], "")
+    data = json.loads(err)
+    assert data["code"] == "TOOL_FAILED"
+    assert (data["reason"], data["exception"], data["retryable"]) == ("raised", "ZeroDivisionError", False)
 
 
 # -- counts ----------------------------------------------------------------------------
@@ -387,7 +401,11 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[s
 
 def test_call_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "call", "--help")
-    assert "INPUT_INVALID 4" in out.replace("\n", " ").replace("  ", " ")
+    flat = " ".join(out.split())
+    assert "INPUT_INVALID 4" in flat
+    assert "TOOL_FAILED 10" in flat
+    _, out, _ = run(capsys, "--help")
+    assert "3-8 and 10 the error codes" in " ".join(out.split())
 
 
 @pytest.mark.parametrize("argv", [[], ["tools"], ["plugins"]])
@@ -525,6 +543,64 @@ def test_debug_adds_the_traceback_of_the_cause(site: Site, good: str) -> None:
         assert lines[-2] == "RuntimeError: boom at import"
         assert lines[-1] == skip_hint(broken)
     assert "Traceback" not in script(site, "call", "unit.add").stderr
+
+
+def test_a_handler_that_raises_exits_10_with_the_tool_failed_message_and_no_traceback(site: Site, good: str) -> None:
+    done = script(site, "call", "unit.crash")
+    assert (done.returncode, done.stdout, done.stderr) == (10, "", CRASHED)
+    as_json = script(site, "call", "unit.crash", "--json")
+    assert (as_json.returncode, as_json.stdout) == (10, "")
+    data = json.loads(as_json.stderr)
+    assert data == {
+        "code": "TOOL_FAILED",
+        "message": CRASHED.removeprefix("TOOL_FAILED: ").removesuffix("\n"),
+        "retryable": False,
+        "tool": "unit.crash",
+        "reason": "raised",
+        "detail": None,
+        "exception": "ZeroDivisionError",
+        "call_id": data["call_id"],
+    }
+    assert isinstance(data["call_id"], str)
+    assert data["call_id"]
+
+
+def test_debug_adds_the_traceback_of_what_the_handler_raised(site: Site, good: str) -> None:
+    for argv in (["--debug", "call", "unit.crash"], ["call", "unit.crash", "--debug"]):
+        done = script(site, *argv)
+        assert (done.returncode, done.stdout) == (10, "")
+        assert done.stderr.startswith(CRASHED + "Traceback (most recent call last):\n")
+        assert "in <lambda>" in done.stderr
+        assert done.stderr.splitlines()[-1] == "ZeroDivisionError: division by zero"
+        assert "ToolFailedError" not in done.stderr  # the handler's exception, not the runtime's
+
+
+REPORTING = """
+def forecast(args):
+    try:
+        raise ConnectionRefusedError("api.weather.example refused: key=s3cr3t")
+    except ConnectionError as error:
+        raise ToolFailedError("the weather service is not answering", retryable=True) from error
+
+@hookimpl
+def hermes_tools():
+    return [define_tool(name="weather.get", description="d", version="1.0.0", input=s.object({}), handler=forecast)]
+"""
+
+
+def test_a_failure_the_handler_reports_is_shown_in_its_words(site: Site) -> None:
+    site.install(site.plugin("from hermes_core import ToolFailedError\n" + REPORTING))
+    done = script(site, "call", "weather.get")
+    assert (done.returncode, done.stdout) == (10, "")
+    expected = ToolFailedError("the weather service is not answering", retryable=True, tool="weather.get")
+    assert done.stderr == f"TOOL_FAILED: {expected}\n"
+    assert "s3cr3t" not in done.stderr
+    debug = script(site, "call", "weather.get", "--debug")
+    assert debug.stderr.startswith(f"TOOL_FAILED: {expected}\nTraceback (most recent call last):\n")
+    assert "ConnectionRefusedError: api.weather.example refused: key=s3cr3t" in debug.stderr  # the operator's view
+    assert "in forecast" in debug.stderr
+    # Then the handler's own error, raised before the runtime named the tool.
+    assert "hermes_core.errors.ToolFailedError: the tool failed: the weather service is not answering." in debug.stderr
 
 
 def test_permission_denied_says_how_to_grant_it(site: Site, good: str) -> None:
