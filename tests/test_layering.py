@@ -2,10 +2,10 @@
 
 Layers, lowest first: ``_version`` and ``_frozen`` (import nothing of ours),
 ``errors``, ``names``, ``schema``, ``settings``, ``tool``, ``permissions``,
-``checks``, ``_aio``, ``runtime``, ``hookspecs``, ``plugins``, ``cli``. The
-facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module
-imports the facade. Inside ``schema``: ``_shared`` ← ``_nodes`` ← ``_compile``
-← ``validators`` ← the package's ``__init__``.
+``checks``, ``tracing``, ``_aio``, ``runtime``, ``hookspecs``, ``plugins``,
+``cli``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
+them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
+``_nodes`` ← ``_compile`` ← ``validators`` ← the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ LAYERS = [
     "tool",
     "permissions",
     "checks",
+    "tracing",
     "_aio",
     "runtime",
     "hookspecs",
