@@ -22,7 +22,10 @@ load, never at import):
 
 An application can also build the tools itself with :func:`make_tools`, which
 takes the same settings as arguments. A handler refuses its input with
-:func:`hermes_core.reject`, naming the field (``path``, ``offset`` or ``content``).
+:func:`hermes_core.reject`, naming the field (``path``, ``offset`` or ``content``),
+when the arguments are at fault; a failure of the system that is not (a full
+disk, a read-only file system, an I/O error) is a
+:class:`hermes_core.ToolFailedError`, retryable where it may pass.
 POSIX only: the directory-descriptor calls it relies on do not exist on Windows.
 """
 
@@ -38,7 +41,17 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, final
 
-from hermes_core import InputRejected, InvalidDefinitionError, Tool, define_tool, hookimpl, reject, setting, shorten
+from hermes_core import (
+    InputRejected,
+    InvalidDefinitionError,
+    Tool,
+    ToolFailedError,
+    define_tool,
+    hookimpl,
+    reject,
+    setting,
+    shorten,
+)
 from hermes_core import schema as s
 from hermes_core.schema import Schema
 
@@ -107,25 +120,68 @@ _LINK_ADVICE = (
 )
 
 
-def _os_detail(error: OSError, shown: str, verb: str) -> str:
-    """What an unexpected refusal by the operating system means, in the words of an issue detail."""
+# Failures of the system that the arguments did not cause, by errno: what happened, and whether
+# it may pass (space freed, files closed, memory released, a lock or a device let go).
+_SYSTEM_FAILURES: Final[Mapping[int, tuple[str, bool]]] = {
+    code: (words, retryable)
+    for name, words, retryable in (
+        ("ENOSPC", "no space is left on the device", True),
+        ("EDQUOT", "the disk quota is used up", True),
+        ("EMFILE", "this process has too many files open", True),
+        ("ENFILE", "the system has too many files open", True),
+        ("ENOMEM", "the system is out of memory", True),
+        ("EAGAIN", "the file system is temporarily unavailable", True),
+        ("EBUSY", "the file or directory is in use by the system or another program", True),
+        ("ETIMEDOUT", "the file system did not answer in time", True),
+        ("EROFS", "the file system is read-only", False),
+        ("EIO", "the storage device reported an input/output error", False),
+    )
+    if (code := getattr(errno, name, None)) is not None
+}
+
+
+def _os_failure(error: OSError, shown: str, verb: str) -> InputRejected | ToolFailedError:
+    """What an error of the operating system means for the call, to be raised ``from`` it.
+
+    A refusal of the path (:func:`~hermes_core.reject`) when the caller can fix
+    it by naming another path: it does not exist, or exists, or is of the wrong
+    kind, is a link, is not allowed, or is too long. Anything else is a failure
+    of the system the arguments did not cause: a
+    :class:`~hermes_core.ToolFailedError`, retryable where it may pass (see
+    ``_SYSTEM_FAILURES``); one not listed there is named by its errno and not
+    retryable.
+    """
     code = error.errno
     if code in (errno.EACCES, errno.EPERM):
-        return f"names {shown}, which the operating system does not allow to be {verb} (permission denied)"
-    if code == errno.ENAMETOOLONG:
-        return "is longer than the file system allows (usually 255 bytes per name); use shorter names"
-    if code == errno.EROFS:
-        return f"names {shown} on a read-only file system, so it cannot be {verb}"
-    if code in (errno.ENOSPC, errno.EDQUOT):
-        return (
-            f"names {shown}, which could not be {verb}: no space is left on the device (or a quota is "
-            "exhausted); this is not caused by the arguments, and retrying will not help until space is freed"
+        return reject(
+            "path", f"names {shown}, which the operating system does not allow to be {verb} (permission denied)"
         )
-    name = errno.errorcode.get(code, str(code)) if code is not None else "an error"
-    return (
-        f"names {shown}, which could not be {verb}: the operating system reported {name} ({error.strerror}); "
-        "this is not caused by the arguments, and retrying will probably not help"
-    )
+    if code == errno.ENAMETOOLONG:
+        return reject("path", "is longer than the file system allows (usually 255 bytes per name); use shorter names")
+    if code == errno.ENOENT:
+        return reject(
+            "path",
+            f"names {shown}, which does not exist under the workspace root; "
+            "list its directory with fs.list to see what exists",
+        )
+    if code == errno.EEXIST:
+        return reject("path", f"names {shown}, which already exists")
+    if code == errno.EISDIR:
+        return reject("path", f"names {shown}, which is a directory, not a file")
+    if code == errno.ENOTDIR:
+        return reject("path", f"names {shown}, which goes through something that is not a directory")
+    if code == errno.ELOOP:
+        return reject("path", f"names {shown}, which holds a symbolic link; {_LINK_ADVICE}")
+    if code == errno.ENOTEMPTY:
+        return reject("path", f"names {shown}, a directory that is not empty")
+    if code == errno.EILSEQ:
+        return reject("path", f"names {shown}, which the file system cannot store as a name; use another name")
+    found = _SYSTEM_FAILURES.get(code) if code is not None else None
+    if found is None:
+        name = errno.errorcode.get(code, str(code)) if code is not None else "an error"
+        found = (f"the operating system reported {name} ({error.strerror})", False)
+    words, retryable = found
+    return ToolFailedError(f"{words}, so {shown} could not be {verb}", retryable=retryable)
 
 
 # -- paths ----------------------------------------------------------------------------------------
@@ -265,7 +321,9 @@ class _Workspace:
 
     # -- resolution
 
-    def _refuse_step(self, parts: tuple[str, ...], index: int, dir_fd: int, error: OSError) -> InputRejected:
+    def _refuse_step(
+        self, parts: tuple[str, ...], index: int, dir_fd: int, error: OSError
+    ) -> InputRejected | ToolFailedError:
         """Explain why opening ``parts[index]`` as a directory failed, asking ``lstat`` only for the words."""
         shown = _show(parts[: index + 1])
         verb = "names" if index == len(parts) - 1 else "goes through"
@@ -276,7 +334,7 @@ class _Workspace:
                 "list its parent directory with fs.list to see what exists",
             )
         if error.errno not in (errno.ENOTDIR, errno.ELOOP):
-            return reject("path", _os_detail(error, shown, "opened"))
+            return _os_failure(error, shown, "opened")
         try:
             found = _lstat(parts[index], dir_fd)
         except OSError:
@@ -303,6 +361,7 @@ class _Workspace:
         Raises:
             InputRejected: a name is missing (its ``__cause__`` is then the ``FileNotFoundError``),
                 not a directory, or a link.
+            ToolFailedError: the system failed to open a directory (see ``_os_failure``).
 
         """
         fd, index = os.dup(self.fd), 0
@@ -352,7 +411,7 @@ class _Workspace:
                     raise reject(
                         "path", f"names {shown}, which is not a regular file; hermesos-fs reads only files"
                     ) from None
-                raise reject("path", _os_detail(error, shown, "read")) from error
+                raise _os_failure(error, shown, "read") from error
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -603,10 +662,11 @@ _VERBS = {
 
 
 def _handler(name: str, operation: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
-    """Wrap *operation* so an unexpected OS error refuses the path too, saying what the system reported.
+    """Wrap *operation* so an unexpected OS error says what it means for the call (see ``_os_failure``).
 
-    An agent loop turns a tool error into something the model reads and works
-    around, where an ``OSError`` would end the loop; it stays the ``__cause__``.
+    A refusal of the path if the caller can fix it, else a ``ToolFailedError``
+    saying what the system reported and whether it may pass, in words for the
+    model; the ``OSError`` stays its ``__cause__``, for the operator's log.
     """
     verb = _VERBS[name]
 
@@ -614,7 +674,7 @@ def _handler(name: str, operation: Callable[[dict[str, Any]], dict[str, Any]]) -
         try:
             return operation(args)
         except OSError as error:
-            raise reject("path", _os_detail(error, repr(shorten(args["path"], _SHOWN_MAX)), verb)) from error
+            raise _os_failure(error, repr(shorten(args["path"], _SHOWN_MAX)), verb) from error
 
     handler.__name__ = handler.__qualname__ = name.replace(".", "_")
     handler.__doc__ = operation.__doc__

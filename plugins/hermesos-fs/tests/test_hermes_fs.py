@@ -23,16 +23,18 @@ modification times and the set of names in it must be unchanged.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import hermes_fs
 import jsonschema
@@ -47,6 +49,7 @@ from hermes_core import (
     PermissionDeniedError,
     Runtime,
     ToolError,
+    ToolFailedError,
     discover_plugins,
 )
 
@@ -441,6 +444,311 @@ def test_permission_denied_by_the_os_is_reported(box: Box) -> None:
     assert (
         detail(error) == "names 'secret.txt', which the operating system does not allow to be read (permission denied)"
     )
+
+
+# -- failures of the system: not the caller's fault -----------------------------------------------
+
+LATER = "This is a fault in the tool, not in how it was called. The same call may work if it is made again later."
+FINAL = (
+    "This is a fault in the tool, not in how it was called. Calling it again will not help: "
+    "use another tool, or tell the user."
+)
+
+
+def fail_os(monkeypatch: pytest.MonkeyPatch, function: str, code: int, when: Callable[..., bool] | None = None) -> None:
+    """Make the plugin's *function* of ``os`` raise ``OSError(code)`` (when *when* says so), as the kernel would."""
+    real = getattr(os, function)
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if when is None or when(*args, **kwargs):
+            raise OSError(code, os.strerror(code))
+        return real(*args, **kwargs)
+
+    # A namespace standing in for the os module, for hermes_fs only: pytest and the runtime keep the real one.
+    fake = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
+    setattr(fake, function, failing)
+    monkeypatch.setattr(hermes_fs, "os", fake)
+
+
+def creating(path: Any, flags: int, *args: Any, **kwargs: Any) -> bool:
+    return bool(flags & os.O_CREAT)
+
+
+def walking(path: Any, flags: int, *args: Any, **kwargs: Any) -> bool:
+    return bool(flags & os.O_DIRECTORY) and path == "sub"
+
+
+def reading(path: Any, flags: int, *args: Any, **kwargs: Any) -> bool:
+    return not flags & (os.O_DIRECTORY | os.O_CREAT)
+
+
+class Failure(NamedTuple):
+    """A call, the os function that fails under it and how, and what the model is told."""
+
+    tool: str
+    args: dict[str, Any]
+    function: str
+    code: int
+    when: Callable[..., bool] | None
+    retryable: bool
+    detail: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.tool}-{self.function}-{errno.errorcode[self.code]}-{self.args['path']}"
+
+
+SYSTEM_FAILURES = [
+    Failure(
+        "fs.write",
+        {"path": "notes.txt", "content": "x"},
+        "write",
+        errno.ENOSPC,
+        None,
+        True,
+        "no space is left on the device, so 'notes.txt' could not be written",
+    ),
+    Failure(
+        "fs.write",
+        {"path": "notes.txt", "content": "x"},
+        "write",
+        errno.EDQUOT,
+        None,
+        True,
+        "the disk quota is used up, so 'notes.txt' could not be written",
+    ),
+    Failure(
+        "fs.write",
+        {"path": "new.txt", "content": "x"},
+        "open",
+        errno.EROFS,
+        creating,
+        False,
+        "the file system is read-only, so 'new.txt' could not be written",
+    ),
+    Failure(
+        "fs.write",
+        {"path": "notes.txt", "content": "x"},
+        "fsync",
+        errno.EIO,
+        None,
+        False,
+        "the storage device reported an input/output error, so 'notes.txt' could not be written",
+    ),
+    Failure(
+        "fs.write",
+        {"path": "notes.txt", "content": "x"},
+        "write",
+        errno.EFBIG,
+        None,
+        False,
+        "the operating system reported EFBIG (File too large), so 'notes.txt' could not be written",
+    ),
+    Failure(
+        "fs.read",
+        {"path": "notes.txt"},
+        "open",
+        errno.EMFILE,
+        reading,
+        True,
+        "this process has too many files open, so 'notes.txt' could not be read",
+    ),
+    Failure(
+        "fs.read",
+        {"path": "notes.txt"},
+        "open",
+        errno.ENFILE,
+        reading,
+        True,
+        "the system has too many files open, so 'notes.txt' could not be read",
+    ),
+    Failure(
+        "fs.read",
+        {"path": "sub/inner.txt"},
+        "open",
+        errno.EMFILE,
+        walking,
+        True,
+        "this process has too many files open, so 'sub' could not be opened",
+    ),
+    Failure(
+        "fs.read",
+        {"path": "notes.txt"},
+        "pread",
+        errno.EIO,
+        None,
+        False,
+        "the storage device reported an input/output error, so 'notes.txt' could not be read",
+    ),
+    Failure(
+        "fs.read",
+        {"path": "notes.txt"},
+        "pread",
+        errno.EAGAIN,
+        None,
+        True,
+        "the file system is temporarily unavailable, so 'notes.txt' could not be read",
+    ),
+    Failure(
+        "fs.list",
+        {"path": "sub"},
+        "listdir",
+        errno.ENOMEM,
+        None,
+        True,
+        "the system is out of memory, so 'sub' could not be listed",
+    ),
+    Failure(
+        "fs.stat",
+        {"path": "notes.txt"},
+        "stat",
+        errno.EIO,
+        None,
+        False,
+        "the storage device reported an input/output error, so 'notes.txt' could not be examined",
+    ),
+    Failure(
+        "fs.mkdir",
+        {"path": "made"},
+        "mkdir",
+        errno.ENOSPC,
+        None,
+        True,
+        "no space is left on the device, so 'made' could not be created",
+    ),
+    Failure(
+        "fs.delete",
+        {"path": "notes.txt"},
+        "unlink",
+        errno.EBUSY,
+        None,
+        True,
+        "the file or directory is in use by the system or another program, so 'notes.txt' could not be deleted",
+    ),
+    Failure(
+        "fs.delete",
+        {"path": "notes.txt"},
+        "unlink",
+        errno.EROFS,
+        None,
+        False,
+        "the file system is read-only, so 'notes.txt' could not be deleted",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SYSTEM_FAILURES, ids=lambda case: case.id)
+def test_a_failure_of_the_system_is_a_tool_failure_not_a_refusal(
+    box: Box, monkeypatch: pytest.MonkeyPatch, case: Failure
+) -> None:
+    """A full disk, a read-only file system, an I/O error...: TOOL_FAILED, retryable where it may pass."""
+    tool, args, function, code, when, retryable, expected = case
+    before = snapshot(box.base)
+    fail_os(monkeypatch, function, code, when)
+    with pytest.raises(ToolFailedError) as caught:
+        box.runtime.call_sync(tool, args)
+    error = caught.value
+    assert (error.code, error.tool, error.reason, error.retryable) == (
+        ErrorCode.TOOL_FAILED,
+        tool,
+        "reported",
+        retryable,
+    )
+    assert error.detail == expected
+    assert error.message == f"{tool} failed: {expected}.\n{LATER if retryable else FINAL}"
+    assert str(box.base) not in error.message, "a message must not show the machine's paths"
+    data = error.to_dict()
+    assert (data["code"], data["retryable"], data["detail"]) == ("TOOL_FAILED", retryable, expected)
+    assert isinstance(data["call_id"], str)
+    # The OSError is kept for the operator, under the handler's own error.
+    reported = error.__cause__
+    assert isinstance(reported, ToolFailedError)
+    assert isinstance(reported.__cause__, OSError)
+    assert reported.__cause__.errno == code
+    # Nothing outside changed, and a failed write leaves no temporary file behind.
+    assert snapshot(box.base) == before
+    assert not [p for p in box.root.iterdir() if p.name.startswith(".hermesos-fs-")]
+
+
+def test_a_failure_of_the_system_is_observed_as_tool_failed(box: Box, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a model receives: TOOL_FAILED, retryable, and no advice to rewrite the arguments."""
+    fail_os(monkeypatch, "write", errno.ENOSPC)
+    observation = box.runtime.observe_sync("fs.write", {"path": "notes.txt", "content": "changed"})
+    assert observation["ok"] is False
+    error = observation["error"]
+    assert (error["code"], error["retryable"], error["tool"]) == ("TOOL_FAILED", True, "fs.write")
+    assert error["message"] == (
+        "fs.write failed: no space is left on the device, so 'notes.txt' could not be written.\n" + LATER
+    )
+    assert "Fix the arguments" not in error["message"]
+    assert (box.root / "notes.txt").read_text(encoding="utf-8") == "inside"
+
+
+def refusal(tool: str, args: dict[str, Any], function: str, code: int, expected: str) -> Failure:
+    """A case of an OS error the caller can fix: INPUT_INVALID, whose retryable is the class's (True)."""
+    return Failure(tool, args, function, code, None, True, expected)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        refusal(
+            "fs.mkdir",
+            {"path": "made"},
+            "mkdir",
+            errno.EACCES,
+            "names 'made', which the operating system does not allow to be created (permission denied)",
+        ),
+        refusal(
+            "fs.delete",
+            {"path": "notes.txt"},
+            "unlink",
+            errno.EPERM,
+            "names 'notes.txt', which the operating system does not allow to be deleted (permission denied)",
+        ),
+        refusal(
+            "fs.delete",
+            {"path": "notes.txt"},
+            "unlink",
+            errno.ENOENT,
+            "names 'notes.txt', which does not exist under the workspace root; "
+            "list its directory with fs.list to see what exists",
+        ),
+        refusal(
+            "fs.write",
+            {"path": "notes.txt", "content": "x"},
+            "replace",
+            errno.EISDIR,
+            "names 'notes.txt', which is a directory, not a file",
+        ),
+        refusal(
+            "fs.write",
+            {"path": "notes.txt", "content": "x"},
+            "replace",
+            errno.ENAMETOOLONG,
+            "is longer than the file system allows (usually 255 bytes per name); use shorter names",
+        ),
+        refusal(
+            "fs.write",
+            {"path": "notes.txt", "content": "x"},
+            "replace",
+            errno.EILSEQ,
+            "names 'notes.txt', which the file system cannot store as a name; use another name",
+        ),
+    ],
+    ids=lambda case: case.id,
+)
+def test_an_os_error_the_caller_can_fix_stays_a_refusal_of_the_path(
+    box: Box, monkeypatch: pytest.MonkeyPatch, case: Failure
+) -> None:
+    """Permission denied, a name that vanished or is of the wrong kind: INPUT_INVALID on "path", retryable."""
+    tool, args, function, code, _, _, expected = case
+    fail_os(monkeypatch, function, code)
+    error = box.refused(tool, **args)
+    assert error.retryable is True
+    assert error.issues[0][:2] == (("path",), "invalid")
+    assert detail(error) == expected
+    assert isinstance(error.__cause__, hermes_fs.InputRejected)
 
 
 # -- permissions ----------------------------------------------------------------------------------
