@@ -1,12 +1,19 @@
-"""The core alone: define a tool, call it, and show each of the six error codes as a model receives it."""
+"""The core alone: define a tool, call it, and show each of the seven error codes as a model receives it.
+
+A handler that raises is shown too: the model reads only that the tool
+failed and the exception's type; the operator's log (here, lines starting
+``[log]``) has the exception itself, with its traceback.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import sys
 from typing import Any
 
-from hermes_core import Runtime, SchemaError, ToolError, define_tool, reject
+from hermes_core import Runtime, SchemaError, ToolError, ToolFailedError, define_tool, reject
 from hermes_core import schema as s
 
 NOTES: dict[str, str] = {}
@@ -61,13 +68,51 @@ broken = define_tool(
 )
 
 
+def export_notes(args: dict[str, Any]) -> dict[str, Any]:
+    # A bug: the template was never installed, so open() raises. The model is told the tool failed
+    # and the exception's type, never its text (which names the file).
+    with open(f"templates/export.{args['format']}", encoding="utf-8") as template:
+        header = template.read()
+    return {"exported": len(NOTES), "header": header}
+
+
+notes_export = define_tool(
+    name="notes.export",
+    description="Export every note to the archive.",
+    version="1.0.0",
+    input=s.object({"format": s.enum(["md", "txt"])}),
+    output=s.object({"exported": s.integer(minimum=0)}),
+    handler=export_notes,
+)
+
+
+def sync_notes(args: dict[str, Any]) -> dict[str, Any]:
+    try:
+        raise ConnectionRefusedError("sync.example:443 refused the connection")  # stands in for the request
+    except ConnectionError as error:
+        # The handler knows what happened: it says so, and that it may pass.
+        raise ToolFailedError("the sync service is not answering", retryable=True) from error
+
+
+notes_sync = define_tool(
+    name="notes.sync",
+    description="Send the notes to the sync service.",
+    version="1.0.0",
+    input=s.object({}),
+    output=s.object({"sent": s.integer(minimum=0)}),
+    handler=sync_notes,
+)
+
+
 def show(title: str, observation: dict[str, Any]) -> None:
     print(f"--- {title}")
     print(json.dumps(observation, indent=2, ensure_ascii=False))
 
 
 async def main() -> None:
-    runtime = Runtime([notes_write, notes_read, broken], grants=["notes:write"])
+    # The runtime logs a handler's exception on the hermes_core logger; an application sends it somewhere.
+    logging.basicConfig(stream=sys.stdout, format="[log] %(levelname)s %(name)s: %(message)s")
+    runtime = Runtime([notes_write, notes_read, broken, notes_export, notes_sync], grants=["notes:write"])
     print("Tool definitions a model is shown:")
     print(json.dumps(runtime.definitions()[0], indent=2))
 
@@ -86,6 +131,12 @@ async def main() -> None:
         await Runtime([notes_write]).observe("notes.write", {"title": "t", "text": "x"}),
     )
     show("OUTPUT_INVALID: the tool is broken, not the call", await runtime.observe("notes.count", {}))
+    print("--- TOOL_FAILED: the handler raised; the log has the exception, the model only its type")
+    show("TOOL_FAILED, as the model receives it", await runtime.observe("notes.export", {"format": "md"}))
+    show(
+        "TOOL_FAILED reported by the handler: it may pass, so retryable",
+        await runtime.observe("notes.sync", {}),
+    )
 
     try:
         s.array(s.string()).parse(["ok", 7])

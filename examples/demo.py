@@ -3,7 +3,7 @@
 Runs the real ``hermesos`` command of this environment, in a fresh workspace
 directory (the root hermesos-fs confines itself to), and prints each command
 as a shell would show it. Then runs ``core_demo.py``: the core on its own,
-with each of the six error codes as a model receives it.
+with each of the seven error codes as a model receives it.
 """
 
 from __future__ import annotations
