@@ -28,14 +28,13 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import shlex
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from hermes_core._version import __version__
@@ -181,23 +180,6 @@ def _report(error: ToolError, args: argparse.Namespace, hint: str | None = None)
         # cause is the runtime's own signal, whose traceback says nothing about the tool.)
         traceback.print_exception(cause, file=sys.stderr)
     return EXIT_CODES[error.code]
-
-
-@contextlib.contextmanager
-def _quiet_failures() -> Iterator[None]:
-    """Keep the runtime's log record of a failed handler off stderr: the command reports the failure itself.
-
-    With no handler configured, Python's last-resort handler would print the
-    record and its traceback; ``--debug`` prints the traceback instead.
-    """
-    import logging  # noqa: PLC0415 - only call needs it, and it is not cheap to import
-
-    logger, quiet = logging.getLogger("hermes_core"), logging.NullHandler()
-    logger.addHandler(quiet)
-    try:
-        yield
-    finally:
-        logger.removeHandler(quiet)
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -347,8 +329,7 @@ def _call(args: argparse.Namespace) -> int:
         return _PROBLEMS
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
-        with _quiet_failures():
-            output = runtime.call_sync(args.tool, value)
+        output = runtime.call_sync(args.tool, value)
     except PermissionDeniedError as error:
         return _report(error, args, None if args.json else _permission_hint(error, args))
     except ToolError as error:
