@@ -361,16 +361,21 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
     status, out, _ = run(capsys, "check")
     assert status == 1
     problems = [line for line in out.splitlines() if line.startswith("problem: ")]
+    # In the order of the distributions' names, as strings ("hermesos-unit-10" before "hermesos-unit-9").
+    expected = {
+        first: ("ImportError: missing dependency", "PluginLoadError"),
+        second: ('did you mean "hermes_tools"?', "InvalidDefinitionError"),
+    }
+    order = sorted(expected)
     assert len(problems) == 2
-    assert f"plugin {first} 1.0.0" in problems[0]
-    assert "ImportError: missing dependency" in problems[0]
-    assert f"plugin {second} 1.0.0" in problems[1]
-    assert 'did you mean "hermes_tools"?' in problems[1]
+    for line, name in zip(problems, order, strict=True):
+        assert f"plugin {name} 1.0.0" in line
+        assert expected[name][0] in line
     status, out, _ = run(capsys, "check", "--json")
     assert status == 1
     data = json.loads(out)
-    assert [p["distribution"] for p in data["problems"]] == [first, second]
-    assert [p["error"] for p in data["problems"]] == ["PluginLoadError", "InvalidDefinitionError"]
+    assert [p["distribution"] for p in data["problems"]] == order
+    assert [p["error"] for p in data["problems"]] == [expected[name][1] for name in order]
     status, out, _ = run(capsys, "check", "--disable", second)
     assert out.endswith(" healthy, 1 problem\n")
 
