@@ -50,6 +50,7 @@ __all__ = [
     "ToolError",
     "ToolFailedError",
     "ToolNotFoundError",
+    "exception_type_name",
     "format_path",
     "reject",
     "shorten",
@@ -539,7 +540,7 @@ _FAILED_FINAL_ADVICE = (
 _REASONS = ("raised", "timeout", "reported")
 
 
-def _type_name(error: BaseException) -> str:
+def exception_type_name(error: BaseException) -> str:
     """The exception's type, qualified by its module unless it is a built-in: ``json.decoder.JSONDecodeError``."""
     kind = type(error)
     module = getattr(kind, "__module__", None)
@@ -644,7 +645,9 @@ class ToolFailedError(ToolError):
         Returns:
             The error, its ``__cause__`` set to *error*, to be raised by the caller.
         """
-        failed = cls(retryable=retryable, tool=tool, reason="raised", exception=_type_name(error), call_id=call_id)
+        failed = cls(
+            retryable=retryable, tool=tool, reason="raised", exception=exception_type_name(error), call_id=call_id
+        )
         failed.__cause__ = error
         return failed
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermes_core._version import __version__
-from hermes_core.errors import ToolError, _type_name  # one rule names an exception's type: TOOL_FAILED's
+from hermes_core.errors import ToolError, exception_type_name  # one rule names an exception's type: TOOL_FAILED's
 
 __all__ = ["TRACER", "disable_tracing", "enable_tracing", "tool_span", "tracing_enabled"]
 
@@ -141,5 +141,5 @@ def tool_span(tool: str, call_id: str) -> Iterator[None]:
             if _cancelled(error):
                 span.set_attribute("hermesos.cancelled", True)
             else:
-                _fail(span, _type_name(error))
+                _fail(span, exception_type_name(error))
             raise
