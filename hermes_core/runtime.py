@@ -357,6 +357,8 @@ def _fail(entry: _Entry, error: Exception, seconds: float | None, call_id: str |
     failure = _failure(entry, error, seconds, call_id)
     if failure is error:
         raise error
+    if isinstance(error, Expired):
+        raise failure from None  # the runtime's own signal: nothing of the tool's to show
     raise failure from error
 
 
