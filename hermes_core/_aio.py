@@ -110,7 +110,7 @@ async def to_thread(handler: Callable[[Any], Any], value: Any, seconds: float | 
 
     context = contextvars.copy_context()  # the caller's context (a tracing span, say) goes with the call
     future = asyncio.get_running_loop().run_in_executor(_workers(), context.run, handler, value)
-    return await await_within(future, seconds)
+    return await (future if seconds is None else await_within(future, seconds))
 
 
 def run_in_thread(handler: Callable[[Any], Any], value: Any, seconds: float) -> Any:
