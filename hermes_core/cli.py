@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -329,7 +330,8 @@ def _call(args: argparse.Namespace) -> int:
         return _PROBLEMS
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
-        output = runtime.call_sync(args.tool, value)
+        limit = {} if args.timeout is None else {"timeout": args.timeout}
+        output = runtime.call_sync(args.tool, value, **limit)
     except PermissionDeniedError as error:
         return _report(error, args, None if args.json else _permission_hint(error, args))
     except ToolError as error:
@@ -597,6 +599,17 @@ _DISABLE_HELP = f"skip a plugin by entry-point or distribution name (repeatable;
 _GRANT_HELP = f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)"
 
 
+def _seconds(text: str) -> float:
+    """A ``--timeout`` value: a positive, finite number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds such as 2.5, got {text!r}")
+    return seconds
+
+
 def _repeatable(parser: argparse.ArgumentParser, *flags: str, metavar: str, help: str) -> None:  # noqa: A002
     """An option that may be given several times, collected into a list (empty when never given)."""
     parser.add_argument(*flags, action="append", default=[], metavar=metavar, help=help)
@@ -648,6 +661,12 @@ def _parser() -> _Parser:
     call.add_argument("tool", help="the tool's name, such as fs.read")
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
     _repeatable(call, "--grant", metavar="PERMISSION", help=_GRANT_HELP)
+    call.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="the most seconds the tool may take (default: the tool's own limit, if any)",
+    )
     call.set_defaults(run=_call)
 
     check = commands.add_parser(

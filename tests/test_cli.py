@@ -252,6 +252,34 @@ def test_call_tool_errors_go_to_stderr_with_a_stable_exit_status(
     assert json.loads(err)["code"] == code
 
 
+def test_call_timeout_limits_the_call_and_a_bad_one_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], site: Site
+) -> None:
+    site.install(
+        site.plugin("""
+        import time
+
+        NAP = define_tool(
+            name="unit.nap", description="Nap.", version="1.0.0", input=s.object({}),
+            handler=lambda args: time.sleep(2) or {},
+        )
+
+        @hookimpl
+        def hermes_tools():
+            return [NAP]
+        """)
+    )
+    status, out, err = run(capsys, "call", "unit.nap", "--timeout", "0.05")
+    assert (status, out) == (EXIT_CODES["TOOL_FAILED"], "")
+    assert err.startswith("TOOL_FAILED: unit.nap did not finish within 0.05 seconds.\n")
+    for bad in ("0", "-1", "soon", "inf"):
+        status, _, err = run(capsys, "call", "unit.nap", "--timeout", bad)
+        assert status == 2
+        assert err.splitlines()[-1] == (
+            f"hermesos call: argument --timeout: must be a positive number of seconds such as 2.5, got {bad!r}"
+        )
+
+
 def test_the_exit_statuses_are_the_documented_table() -> None:
     assert {str(code): status for code, status in EXIT_CODES.items()} == {
         "TOOL_NOT_FOUND": 3,
