@@ -140,6 +140,24 @@ _SYSTEM_FAILURES: Final[Mapping[int, tuple[str, bool]]] = {
 }
 
 
+# The errors a caller fixes by naming another path: what the refusal of "path" says.
+_REFUSALS: dict[int, str] = {
+    errno.EACCES: "names {shown}, which the operating system does not allow to be {verb} (permission denied)",
+    errno.EPERM: "names {shown}, which the operating system does not allow to be {verb} (permission denied)",
+    errno.ENAMETOOLONG: "is longer than the file system allows (usually 255 bytes per name); use shorter names",
+    errno.ENOENT: (
+        "names {shown}, which does not exist under the workspace root; "
+        "list its directory with fs.list to see what exists"
+    ),
+    errno.EEXIST: "names {shown}, which already exists",
+    errno.EISDIR: "names {shown}, which is a directory, not a file",
+    errno.ENOTDIR: "names {shown}, which goes through something that is not a directory",
+    errno.ELOOP: "names {shown}, which holds a symbolic link; {link_advice}",
+    errno.ENOTEMPTY: "names {shown}, a directory that is not empty",
+    errno.EILSEQ: "names {shown}, which the file system cannot store as a name; use another name",
+}
+
+
 def _os_failure(error: OSError, shown: str, verb: str) -> InputRejected | ToolFailedError:
     """What an error of the operating system means for the call, to be raised ``from`` it.
 
@@ -152,30 +170,9 @@ def _os_failure(error: OSError, shown: str, verb: str) -> InputRejected | ToolFa
     retryable.
     """
     code = error.errno
-    if code in (errno.EACCES, errno.EPERM):
-        return reject(
-            "path", f"names {shown}, which the operating system does not allow to be {verb} (permission denied)"
-        )
-    if code == errno.ENAMETOOLONG:
-        return reject("path", "is longer than the file system allows (usually 255 bytes per name); use shorter names")
-    if code == errno.ENOENT:
-        return reject(
-            "path",
-            f"names {shown}, which does not exist under the workspace root; "
-            "list its directory with fs.list to see what exists",
-        )
-    if code == errno.EEXIST:
-        return reject("path", f"names {shown}, which already exists")
-    if code == errno.EISDIR:
-        return reject("path", f"names {shown}, which is a directory, not a file")
-    if code == errno.ENOTDIR:
-        return reject("path", f"names {shown}, which goes through something that is not a directory")
-    if code == errno.ELOOP:
-        return reject("path", f"names {shown}, which holds a symbolic link; {_LINK_ADVICE}")
-    if code == errno.ENOTEMPTY:
-        return reject("path", f"names {shown}, a directory that is not empty")
-    if code == errno.EILSEQ:
-        return reject("path", f"names {shown}, which the file system cannot store as a name; use another name")
+    refusal = _REFUSALS.get(code) if code is not None else None
+    if refusal is not None:
+        return reject("path", refusal.format(shown=shown, verb=verb, link_advice=_LINK_ADVICE))
     found = _SYSTEM_FAILURES.get(code) if code is not None else None
     if found is None:
         name = errno.errorcode.get(code, str(code)) if code is not None else "an error"
