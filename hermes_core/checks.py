@@ -10,6 +10,7 @@ runtime holds them to. Each check takes the *source* that messages name
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 
 from hermes_core.errors import InvalidDefinitionError, shorten
@@ -19,7 +20,14 @@ from hermes_core.schema import ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import default_problem, follow_refs
 from hermes_core.tool import Tool
 
-__all__ = ["check_providers", "check_schemas", "check_tools", "check_wiring"]
+__all__ = [
+    "check_guarded_files",
+    "check_providers",
+    "check_schemas",
+    "check_tools",
+    "check_wiring",
+    "check_write_roots",
+]
 
 
 def _kind(value: object) -> str:
@@ -142,3 +150,64 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
         if tool._output_validator is None:
             _check_refs(decl, "output", tool.output, refs)
             _check_defaults(decl, "output field", tool.output, refs)
+
+
+def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:
+    """The directories a plugin's tools may write, each made absolute and real (symbolic links resolved).
+
+    Raises:
+        InvalidDefinitionError: an item is not a path (a string or path-like).
+    """
+    checked: list[str] = []
+    for index, root in enumerate(roots):
+        if not isinstance(root, str | os.PathLike) or not str(os.fspath(root)).strip():
+            raise InvalidDefinitionError(
+                source, f"{field}[{index}]", f"must be a directory path such as '/srv/workspace', got {_kind(root)}"
+            )
+        checked.append(os.path.realpath(os.fspath(root)))
+    return tuple(checked)
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives
+        return False
+
+
+def check_guarded_files(source: str, providers: Iterable[PermissionProvider], roots: Iterable[tuple[str, str]]) -> None:
+    """Refuse a provider that decides from a file a tool could change.
+
+    Each file in a provider's ``files`` (if it has them) must lie outside every
+    directory of *roots* (pairs of who may write there and the directory, both
+    real paths), and must have one hard link only (another link to it could lie
+    anywhere, a writable directory included).
+
+    Raises:
+        InvalidDefinitionError: naming the provider's *source*, the file and the directory.
+    """
+    writable = list(roots)
+    for provider in providers:
+        for file in getattr(provider, "files", ()) or ():
+            real = os.path.realpath(os.fspath(file))
+            shown = f'"{file}"' if real == os.fspath(file) else f'"{file}" (that is, "{real}")'
+            for writer, root in writable:
+                if _inside(real, root):
+                    raise InvalidDefinitionError(
+                        source,
+                        f"{type(provider).__name__}.files",
+                        f'decides permissions from {shown}, which lies inside "{root}", a directory the tools of '
+                        f"{writer} may write: a tool could rewrite the permissions that govern it; keep the file "
+                        "outside every directory a tool may write, or give the tools another root",
+                    )
+            try:
+                links = os.stat(real).st_nlink
+            except OSError:
+                continue  # a file that is gone is the provider's to report
+            if links > 1:
+                raise InvalidDefinitionError(
+                    source,
+                    f"{type(provider).__name__}.files",
+                    f"decides permissions from {shown}, which has {links} hard links: a tool could change it "
+                    "through another one; keep a single link to the file",
+                )

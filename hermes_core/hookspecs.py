@@ -22,6 +22,7 @@ the distribution, its version and the entry point it came from.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,15 @@ if TYPE_CHECKING:
     from hermes_core.schema import Schema
     from hermes_core.tool import Tool
 
-__all__ = ["PROJECT", "hermes_permission_providers", "hermes_schemas", "hermes_tools", "hookimpl", "hookspec"]
+__all__ = [
+    "PROJECT",
+    "hermes_permission_providers",
+    "hermes_schemas",
+    "hermes_tools",
+    "hermes_write_roots",
+    "hookimpl",
+    "hookspec",
+]
 
 #: The pluggy project name: markers and the plugin manager share it.
 PROJECT = "hermesos"
@@ -81,4 +90,22 @@ def hermes_permission_providers() -> Iterable[PermissionProvider]:  # type: igno
     Returns:
         An iterable of objects with ``check(tool, permission) -> bool | None``:
         True grants, False denies (any deny wins), None has no opinion.
+    """
+
+
+# -- what the tools may change ---------------------------------------------------------
+
+
+@hookspec
+def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[empty-body]
+    """Say under which directories this plugin's tools create, change or delete files.
+
+    Called once per load, after every plugin is imported. The loader refuses
+    to start when a file a permission provider decides from (its ``files``)
+    lies under one of these directories: a tool must never be able to change
+    the permissions that govern it.
+
+    Returns:
+        An iterable of directory paths (strings or path-like). A plugin whose
+        tools write no files does not implement this hook.
     """

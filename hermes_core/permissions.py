@@ -44,7 +44,13 @@ GRANT_PATTERN = re.compile(r"\*\Z|[a-z][a-z0-9_-]*:(\*|[a-z][a-z0-9_-]*)\Z")
 
 @runtime_checkable
 class PermissionProvider(Protocol):
-    """Anything with a ``check`` method; the runtime asks it about every permission of every call."""
+    """Anything with a ``check`` method; the runtime asks it about every permission of every call.
+
+    A provider that decides from files (a policy file, say) should also have
+    an attribute ``files``: the paths it read. The plugin loader refuses to
+    start when one of them lies under a directory a loaded tool may write
+    (see the ``hermes_write_roots`` hook), or has more than one hard link.
+    """
 
     def check(self, tool: Tool, permission: str) -> bool | None:
         """Decide one permission for one call of *tool*.

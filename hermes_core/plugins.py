@@ -32,7 +32,14 @@ import pluggy
 from hermes_core import hookspecs
 from hermes_core._frozen import derive, frozen
 from hermes_core._version import __version__
-from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
+from hermes_core.checks import (
+    check_guarded_files,
+    check_providers,
+    check_schemas,
+    check_tools,
+    check_wiring,
+    check_write_roots,
+)
 from hermes_core.errors import InvalidDefinitionError
 from hermes_core.permissions import PermissionProvider, env_grants
 from hermes_core.runtime import Runtime
@@ -60,7 +67,7 @@ ENTRY_POINT_GROUP = "hermesos.plugins"
 DISABLE_ENV = "HERMESOS_DISABLE_PLUGINS"
 
 _SEPARATORS = re.compile(r"[-_.]+")
-_HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers")
+_HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers", "hermes_write_roots")
 
 
 @final
@@ -131,6 +138,8 @@ class Plugin:
     schemas: Mapping[str, Schema] = field(default_factory=lambda: MappingProxyType({}))
     providers: tuple[PermissionProvider, ...] = ()
     problems: tuple[PluginProblem, ...] = ()
+    #: The directories the plugin's tools may write (hermes_write_roots), real paths.
+    write_roots: tuple[str, ...] = ()
     disabled: bool = False
 
     @property
@@ -180,9 +189,21 @@ class PluginSet:
         """The plugin a tool came from, or None if no healthy plugin contributed it."""
         return self._origins.get(tool)
 
+    @property
+    def write_roots(self) -> tuple[tuple[str, str], ...]:
+        """The directories the healthy plugins' tools may write, each with the plugin that said so."""
+        return tuple((str(p.origin), root) for p in self.plugins if p.ok for root in p.write_roots)
+
     def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[PermissionProvider] = ()) -> Runtime:
-        """A runtime of the healthy plugins' tools, schemas and providers (asked first), plus *providers*."""
-        return Runtime(self.tools, grants=grants, providers=(*self.providers, *providers), schemas=self.schemas)
+        """A runtime of the healthy plugins' tools, schemas and providers (asked first), plus *providers*.
+
+        Raises:
+            InvalidDefinitionError: as :class:`~hermes_core.Runtime`, or one of
+                *providers* decides from a file a plugin's tools may write.
+        """
+        extra = tuple(providers)
+        check_guarded_files("providers", extra, self.write_roots)
+        return Runtime(self.tools, grants=grants, providers=(*self.providers, *extra), schemas=self.schemas)
 
 
 class _PluginManager(pluggy.PluginManager):
@@ -342,11 +363,13 @@ def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager
         _call(origin, plugin, manager, "hermes_permission_providers"),
         "providers",
     )
+    roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
     return Plugin(
         origin,
         tuple(check_tools(source, "hermes_tools", tools).values()),
         MappingProxyType(schemas),
         check_providers(source, "hermes_permission_providers", providers),
+        write_roots=check_write_roots(source, "hermes_write_roots", roots),
     )
 
 
@@ -492,6 +515,15 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
             except InvalidDefinitionError as error:
                 plugins[index] = _failed(plugin.origin, error, strict=strict)
                 changed = True
+
+    # No provider may decide from a file that any plugin's tools may write.
+    roots = PluginSet(plugins).write_roots
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.providers:
+            try:
+                check_guarded_files(str(plugin.origin), plugin.providers, roots)
+            except InvalidDefinitionError as error:
+                plugins[index] = _failed(plugin.origin, error, strict=strict)
     return PluginSet(plugins)
 
 

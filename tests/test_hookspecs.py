@@ -17,8 +17,8 @@ SPECS = [
 ]
 
 
-def test_there_are_exactly_the_three_hooks() -> None:
-    assert sorted(SPECS) == ["hermes_permission_providers", "hermes_schemas", "hermes_tools"]
+def test_there_are_exactly_the_four_hooks() -> None:
+    assert sorted(SPECS) == ["hermes_permission_providers", "hermes_schemas", "hermes_tools", "hermes_write_roots"]
     assert sorted(hookspecs.__all__) == sorted([*SPECS, "PROJECT", "hookimpl", "hookspec"])
 
 

@@ -8,7 +8,9 @@ wheel-and-pip version of these tests is ``test_plugins_installed.py``.
 
 from __future__ import annotations
 
+import os
 import pickle
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -24,6 +26,7 @@ from hermes_core import (
     discover_plugins,
     load_runtime,
 )
+from hermes_core.checks import check_write_roots
 from hermes_core.permissions import env_grants
 
 if TYPE_CHECKING:
@@ -317,7 +320,8 @@ def test_an_entry_point_that_implements_no_hook_is_a_problem_saying_what_a_plugi
     origin = plugin.origin
     assert plugin.problems[0].message == (
         f'plugin {dist} 1.0.0 (entry point "{origin.entry_point}" = {origin.value}) implements no hook: '
-        f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers; a plugin "
+        f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers, "
+        "hermes_write_roots; a plugin "
         "must define at least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point "
         "at the module that defines them."
     )
@@ -378,3 +382,103 @@ def test_refs_across_plugins_are_checked_without_building_a_runtime(
     assert built == []
     assert {"unit.t0", "unit.t1", "unit.t2"} <= set(found.runtime().tools)
     assert len(built) == 1
+
+
+# -- a tool must never be able to change the permissions that govern it ------------------------
+
+GUARDED = """
+class FileProvider:
+    files = ({files!r},)
+
+    def check(self, tool, permission):
+        return None
+
+
+@hookimpl
+def hermes_permission_providers():
+    return [FileProvider()]
+"""
+
+WRITER = """
+@hookimpl
+def hermes_tools():
+    return [make("unit.writes")]
+
+
+@hookimpl
+def hermes_write_roots():
+    return [{root!r}]
+"""
+
+
+def test_a_provider_file_inside_a_root_a_tool_may_write_stops_the_load_naming_both(site: Site, tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    policy = root / "policy.toml"
+    policy.write_text("")
+    writer = site.install(site.plugin(WRITER.format(root=str(root))))
+    guarded = site.install(site.plugin(GUARDED.format(files=str(policy))))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        load_runtime()
+    message = str(caught.value)
+    assert caught.value.declaration.startswith(f"plugin {guarded} 1.0.0")
+    assert caught.value.field == "FileProvider.files"
+    assert f'decides permissions from "{policy}", which lies inside "{root}", ' in message
+    assert f"a directory the tools of plugin {writer} 1.0.0" in message
+    assert "a tool could rewrite the permissions that govern it" in message
+    (broken,) = [p for p in mine(site, discover_plugins(strict=False)) if not p.ok]
+    assert broken.origin.distribution == guarded
+    assert "unit.writes" in discover_plugins(strict=False).runtime().tools  # the writer itself stays
+
+
+def test_a_symlink_either_way_does_not_hide_the_file_inside_the_root(site: Site, tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "policy.toml").write_text("")
+    outside_link = tmp_path / "policy-link.toml"
+    outside_link.symlink_to(root / "sub" / "policy.toml")
+    site.install(site.plugin(WRITER.format(root=str(root))))
+    site.install(site.plugin(GUARDED.format(files=str(outside_link))))
+    with pytest.raises(InvalidDefinitionError, match=r"\(that is, \""):
+        load_runtime()
+    # The root given through a link is the same directory.
+    linked_root = tmp_path / "root-link"
+    linked_root.symlink_to(root)
+    assert check_write_roots("x", "roots", [linked_root]) == (str(root.resolve()),)
+
+
+def test_a_provider_file_with_another_hard_link_is_refused(site: Site, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text("")
+    os.link(policy, tmp_path / "elsewhere.toml")
+    site.install(site.plugin(GUARDED.format(files=str(policy))))
+    with pytest.raises(InvalidDefinitionError, match="which has 2 hard links: a tool could change it through another"):
+        load_runtime()
+
+
+def test_a_provider_file_outside_every_root_is_fine_and_extra_providers_are_checked_too(
+    site: Site, tmp_path: Path
+) -> None:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    policy = tmp_path / "policy.toml"
+    policy.write_text("")
+    site.install(site.plugin(WRITER.format(root=str(root))))
+    site.install(site.plugin(GUARDED.format(files=str(policy))))
+    assert "unit.writes" in load_runtime().tools
+
+    class Inside:
+        files = (str(root / "rules.toml"),)
+
+        def check(self, tool: Tool, permission: str) -> bool | None:
+            return None
+
+    with pytest.raises(InvalidDefinitionError) as caught:
+        load_runtime(providers=[Inside()])
+    assert (caught.value.declaration, caught.value.field) == ("providers", "Inside.files")
+
+
+def test_write_roots_must_be_paths(site: Site) -> None:
+    site.install(site.plugin("@hookimpl\ndef hermes_write_roots():\n    return [3]"))
+    with pytest.raises(InvalidDefinitionError, match=r"hermes_write_roots\[0\] must be a directory path"):
+        discover_plugins()
