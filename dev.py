@@ -4,6 +4,7 @@
     python3 dev.py demo    # the main job: the demo
     python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
     python3 dev.py bench   # the benchmarks: against the peer libraries, plugin discovery, start-up
+    python3 dev.py fuzz [N]  # the fuzz targets with N inputs each (default 5,000), random, with statistics
     python3 dev.py lint    # ruff and mypy only
     python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
 
@@ -26,7 +27,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"demo": "", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench"}
+EXTRAS = {"demo": "", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench", "fuzz": "test"}
 
 
 def _run(*args: str | Path) -> int:
@@ -88,6 +89,20 @@ def main(argv: list[str]) -> int:
         plugins = _run(PYTHON, ROOT / "bench" / "bench_plugins.py")
         startup = _run(PYTHON, ROOT / "bench" / "bench_startup.py")
         return core or plugins or startup
+    if job == "fuzz":
+        examples = rest[0] if rest else "5000"
+        env = {**os.environ, "HERMESOS_FUZZ_EXAMPLES": examples, "HERMESOS_FUZZ_RANDOM": "1"}
+        command = [
+            PYTHON,
+            "-m",
+            "pytest",
+            "tests/test_fuzz.py",
+            "-q",
+            "--hypothesis-show-statistics",
+            "-p",
+            "no:cacheprovider",
+        ]
+        return subprocess.call([str(a) for a in command], cwd=ROOT, env=env)
     if job == "lint":
         return _lint()
     if job == "docs":

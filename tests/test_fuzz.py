@@ -1,0 +1,230 @@
+"""Fuzz targets: whatever a model sends, a bundled tool and ``schema.parse`` raise nothing but their own errors.
+
+Each target draws inputs with Hypothesis: well-formed calls, nearly
+well-formed ones (a field of the wrong type, an extra field, a hostile
+path), and values no JSON decoder makes (NaN, tuples, bytes, cycles, deep
+nesting, subclasses whose methods raise). A call must return its output or
+raise a ``ToolError``; ``parse`` must return or raise ``SchemaError``.
+
+The suite runs each target derandomized with a small budget
+(``HERMESOS_FUZZ_EXAMPLES``, 150 by default); ``python3 dev.py fuzz`` runs
+them with a large one and reports what was tried.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from typing import Any
+
+import hermes_fs
+import hermes_math
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core import Runtime, SchemaError, ToolError
+from hermes_core import schema as s
+
+EXAMPLES = int(os.environ.get("HERMESOS_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    derandomize=os.environ.get("HERMESOS_FUZZ_RANDOM") != "1",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    database=None,
+)
+
+
+class Hostile(str):
+    """A string whose comparison and hash raise once armed: nothing may call them and crash."""
+
+    armed = False
+
+    def __eq__(self, other: object) -> bool:
+        if Hostile.armed:
+            raise RuntimeError("eq")
+        return str.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        if Hostile.armed:
+            raise RuntimeError("hash")
+        return str.__hash__(self)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle() -> Any:
+    value: list[Any] = []
+    value.append(value)
+    return value
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
+    max_leaves=20,
+)
+ODD = st.sampled_from(
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        (1, 2),
+        b"bytes",
+        {1, 2},
+        object(),
+        "\ud800",
+        10**400,
+        _nested(100_000),
+        _cycle(),
+    ]
+)
+ANY = st.one_of(JSON, ODD)
+# Values whose own methods raise are tried one by one, outside Hypothesis (which hashes what it draws).
+HOSTILE_KEY = Hostile("k")
+HOSTILE: list[Any] = [Hostile("x"), {HOSTILE_KEY: 1}, {"path": Hostile("notes")}, {"expression": Hostile("1+1")}]
+Hostile.armed = True  # built: now they bite
+PATHS = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(
+        [
+            "../etc/passwd",
+            "/etc/passwd",
+            "a/../../b",
+            "~/x",
+            "",
+            ".",
+            "..",
+            "a\x00b",
+            "link/../x",
+            "dir/",
+            "con",
+            "a" * 300,
+            "\ud800",
+            "//x",
+            "a/./b",
+        ]
+    ),
+)
+
+
+def _fields(value_for: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Inputs around an object of these fields: right ones, wrong types, missing and extra fields, non-objects."""
+    right = st.fixed_dictionaries({}, optional=value_for)
+    return st.one_of(
+        right,
+        right.flatmap(lambda d: st.dictionaries(st.sampled_from(sorted(value_for)), ANY).map(lambda w: {**d, **w})),
+        right.map(lambda d: {**d, "surprise": 1}),
+        ANY,
+    )
+
+
+FS_INPUTS: dict[str, st.SearchStrategy[Any]] = {
+    "fs.read": _fields({"path": PATHS, "offset": st.integers(), "limit": st.integers()}),
+    "fs.write": _fields(
+        {
+            "path": PATHS,
+            "content": st.text(max_size=100),
+            "mode": st.sampled_from(["overwrite", "create", "x"]),
+            "create_parents": st.booleans(),
+        }
+    ),
+    "fs.list": _fields({"path": PATHS, "offset": st.integers(), "limit": st.integers()}),
+    "fs.stat": _fields({"path": PATHS}),
+    "fs.mkdir": _fields({"path": PATHS, "parents": st.booleans()}),
+    "fs.delete": _fields({"path": PATHS}),
+}
+
+
+@pytest.fixture(scope="module")
+def fs_runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    root = tmp_path_factory.mktemp("fuzz-root")
+    (root / "notes").mkdir()
+    (root / "notes" / "todo.txt").write_text("buy milk\n")
+    (root / "link").symlink_to(root / "notes")
+    tools = hermes_fs.make_tools(root, max_read_bytes=4096, max_write_bytes=4096)
+    return Runtime(tools, grants=["*"], schemas=hermes_fs.hermes_schemas())
+
+
+def _only_tool_errors(runtime: Runtime, tool: str, value: Any) -> None:
+    with contextlib.suppress(ToolError):  # anything else fails the test
+        runtime.call_sync(tool, value, timeout=10)
+
+
+@pytest.mark.parametrize("tool", sorted(FS_INPUTS))
+def test_a_file_tool_raises_nothing_but_tool_errors(fs_runtime: Runtime, tool: str) -> None:
+    @FUZZ
+    @given(FS_INPUTS[tool])
+    def run(value: Any) -> None:
+        _only_tool_errors(fs_runtime, tool, value)
+
+    run()
+    for value in HOSTILE:
+        _only_tool_errors(fs_runtime, tool, value)
+
+
+EXPRESSIONS = st.one_of(
+    st.text(max_size=60),
+    st.text(alphabet="0123456789+-*/%().e ,abcdefghijklmnopqrstuvwxyz_[]{}'\"", max_size=80),
+    st.sampled_from(
+        [
+            "9**9**9",
+            "(" * 5000 + "1" + ")" * 5000,
+            "1" * 5000,
+            "__import__('os')",
+            "().__class__",
+            "sqrt(-1)",
+            "1/0",
+            "log(0)",
+            "10.0**400",
+            "round(1e308*10)",
+        ]
+    ),
+)
+
+
+def test_math_eval_raises_nothing_but_tool_errors() -> None:
+    runtime = Runtime([hermes_math.math_eval])
+
+    @FUZZ
+    @given(_fields({"expression": EXPRESSIONS}))
+    def run(value: Any) -> None:
+        _only_tool_errors(runtime, "math.eval", value)
+
+    run()
+    for value in HOSTILE:
+        _only_tool_errors(runtime, "math.eval", value)
+
+
+SCHEMAS = [
+    s.object(
+        {"path": s.string(min_length=1, pattern="^[a-z/]+$"), "size": s.optional(s.integer(minimum=0), default=0)}
+    ),
+    s.array(s.union(s.string(), s.number(maximum=1e6), s.null()), max_items=50),
+    s.record(s.nullable(s.boolean())),
+    s.object({"tags": s.array(s.enum(["a", "b", 1, 2.5, None]))}, extra="allow"),
+    s.any(),
+]
+
+
+@pytest.mark.parametrize("index", range(len(SCHEMAS)))
+def test_parse_raises_nothing_but_schema_errors(index: int) -> None:
+    schema = SCHEMAS[index]
+
+    @FUZZ
+    @given(ANY)
+    def run(value: Any) -> None:
+        with contextlib.suppress(SchemaError):  # anything else fails the test
+            schema.parse(value)
+
+    run()
+    for value in HOSTILE:
+        with contextlib.suppress(SchemaError):
+            schema.parse(value)
