@@ -13,6 +13,12 @@ appears, by the kernel, at the moment of use, so a directory swapped for a link
 after a check is refused too. Writes go to a temporary file in the same
 directory, are flushed to disk, then renamed over the target.
 
+The tools also refuse what would be dangerous even inside the root: a rewrite
+drops the setuid and setgid bits, as the kernel does on a write; a file this
+process could not open for writing is not replaced; a named pipe, socket or
+device is refused by its type before it is opened; and a path ending in ``/``
+names a directory, never a file.
+
 Settings, read with :func:`hermes_core.setting` when the hooks are called (at
 load, never at import):
 
@@ -88,11 +94,16 @@ _O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
-# O_NONBLOCK: opening a FIFO must not hang waiting for a writer; fstat then refuses it.
+# A special file is refused by its type before the open; O_NONBLOCK is for one swapped in after
+# that check: opening it must not hang waiting for a writer, and fstat then refuses it.
 _READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
 # O_EXCL with O_CREAT never follows a symbolic link, and never opens a file someone else made.
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
 _SHOWN_MAX = 120  # the most characters of a path a message quotes, "..." included
+# The permission bits a rewrite keeps: not setuid and setgid, which the kernel clears on an
+# ordinary write (kept, they would run or group-own the new text with the old file's rights,
+# and the new file belongs to this process), nor the sticky bit, which means nothing on a file.
+_KEPT_MODE = 0o7777 & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
 
 #: The named schema of a workspace path, contributed as ``fs.path``.
 PATH_SCHEMA: Final = s.string(
@@ -118,6 +129,71 @@ _LINK_ADVICE = (
     "hermesos-fs never follows symbolic links, even ones pointing inside the workspace root; "
     "name the real file or directory instead"
 )
+
+# What a file of each type is called in a message.
+_TYPE_WORDS: Final[Mapping[int, str]] = {
+    stat.S_IFREG: "a file",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
+
+
+def _what(mode: int) -> str:
+    """What a file of *mode* is, in words: ``"a file"``, ``"a named pipe (FIFO)"``, ``"a device"``..."""
+    return _TYPE_WORDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def _special(shown: str, mode: int) -> InputRejected:
+    """The refusal of a named pipe, socket or device: never opened, read or replaced."""
+    return reject(
+        "path",
+        f"names {shown}, which is {_what(mode)}, not a regular file; hermesos-fs reads and writes only regular "
+        "files and never opens anything else (that could block, or act on a device or on another program)",
+    )
+
+
+def _read_only(shown: str) -> InputRejected:
+    """The refusal of an existing file this process could not open for writing."""
+    return reject(
+        "path",
+        f"names {shown}, which is read-only for this tool: the operating system would not let this process "
+        "open it for writing, and no change to the arguments makes it writable; write the text to another "
+        "path instead, or ask the user to make the file writable",
+    )
+
+
+def _directory_suffix(path: str) -> str:
+    """What ends *path* and makes it the path of a directory (``"/"`` or ``"/."``), or ``""``.
+
+    As in POSIX, ``notes/`` names a directory: never a file called ``notes``.
+    """
+    if path.endswith("/"):
+        return "/"
+    if path.endswith("/."):
+        return "/."
+    return ""
+
+
+def _not_a_directory(suffix: str, parts: tuple[str, ...], mode: int) -> InputRejected:
+    """The refusal of a path ending in *suffix*, which names a directory, when what is there is not one."""
+    return reject(
+        "path",
+        f"ends in {suffix!r}, which makes it the path of a directory, but {_show(parts)} is {_what(mode)}; "
+        f"drop the {suffix!r} to name {_show(parts)} itself",
+    )
+
+
+def _not_a_file_path(suffix: str, parts: tuple[str, ...], advice: str) -> InputRejected:
+    """The refusal of a path ending in *suffix* where a file is needed."""
+    return reject(
+        "path",
+        f"ends in {suffix!r}, which makes it the path of a directory: a file path cannot end in {suffix!r}; "
+        f"drop it and write {_show(parts)} ({advice})",
+    )
 
 
 # Failures of the system that the arguments did not cause, by errno: what happened, and whether
@@ -340,7 +416,7 @@ class _Workspace:
             return reject("path", f"{verb} {shown}, a symbolic link; {_LINK_ADVICE}")
         if found is not None and not stat.S_ISDIR(found.st_mode):
             advice = "; read it with fs.read" if verb == "names" else ""
-            return reject("path", f"{verb} {shown}, which is a {_kind(found.st_mode)}, not a directory{advice}")
+            return reject("path", f"{verb} {shown}, which is {_what(found.st_mode)}, not a directory{advice}")
         return reject("path", f"{verb} {shown}, which changed while it was being opened; try again")
 
     @contextlib.contextmanager
@@ -386,21 +462,39 @@ class _Workspace:
 
     @contextlib.contextmanager
     def regular_file(self, parts: tuple[str, ...]) -> Iterator[tuple[int, os.stat_result]]:
-        """Open the regular file *parts* names for reading, refusing links, directories and special files."""
+        """Open the regular file *parts* names for reading, refusing links, directories and special files.
+
+        The type is read with ``fstatat`` (which opens nothing) before the
+        open, so a named pipe, socket or device is refused without being
+        opened: opening a FIFO wakes a writer waiting on it, and opening a
+        device can act on it. One swapped in after that check is still never
+        followed (``O_NOFOLLOW``) nor waited on (``O_NONBLOCK``), and the
+        ``fstat`` of what was opened refuses it.
+        """
         shown = _show(parts)
+        missing = (
+            f"names {shown}, which does not exist under the workspace root; "
+            "list its directory with fs.list to see what exists"
+        )
+        directory = f"names {shown}, which is a directory, not a file; list it with fs.list"
         if not parts:
             raise reject(
                 "path", "is the workspace root '.', a directory; list it with fs.list or name a file inside it"
             )
         with self.directory(parts, len(parts) - 1) as parent:
+            found = _lstat(parts[-1], parent)
+            if found is None:
+                raise reject("path", missing)
+            if stat.S_ISLNK(found.st_mode):
+                raise reject("path", f"names {shown}, a symbolic link; {_LINK_ADVICE}")
+            if stat.S_ISDIR(found.st_mode):
+                raise reject("path", directory)
+            if not stat.S_ISREG(found.st_mode):
+                raise _special(shown, found.st_mode)
             try:
                 fd = os.open(parts[-1], _READ_FLAGS, dir_fd=parent)
             except FileNotFoundError:
-                raise reject(
-                    "path",
-                    f"names {shown}, which does not exist under the workspace root; "
-                    "list its directory with fs.list to see what exists",
-                ) from None
+                raise reject("path", missing) from None
             except OSError as error:
                 if error.errno == errno.ELOOP:
                     raise reject("path", f"names {shown}, a symbolic link; {_LINK_ADVICE}") from None
@@ -412,9 +506,9 @@ class _Workspace:
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
-                raise reject("path", f"names {shown}, which is a directory, not a file; list it with fs.list")
+                raise reject("path", directory)
             if not stat.S_ISREG(st.st_mode):
-                raise reject("path", f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+                raise _special(shown, st.st_mode)
             yield fd, st
         finally:
             os.close(fd)
@@ -424,6 +518,8 @@ class _Workspace:
     def read_file(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.read``: a part of a UTF-8 text file, never splitting a character."""
         parts = _split(args["path"])
+        if parts and (suffix := _directory_suffix(args["path"])):
+            raise _not_a_file_path(suffix, parts, "fs.list lists a directory")
         offset: int = args["offset"]
         limit: int | None = args.get("limit")
         shown = _show(parts)
@@ -472,6 +568,8 @@ class _Workspace:
         parts = _split(args["path"])
         if not parts:
             raise reject("path", "is the workspace root '.', a directory; name a file inside it, such as 'notes.txt'")
+        if suffix := _directory_suffix(args["path"]):
+            raise _not_a_file_path(suffix, parts, "fs.mkdir creates a directory")
         data = args["content"].encode("utf-8")
         if len(data) > self.max_write:
             raise reject(
@@ -493,15 +591,24 @@ class _Workspace:
                 if stat.S_ISDIR(old.st_mode):
                     raise reject("path", f"names {shown}, which is a directory; name a file inside it")
                 if not stat.S_ISREG(old.st_mode):
-                    raise reject("path", f"names {shown}, which is not a regular file (a device, FIFO or socket)")
+                    raise _special(shown, old.st_mode)
                 if create_only:
                     raise reject("path", exists)
+                # The rename needs only the directory's write permission, so the file's own is asked
+                # here. faccessat rather than an open for writing: it opens nothing, so a FIFO or a
+                # device swapped in since the lstat is not woken or acted on, a running script does
+                # not fail with ETXTBSY, and no watcher sees the file opened for writing; it answers
+                # for the effective ids, as an open would. A check, not a lock: a file made read-only
+                # after it is replaced anyway, but only by someone who can already change this
+                # directory, who could replace the file themselves.
+                if not os.access(name, os.W_OK, dir_fd=parent, effective_ids=True, follow_symlinks=False):
+                    raise _read_only(shown)
             temp = f".hermesos-fs-{secrets.token_hex(8)}.tmp"
             fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
             try:
                 try:
                     if old is not None:
-                        os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                        os.fchmod(fd, stat.S_IMODE(old.st_mode) & _KEPT_MODE)
                     _write_all(fd, data)
                     os.fsync(fd)
                 finally:
@@ -545,6 +652,7 @@ class _Workspace:
         """``fs.stat``: what one path is, without following a link; a missing path is ``exists: false``."""
         parts = _split(args["path"])
         path = "/".join(parts) or "."
+        suffix = _directory_suffix(args["path"])
         try:
             if parts:
                 with self.directory(parts, len(parts) - 1) as parent:
@@ -557,6 +665,8 @@ class _Workspace:
             found = None
         if found is None:
             return {"path": path, "exists": False, "type": None, "size": None, "modified": None}
+        if suffix and not stat.S_ISDIR(found.st_mode):
+            raise _not_a_directory(suffix, parts, found.st_mode)
         kind = _kind(found.st_mode)
         return {
             "path": path,
@@ -592,6 +702,7 @@ class _Workspace:
                 "path", "is the workspace root '.', which cannot be deleted; name a file or directory inside it"
             )
         shown = _show(parts)
+        suffix = _directory_suffix(args["path"])
         with self.directory(parts, len(parts) - 1) as parent:
             found = _lstat(parts[-1], parent)
             if found is None:
@@ -600,6 +711,9 @@ class _Workspace:
                     f"names {shown}, which does not exist under the workspace root; "
                     "list its directory with fs.list to see what exists",
                 )
+            if suffix and not stat.S_ISDIR(found.st_mode):
+                # "x/" is the directory x: a file or link called x is not what was asked to go.
+                raise _not_a_directory(suffix, parts, found.st_mode)
             kind = _kind(found.st_mode)
             try:
                 # Neither call follows a link: rmdir refuses one, unlink removes the link itself.
@@ -765,7 +879,7 @@ def _tools(ws: _Workspace) -> list[Tool]:
             f"{read_max} comes back whole; a larger one is refused unless you pass limit, to read it in parts: "
             "call again with offset set to the next_offset returned until eof is true. Offsets and sizes count "
             "bytes, not characters, and a part never splits a character. Files that are not valid UTF-8 "
-            "(binary files) are refused. Symbolic links are not followed.",
+            "(binary files) are refused, as are named pipes, sockets and devices. Symbolic links are not followed.",
             "fs:read",
             {
                 "path": _path("The file to read, relative to the workspace root, such as 'src/app.py'"),
@@ -792,7 +906,8 @@ def _tools(ws: _Workspace) -> list[Tool]:
             "default), or create it only if it does not (mode 'create'). The write is atomic: a reader sees the "
             "old file or the new one, never a mix. Missing parent directories are created unless create_parents "
             f"is false. At most {write_max} of UTF-8 per file. To change part of a file, read it with fs.read "
-            "and write the whole new text.",
+            "and write the whole new text. A file this process may not write (read-only) is refused: write "
+            "another path. A path ending in '/' names a directory and is refused; fs.mkdir creates directories.",
             "fs:write",
             {
                 "path": _path("The file to write, relative to the workspace root, such as 'notes/todo.txt'"),

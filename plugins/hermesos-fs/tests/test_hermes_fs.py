@@ -23,15 +23,17 @@ modification times and the set of names in it must be unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import os
 import shutil
+import socket
 import stat
 import threading
 import time
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -45,6 +47,7 @@ from hypothesis import strategies as st
 from hermes_core import (
     ErrorCode,
     InputInvalidError,
+    InputRejected,
     InvalidDefinitionError,
     PermissionDeniedError,
     Runtime,
@@ -263,12 +266,6 @@ def test_read_of_a_directory_or_through_a_file_is_refused(box: Box) -> None:
     assert detail(error) == "goes through 'notes.txt', which is a file, not a directory"
 
 
-def test_read_of_a_fifo_is_refused_without_blocking(box: Box) -> None:
-    """A FIFO has no writer; opening it must not hang, and it is not a regular file."""
-    os.mkfifo(box.root / "pipe")
-    assert "not a regular file" in detail(box.refused("fs.read", path="pipe"))
-
-
 # -- fs.write -------------------------------------------------------------------------------------
 
 
@@ -455,6 +452,14 @@ FINAL = (
 )
 
 
+def patch_os(monkeypatch: pytest.MonkeyPatch, function: str, replacement: Callable[..., Any]) -> None:
+    """Make the plugin call *replacement* for its *function* of ``os``; everything else keeps the real one."""
+    # A namespace standing in for the os module, for hermes_fs only: pytest and the runtime keep the real one.
+    fake = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
+    setattr(fake, function, replacement)
+    monkeypatch.setattr(hermes_fs, "os", fake)
+
+
 def fail_os(monkeypatch: pytest.MonkeyPatch, function: str, code: int, when: Callable[..., bool] | None = None) -> None:
     """Make the plugin's *function* of ``os`` raise ``OSError(code)`` (when *when* says so), as the kernel would."""
     real = getattr(os, function)
@@ -464,10 +469,7 @@ def fail_os(monkeypatch: pytest.MonkeyPatch, function: str, code: int, when: Cal
             raise OSError(code, os.strerror(code))
         return real(*args, **kwargs)
 
-    # A namespace standing in for the os module, for hermes_fs only: pytest and the runtime keep the real one.
-    fake = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
-    setattr(fake, function, failing)
-    monkeypatch.setattr(hermes_fs, "os", fake)
+    patch_os(monkeypatch, function, failing)
 
 
 def creating(path: Any, flags: int, *args: Any, **kwargs: Any) -> bool:
@@ -748,7 +750,267 @@ def test_an_os_error_the_caller_can_fix_stays_a_refusal_of_the_path(
     assert error.retryable is True
     assert error.issues[0][:2] == (("path",), "invalid")
     assert detail(error) == expected
-    assert isinstance(error.__cause__, hermes_fs.InputRejected)
+    assert isinstance(error.__cause__, InputRejected)
+
+
+# -- what the tools refuse even inside the root ---------------------------------------------------
+
+
+def within(seconds: float, call: Callable[[], Any]) -> Any:
+    """Run *call* in a thread and return its result (or raise its error); fail if it has not returned in time.
+
+    A call that hangs (opening a FIFO, say) then fails its test after *seconds* instead of hanging the suite.
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as error:  # raised again in the calling thread
+            outcome.append((False, error))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the call had not returned after {seconds} seconds"
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [(0o6755, 0o755), (0o4750, 0o750), (0o2775, 0o775), (0o1644, 0o644)], ids=oct
+)
+def test_write_drops_the_setuid_setgid_and_sticky_bits_of_the_file_it_replaces(
+    box: Box, before: int, after: int
+) -> None:
+    """A rewrite is a write: like the kernel, it clears setuid and setgid (and the sticky bit, idle on a file).
+
+    The kernel's own clearing on write() does not save a copy of the old mode:
+    it spares a writer that may keep the bits (root), and an empty text makes
+    no write() at all, so both are tried.
+    """
+    target = box.root / "tool"
+    for content in ("#!/bin/sh\nid\n", ""):
+        target.write_text("#!/bin/sh\necho old\n", encoding="utf-8")
+        if os.geteuid() == 0:
+            # The attack at its worst: root rewrites another user's setuid program, and the new file is root's.
+            os.chown(target, 65534, 65534)
+        target.chmod(before)  # after the chown, which clears the bits itself
+        assert stat.S_IMODE(target.stat().st_mode) == before
+        assert box.call("fs.write", path="tool", content=content)["created"] is False
+        info = target.stat()
+        assert stat.S_IMODE(info.st_mode) == after, (content, oct(info.st_mode))
+        assert info.st_uid == os.geteuid()
+        assert target.read_text(encoding="utf-8") == content
+
+
+READ_ONLY = (
+    "names 'locked.txt', which is read-only for this tool: the operating system would not let this process "
+    "open it for writing, and no change to the arguments makes it writable; write the text to another path "
+    "instead, or ask the user to make the file writable"
+)
+
+
+def access_of(uid: int) -> Callable[..., bool]:
+    """``os.access`` as the kernel answers it for a process of *uid* that is not root (groups left out)."""
+
+    def access(
+        path: str, mode: int, *, dir_fd: int | None = None, effective_ids: bool = False, follow_symlinks: bool = True
+    ) -> bool:
+        info = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        granted = (info.st_mode >> (6 if info.st_uid == uid else 0)) & 0o7  # the owner's rwx, else the others'
+        return mode & granted == mode  # R_OK, W_OK and X_OK are 4, 2 and 1, as r, w and x are
+
+    return access
+
+
+@pytest.mark.parametrize(
+    ("mode", "owner", "refused"),
+    [
+        (0o444, "this process", True),
+        (0o644, "another user", True),
+        (0o644, "this process", False),
+        (0o646, "another user", False),
+    ],
+    ids=lambda value: oct(value) if isinstance(value, int) and not isinstance(value, bool) else None,
+)
+def test_write_refuses_a_file_this_process_could_not_open_for_writing(
+    box: Box, monkeypatch: pytest.MonkeyPatch, mode: int, owner: str, refused: bool
+) -> None:
+    """A read-only file, or another user's that others may not write, is not replaced, though the rename could.
+
+    Root may write any file, so the kernel's answer for a process that is not
+    root stands in for ``os.access`` here; the test below asks the real kernel
+    when it is not run as root.
+    """
+    target = box.root / "locked.txt"
+    target.write_text("keep", encoding="utf-8")
+    target.chmod(mode)
+    patch_os(monkeypatch, "access", access_of(os.geteuid() + (owner != "this process")))
+    if refused:
+        error = box.refused("fs.write", path="locked.txt", content="changed")
+        assert (error.issues[0][:2], error.retryable) == ((("path",), "invalid"), True)
+        assert detail(error) == READ_ONLY
+        assert target.read_text(encoding="utf-8") == "keep"
+        assert stat.S_IMODE(target.stat().st_mode) == mode
+        assert box.call("fs.write", path="unlocked.txt", content="changed")["created"] is True
+    else:
+        assert box.call("fs.write", path="locked.txt", content="changed")["created"] is False
+        assert target.read_text(encoding="utf-8") == "changed"
+    assert not [p for p in box.root.iterdir() if p.name.startswith(".hermesos-fs-")]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write a read-only file")
+def test_write_refuses_a_read_only_file(box: Box) -> None:
+    """A file of mode 0444 in a writable directory is not replaced (the rename alone would replace it)."""
+    target = box.root / "locked.txt"
+    target.write_text("keep", encoding="utf-8")
+    target.chmod(0o444)
+    assert detail(box.refused("fs.write", path="locked.txt", content="changed")) == READ_ONLY
+    assert target.read_text(encoding="utf-8") == "keep"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o444
+    assert not [p for p in box.root.iterdir() if p.name.startswith(".hermesos-fs-")]
+
+
+def special_refusal(what: str) -> str:
+    """What the refusal of a named pipe, socket or device called 'special' says."""
+    return (
+        f"names 'special', which is {what}, not a regular file; hermesos-fs reads and writes only regular files "
+        "and never opens anything else (that could block, or act on a device or on another program)"
+    )
+
+
+def test_read_of_a_fifo_is_refused_before_it_is_opened(box: Box) -> None:
+    """A FIFO is refused by its type: the call returns at once, and a writer waiting on the FIFO is not woken."""
+    fifo = box.root / "special"
+    os.mkfifo(fifo)
+    woken = threading.Event()
+
+    def writer() -> None:  # blocks in open() until a reader opens the FIFO
+        fd = os.open(fifo, os.O_WRONLY)
+        woken.set()
+        os.close(fd)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    time.sleep(0.1)  # time for the writer to reach its open()
+    try:
+        error = within(5, functools.partial(box.refused, "fs.read", path="special"))
+        assert detail(error) == special_refusal("a named pipe (FIFO)")
+        assert not woken.wait(0.3), "fs.read opened the FIFO: the writer waiting on it woke up"
+    finally:
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the reader the writer waits for, so it ends
+        thread.join(5)
+        os.close(reader)
+    assert woken.is_set()
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"), [("fifo", "a named pipe (FIFO)"), ("socket", "a socket"), ("device", "a device")]
+)
+def test_special_files_are_refused_by_type_and_never_opened(
+    box: Box, monkeypatch: pytest.MonkeyPatch, kind: str, what: str
+) -> None:
+    """fs.read and fs.write refuse a named pipe, a socket or a device, naming its type, without opening it."""
+    special = box.root / "special"
+    with contextlib.ExitStack() as cleanup:
+        if kind == "fifo":
+            os.mkfifo(special)
+        elif kind == "socket":
+            server = cleanup.enter_context(socket.socket(socket.AF_UNIX))
+            monkeypatch.chdir(box.root)  # bound by its relative name: the full path may be too long for a socket
+            server.bind("special")
+        else:
+            try:  # the device /dev/null is, made under the root
+                os.mknod(special, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            except PermissionError:
+                pytest.skip("making a device needs the privilege to, which this process lacks")
+        kind_before = stat.S_IFMT(special.lstat().st_mode)
+        opened: list[str] = []
+        real_open = os.open
+
+        def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            opened.append(os.fsdecode(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        patch_os(monkeypatch, "open", recording_open)
+        for tool, args in [("fs.read", {}), ("fs.write", {"content": "x"})]:
+            error = within(5, functools.partial(box.refused, tool, path="special", **args))
+            assert error.issues[0][:2] == (("path",), "invalid")
+            assert detail(error) == special_refusal(what)
+        assert "special" not in opened
+        assert stat.S_IFMT(special.lstat().st_mode) == kind_before
+
+
+def test_a_device_behind_a_link_stays_refused_by_the_link_rules(box: Box) -> None:
+    """/dev/null reached through a link inside the root is refused as a link, before its type matters."""
+    (box.root / "null").symlink_to(os.devnull)
+    for tool, args in [("fs.read", {}), ("fs.write", {"content": "x"}), ("fs.list", {})]:
+        error = within(5, functools.partial(box.refused, tool, path="null", **args))
+        assert NOT_FOLLOWED in detail(error)
+    assert (box.root / "null").is_symlink()
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_a_path_ending_in_a_slash_is_never_written_or_read_as_a_file(box: Box) -> None:
+    """'dir/' names a directory: fs.write refuses it, before creating anything, and so does fs.read."""
+    before = snapshot(box.base)
+    error = box.refused("fs.write", path="dir/", content="x")
+    assert error.issues[0][:2] == (("path",), "invalid")
+    assert str(error) == (
+        "fs.write was called with invalid input: \"path\" ends in '/', which makes it the path of a directory: "
+        "a file path cannot end in '/'; drop it and write 'dir' (fs.mkdir creates a directory).\n"
+        "Fix the arguments and call fs.write again."
+    )
+    for path, suffix, shown in [("new/deep/", "/", "'new/deep'"), ("notes.txt/", "/", "'notes.txt'")]:
+        assert detail(box.refused("fs.write", path=path, content="x")).startswith(
+            f"ends in {suffix!r}, which makes it the path of a directory: a file path cannot end in {suffix!r}; "
+            f"drop it and write {shown}"
+        )
+    assert detail(box.refused("fs.write", path="dir/.", content="x")).startswith("ends in '/.', which makes it")
+    assert not (box.root / "dir").exists()
+    assert not (box.root / "new").exists()
+    assert (box.root / "notes.txt").read_text(encoding="utf-8") == "inside"
+    for path, shown in [("notes.txt/", "'notes.txt'"), ("sub/", "'sub'")]:
+        assert detail(box.refused("fs.read", path=path)) == (
+            "ends in '/', which makes it the path of a directory: a file path cannot end in '/'; "
+            f"drop it and write {shown} (fs.list lists a directory)"
+        )
+    assert snapshot(box.base) == before
+
+
+def test_a_path_ending_in_a_slash_names_the_directory_for_the_directory_tools(box: Box) -> None:
+    """fs.mkdir, fs.list, fs.stat and fs.delete take 'dir/' as the directory dir."""
+    assert box.call("fs.mkdir", path="dir/") == {"path": "dir", "created": True}
+    assert (box.root / "dir").is_dir()
+    assert box.call("fs.mkdir", path="dir/") == {"path": "dir", "created": False}
+    box.call("fs.write", path="dir/a.txt", content="a")
+    assert box.call("fs.list", path="dir/")["entries"] == [{"name": "a.txt", "type": "file", "size": 1}]
+    assert box.call("fs.stat", path="dir/")["type"] == "directory"
+    assert box.call("fs.stat", path="dir/.")["type"] == "directory"
+    assert box.call("fs.stat", path="missing/")["exists"] is False
+    assert "not empty" in detail(box.refused("fs.delete", path="dir/"))
+    box.call("fs.delete", path="dir/a.txt")
+    assert box.call("fs.delete", path="dir/") == {"path": "dir", "type": "directory"}
+    assert not (box.root / "dir").exists()
+
+
+@pytest.mark.parametrize(("name", "what"), [("notes.txt", "a file"), ("link_dir", "a symbolic link")])
+@pytest.mark.parametrize("tool", ["fs.stat", "fs.delete"])
+def test_a_path_ending_in_a_slash_never_names_a_file_or_a_link(box: Box, tool: str, name: str, what: str) -> None:
+    """'notes.txt/' is not the file notes.txt: fs.stat and fs.delete refuse it, and nothing is deleted."""
+    before = snapshot(box.base)
+    error = box.refused(tool, path=f"{name}/")
+    assert error.issues[0][:2] == (("path",), "invalid")
+    assert detail(error) == (
+        f"ends in '/', which makes it the path of a directory, but {name!r} is {what}; "
+        f"drop the '/' to name {name!r} itself"
+    )
+    assert os.path.lexists(box.root / name)
+    assert snapshot(box.base) == before
 
 
 # -- permissions ----------------------------------------------------------------------------------
@@ -882,7 +1144,6 @@ LEGITIMATE = [
     ("./~tilde", "~tilde"),
     ("sub/./x.txt", "sub/x.txt"),
     ("sub//y.txt", "sub/y.txt"),
-    ("dir/", "dir"),
     ("x~", "x~"),
 ]
 
@@ -909,7 +1170,7 @@ def test_legitimate_names_are_not_blocked(box: Box, given_path: str, stored: str
 RACE_SECONDS = 1.5
 
 
-@contextmanager
+@contextlib.contextmanager
 def running(target: Callable[[threading.Event], None]) -> Iterator[None]:
     """Run *target(stop)* in a thread for the duration of the block, then stop it and wait for it."""
     stop = threading.Event()
