@@ -73,6 +73,7 @@ __all__ = [
     "__version__",
     "hermes_schemas",
     "hermes_tools",
+    "hermes_write_roots",
     "make_tools",
 ]
 
@@ -1035,11 +1036,28 @@ def hermes_tools() -> list[Tool]:
             directory; the declaration names the variable (``setting HERMESOS_FS_ROOT``).
 
     """
-    root = os.path.expanduser(setting(ROOT_ENV, _ROOT_SETTING, default=os.getcwd))
+    root = _root()
     max_read = setting(MAX_READ_ENV, _MAX_READ_SETTING, default=DEFAULT_MAX_BYTES)
     max_write = setting(MAX_WRITE_ENV, _MAX_WRITE_SETTING, default=DEFAULT_MAX_BYTES)
     fd = _open_root(root, f"setting {ROOT_ENV}", None, "set it to an existing directory")
     return _tools(_Workspace(fd, max_read, max_write))
+
+
+def _root() -> str:
+    """The configured workspace root, as the hooks read it."""
+    root: str = setting(ROOT_ENV, _ROOT_SETTING, default=os.getcwd)
+    return os.path.expanduser(root)
+
+
+@hookimpl
+def hermes_write_roots() -> list[str]:
+    """The workspace root: fs.write, fs.mkdir and fs.delete change files under it.
+
+    The loader refuses to start when a permission provider decides from a file
+    under it (a policy file, say): a tool must never be able to rewrite the
+    permissions that govern it.
+    """
+    return [_root()]
 
 
 @hookimpl

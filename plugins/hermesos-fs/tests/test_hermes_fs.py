@@ -1551,3 +1551,12 @@ def test_unknown_fields_are_refused_by_the_schema(box: Box) -> None:
         (("content",), "missing"),
         (("contents",), "unexpected"),
     ]
+
+
+def test_the_plugin_says_its_root_is_where_its_tools_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The loader refuses a permission file under it (tests/test_plugins.py has the refusal itself).
+    monkeypatch.setenv("HERMESOS_FS_ROOT", str(tmp_path))
+    assert hermes_fs.hermes_write_roots() == [str(tmp_path)]
+    monkeypatch.delenv("HERMESOS_FS_ROOT")
+    monkeypatch.chdir(tmp_path)
+    assert hermes_fs.hermes_write_roots() == [os.getcwd()]
