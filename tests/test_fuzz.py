@@ -110,6 +110,8 @@ PATHS = st.one_of(
             "\ud800",
             "//x",
             "a/./b",
+            "pipe",
+            "notes/todo.txt/",
         ]
     ),
 )
@@ -149,6 +151,7 @@ def fs_runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
     (root / "notes").mkdir()
     (root / "notes" / "todo.txt").write_text("buy milk\n")
     (root / "link").symlink_to(root / "notes")
+    os.mkfifo(root / "pipe")  # refused by type before it is opened: never a hang
     tools = hermes_fs.make_tools(root, max_read_bytes=4096, max_write_bytes=4096)
     return Runtime(tools, grants=["*"], schemas=hermes_fs.hermes_schemas())
 
