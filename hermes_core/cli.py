@@ -22,6 +22,8 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 8     ``SCHEMA_INVALID``
 9     ``install`` or ``uninstall``: pip failed, or is missing
 10    ``TOOL_FAILED``: the tool's handler raised or ran out of time
+130   interrupted (Ctrl-C, or a plugin raised ``KeyboardInterrupt``):
+      one line on stderr, no traceback
 ====  ============================================================
 """
 
@@ -56,7 +58,7 @@ EXIT_CODES: dict[ErrorCode, int] = {
     ErrorCode.SCHEMA_INVALID: 8,
     ErrorCode.TOOL_FAILED: 10,  # 9 is pip's
 }
-_OK, _PROBLEMS, _USAGE, _PIP_FAILED = 0, 1, 2, 9
+_OK, _PROBLEMS, _USAGE, _PIP_FAILED, _INTERRUPTED = 0, 1, 2, 9, 130
 _CORE = "hermesos-core"
 # The variables are named here rather than imported: --help and --version import nothing heavy.
 _GRANTS_ENV, _DISABLE_ENV = "HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS"
@@ -625,7 +627,7 @@ def _parser() -> _Parser:
         prog="hermesos",
         description="List, inspect and call the installed hermesos tools; install plugins; diagnose broken ones.",
         epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 and 10 the error codes of 'hermesos call' "
-        "(see 'hermesos call -h'), 9 pip failed (install, uninstall).",
+        "(see 'hermesos call -h'), 9 pip failed (install, uninstall), 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"{_CORE} {__version__}")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
@@ -691,6 +693,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as error:
         print(error, file=sys.stderr)
         return _USAGE
+    except KeyboardInterrupt:
+        # Ctrl-C, or a plugin raising it: one line, no traceback, and the shell's status for SIGINT.
+        print("hermesos: interrupted", file=sys.stderr)
+        return _INTERRUPTED
     except BrokenPipeError:
         # The reader went away ('hermesos tools list | head -1'): stop quietly, and keep
         # Python from complaining again when it flushes stdout at exit.

@@ -253,15 +253,22 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
             )
 
 
+def _raised(error: BaseException) -> str:
+    """What a plugin raised, for a message: ``RuntimeError: boom``, ``SystemExit: 3``, or the bare type."""
+    try:
+        text = str(error)
+    except Exception:  # the plugin's own __str__ failing must not hide what it raised
+        text = ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) -> object:
     try:
         return entry_point.load()
     except InvalidDefinitionError as error:
         raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-    except (Exception, SystemExit) as error:
-        raise PluginLoadError(
-            origin, f"importing {entry_point.value} failed with {type(error).__name__}: {error}"
-        ) from error
+    except (Exception, SystemExit) as error:  # a module's sys.exit() is its failure, not the command's exit
+        raise PluginLoadError(origin, f"importing {entry_point.value} failed with {_raised(error)}") from error
 
 
 def _new_manager() -> _PluginManager:
@@ -326,8 +333,8 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
             result = impl.function()
         except InvalidDefinitionError as error:
             raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-        except Exception as error:
-            raise PluginLoadError(origin, f"hook {hook} raised {type(error).__name__}: {error}") from error
+        except (Exception, SystemExit) as error:  # a hook's sys.exit() is its failure, not the command's exit
+            raise PluginLoadError(origin, f"hook {hook} raised {_raised(error)}") from error
         if result is not None:
             results.append(result)
     return results
@@ -342,11 +349,9 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
                 str(origin), hook, f"returned {type(result).__name__}; it must return an iterable (a list) of {what}"
             )
         try:
-            items.extend(result)
-        except Exception as error:
-            raise PluginLoadError(
-                origin, f"iterating what {hook} returned raised {type(error).__name__}: {error}"
-            ) from error
+            items.extend(result)  # a generator hook's body runs here
+        except (Exception, SystemExit) as error:
+            raise PluginLoadError(origin, f"iterating what {hook} returned raised {_raised(error)}") from error
     return items
 
 
