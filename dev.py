@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
             "pytest",
             "tests/test_fuzz.py",
             "-q",
-            "--hypothesis-show-statistics",
+            "-s",
             "-p",
             "no:cacheprovider",
         ]
