@@ -12,8 +12,8 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 1     a plugin is broken: ``check`` found problems, ``call`` refused to start,
       ``tools list`` could not list every tool, ``install`` installed a broken
       plugin
-2     usage error: unknown command or option, input that is not JSON,
-      ``uninstall hermesos-core``
+2     usage error: unknown command or option, input that is not a JSON
+      value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``
 3     ``TOOL_NOT_FOUND``
 4     ``INPUT_INVALID``
 5     ``PERMISSION_DENIED``
@@ -41,12 +41,19 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from hermes_core._version import __version__
-from hermes_core.errors import ErrorCode, PermissionDeniedError, ToolError, ToolFailedError, ToolNotFoundError
+from hermes_core.errors import (
+    ErrorCode,
+    PermissionDeniedError,
+    ToolError,
+    ToolFailedError,
+    ToolNotFoundError,
+    shorten,
+)
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginOrigin, PluginProblem, PluginSet
 
-__all__ = ["EXIT_CODES", "main"]
+__all__ = ["EXIT_CODES", "STDIN_LIMIT", "main"]
 
 #: The exit status of ``hermesos call`` for each error code.
 EXIT_CODES: dict[ErrorCode, int] = {
@@ -67,7 +74,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class _Usage(Exception):  # noqa: N818 - control flow inside this module
-    """A usage error found after parsing, such as input that is not JSON."""
+    """A usage error found after parsing, such as input that is not a JSON value."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -304,22 +311,79 @@ def _tools_show(args: argparse.Namespace) -> int:
     return _OK
 
 
-def _read_input(text: str) -> Any:
-    """Parse the call's input, or raise a usage error naming the line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
+#: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
+STDIN_LIMIT = 16 * 1024 * 1024
+
+
+def _not_json(problem: str) -> _Usage:
+    return _Usage(f"hermesos call: error: the input is not valid JSON: {problem}")
+
+
+def _bytes(size: int) -> str:
+    """A size for a message: ``16 MiB``, or ``100 bytes`` when it is not a whole number of MiB."""
+    mib, rest = divmod(size, 1024 * 1024)
+    return f"{mib} MiB" if mib and not rest else f"{size} bytes"
+
+
+def _read_stdin() -> str:
+    """The input from stdin: at most :data:`STDIN_LIMIT` bytes of UTF-8, or a usage error."""
+    stream = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's StringIO) is read as text
+    data: bytes | str = sys.stdin.read(STDIN_LIMIT + 1) if stream is None else stream.read(STDIN_LIMIT + 1)
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > STDIN_LIMIT:
         raise _Usage(
-            f"hermesos call: error: the input is not valid JSON: {error.msg} "
-            f"at line {error.lineno}, column {error.colno}"
+            f"hermesos call: error: the input on stdin is larger than {_bytes(STDIN_LIMIT)}, "
+            "the most 'hermesos call -' reads"
+        )
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _not_json(f"it is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") from None
+
+
+def _constant(name: str) -> NoReturn:
+    """Refuse the ``NaN``, ``Infinity`` and ``-Infinity`` that Python's json module accepts: JSON has none."""
+    raise _not_json(f"{name} is not a JSON value (JSON numbers are finite)")
+
+
+def _integer(text: str) -> int:
+    """An integer of the input; one with more digits than Python converts is a usage error, not a traceback."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _Usage(
+            f"hermesos call: error: the input holds an integer of {len(text.lstrip('-'))} digits, "
+            f"more than the {sys.get_int_max_str_digits()} this Python reads"
         ) from None
+
+
+def _float(text: str) -> float:
+    """A number of the input with a fraction or exponent; one too large for a float is a usage error."""
+    number = float(text)
+    if math.isinf(number):
+        raise _Usage(
+            f"hermesos call: error: the input holds the number {shorten(text, 40)}, too large for a 64-bit float"
+        )
+    return number
+
+
+def _read_input(text: str) -> Any:
+    """Parse the call's input, or raise a usage error of one line (naming the line and column where it can)."""
+    try:
+        return json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float)
+    except json.JSONDecodeError as error:
+        raise _not_json(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
+    except RecursionError:
+        raise _Usage("hermesos call: error: the input nests arrays and objects too deeply to read") from None
 
 
 def _call(args: argparse.Namespace) -> int:
     from hermes_core.permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
     if args.input == "-":
-        source = sys.stdin.read()
+        source = _read_stdin()
     elif args.input is None:
         source = "{}"
     else:
@@ -658,7 +722,7 @@ def _parser() -> _Parser:
         description="Call a tool through the runtime (permissions, input and output checked) and print its "
         "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON); "
         "a handler that raised is the error TOOL_FAILED, and --debug adds the traceback of what it raised.",
-        epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 the input is not JSON, {codes}.",
+        epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 the input is not a JSON value, {codes}.",
     )
     call.add_argument("tool", help="the tool's name, such as fs.read")
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")

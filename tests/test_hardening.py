@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -9,6 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from hermes_core import cli
+from hermes_core.cli import main
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -82,3 +86,81 @@ def test_a_keyboard_interrupt_in_a_hook_ends_the_command_with_one_line_and_statu
     for argv in (["check"], ["tools", "list"], ["call", "math.eval", "{}"], ["--debug", "plugins", "list"]):
         done = script(site, *argv)
         assert (done.returncode, done.stdout, done.stderr) == (130, "", "hermesos: interrupted\n"), argv
+
+
+# -- input that is not JSON, or too much of it -----------------------------------------------
+
+
+def _usage(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line of a usage error, after checking it is one (exit 2, nothing on stdout, one line on stderr)."""
+    assert (done.returncode, done.stdout) == (2, "")
+    (line,) = done.stderr.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("how", ["argument", "stdin"])
+def test_input_nested_deeper_than_python_decodes_is_a_usage_error(site: Site, how: str) -> None:
+    if how == "argument":  # as deep as one command-line argument can be (128 KiB)
+        done = script(site, "call", "math.eval", "[" * 100_000)
+    else:  # well-formed, and too deep all the same
+        done = script(site, "call", "math.eval", "-", stdin="[" * 100_000 + "]" * 100_000)
+    assert _usage(done) == "hermesos call: error: the input nests arrays and objects too deeply to read"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("NaN", "NaN is not a JSON value (JSON numbers are finite)"),
+        ('{"expression": Infinity}', "Infinity is not a JSON value (JSON numbers are finite)"),
+        ("[1, -Infinity]", "-Infinity is not a JSON value (JSON numbers are finite)"),
+        ('{"expression": "1",}', "Expecting property name enclosed in double quotes at line 1, column 20"),
+        ("", "Expecting value at line 1, column 1"),
+    ],
+)
+def test_input_that_is_not_a_json_value_is_a_usage_error(site: Site, text: str, problem: str) -> None:
+    assert (
+        _usage(script(site, "call", "math.eval", text))
+        == f"hermesos call: error: the input is not valid JSON: {problem}"
+    )
+
+
+def test_numbers_python_cannot_hold_are_usage_errors(site: Site) -> None:
+    digits = sys.get_int_max_str_digits()
+    assert _usage(script(site, "call", "math.eval", "-", stdin="-" + "9" * (digits + 1))) == (
+        f"hermesos call: error: the input holds an integer of {digits + 1} digits, more than the {digits} this "
+        "Python reads"
+    )
+    assert _usage(script(site, "call", "math.eval", '{"x": 1e400}')) == (
+        "hermesos call: error: the input holds the number 1e400, too large for a 64-bit float"
+    )
+
+
+def test_stdin_that_is_not_utf8_is_a_usage_error(site: Site) -> None:
+    done = script(site, "call", "math.eval", "-", stdin=b'{"expression": "\xff"}')
+    assert (
+        _usage(done)
+        == "hermesos call: error: the input is not valid JSON: it is not UTF-8 text (byte 0xff at offset 16)"
+    )
+
+
+def test_stdin_is_read_up_to_16_mib(site: Site) -> None:
+    from hermes_core.cli import STDIN_LIMIT
+
+    assert STDIN_LIMIT == 16 * 1024 * 1024
+    padded = '{"expression": "1 + 1"}'.ljust(STDIN_LIMIT)  # exactly the limit: read and called
+    assert script(site, "call", "math.eval", "-", stdin=padded).stdout == "2\n"
+    done = script(site, "call", "math.eval", "-", stdin=padded + " ")
+    assert _usage(done) == (
+        "hermesos call: error: the input on stdin is larger than 16 MiB, the most 'hermesos call -' reads"
+    )
+
+
+def test_a_text_stdin_is_held_to_the_same_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "STDIN_LIMIT", 8)
+    monkeypatch.setattr(sys, "stdin", io.StringIO('"ééééé"'))
+    assert main(["call", "math.eval", "-"]) == 2  # 7 characters, 12 bytes of UTF-8
+    assert capsys.readouterr().err == (
+        "hermesos call: error: the input on stdin is larger than 8 bytes, the most 'hermesos call -' reads\n"
+    )
