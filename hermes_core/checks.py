@@ -179,8 +179,9 @@ def check_guarded_files(source: str, providers: Iterable[PermissionProvider], ro
     """Refuse a provider that decides from a file a tool could change.
 
     Each file in a provider's ``files`` (if it has them) must lie outside every
-    directory of *roots* (pairs of who may write there and the directory, both
-    real paths), and must have one hard link only (another link to it could lie
+    directory of *roots* (pairs of who may write there and the directory, a
+    real path), both as named and as the file it resolves to (a symbolic link
+    either way), and must have one hard link only (another link to it could lie
     anywhere, a writable directory included).
 
     Raises:
@@ -189,10 +190,13 @@ def check_guarded_files(source: str, providers: Iterable[PermissionProvider], ro
     writable = list(roots)
     for provider in providers:
         for file in getattr(provider, "files", ()) or ():
-            real = os.path.realpath(os.fspath(file))
+            given = os.path.abspath(os.fspath(file))
+            real = os.path.realpath(given)
             shown = f'"{file}"' if real == os.fspath(file) else f'"{file}" (that is, "{real}")'
             for writer, root in writable:
-                if _inside(real, root):
+                # The file itself, or the name it is read through: a tool could replace a link
+                # under the root with a file of its own, whatever the link points to now.
+                if _inside(real, root) or _inside(given, root) or _inside(given, os.path.abspath(root)):
                     raise InvalidDefinitionError(
                         source,
                         f"{type(provider).__name__}.files",

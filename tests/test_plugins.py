@@ -441,6 +441,20 @@ def test_a_symlink_either_way_does_not_hide_the_file_inside_the_root(site: Site,
     site.install(site.plugin(GUARDED.format(files=str(outside_link))))
     with pytest.raises(InvalidDefinitionError, match=r"\(that is, \""):
         load_runtime()
+    # A link under the root, pointing outside it: a tool could replace the link with a file of its own.
+    outside = tmp_path / "real-policy.toml"
+    outside.write_text("")
+    (root / "policy-link.toml").symlink_to(outside)
+
+    class ThroughLink:
+        files = (str(root / "policy-link.toml"),)
+
+        def check(self, tool: Tool, permission: str) -> bool | None:
+            return None
+
+    found = discover_plugins(strict=False)
+    with pytest.raises(InvalidDefinitionError, match="lies inside"):
+        found.runtime(providers=[ThroughLink()])
     # The root given through a link is the same directory.
     linked_root = tmp_path / "root-link"
     linked_root.symlink_to(root)
