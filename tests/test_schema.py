@@ -1015,6 +1015,102 @@ def test_a_default_that_matches_is_stored_parsed() -> None:
     assert s.optional(s.nullable(s.integer()), default=None).default is None
 
 
+# -- numbers too large for a float, defaults too deep: refused when built, never an OverflowError ---
+
+
+FLOAT_MAX = 1.7976931348623157e308
+
+
+@pytest.mark.parametrize(
+    ("build", "declaration", "field", "shown"),
+    [
+        (lambda: s.integer(maximum=10**400), "s.integer()", "maximum", "an integer of 401 digits"),
+        (lambda: s.number(minimum=-(10**309)), "s.number()", "minimum", "an integer of 310 digits"),
+        (lambda: s.integer(minimum=10**5000), "s.integer()", "minimum", "an integer of more than 4300 digits"),
+        (lambda: s.literal(10**400), "s.literal()", "value", "an integer of 401 digits"),
+        (lambda: s.enum([1, -(10**400)]), "s.enum()", "values[1]", "an integer of 401 digits"),
+    ],
+)
+def test_a_declared_number_too_large_for_a_float_is_an_invalid_definition(
+    build: Callable[[], s.Schema], declaration: str, field: str, shown: str
+) -> None:
+    # A JSON Schema reader holds numbers as 64-bit floats: such a bound would read as infinity there.
+    with pytest.raises(InvalidDefinitionError) as caught:
+        build()
+    assert (caught.value.declaration, caught.value.field) == (declaration, field)
+    assert caught.value.detail == f"must be a number within a 64-bit float's range (about 1.8e308), got {shown}"
+
+
+@pytest.mark.parametrize(
+    ("build", "low", "high"),
+    [(s.string, "min_length", "max_length"), (lambda **bounds: s.array(s.any(), **bounds), "min_items", "max_items")],
+    ids=["string", "array"],
+)
+def test_a_length_bound_longer_than_any_length_is_an_invalid_definition(
+    build: Callable[..., s.Schema], low: str, high: str
+) -> None:
+    for bound in (2**63, 10**5000):
+        for bounds in ({high: bound}, {low: bound, high: 1}):
+            with pytest.raises(InvalidDefinitionError) as caught:
+                build(**bounds)
+            assert "must be at most 9223372036854775807, the longest a length can be, got " in caught.value.detail
+
+
+def test_the_largest_bounds_a_float_holds_are_accepted_and_export_as_json() -> None:
+    biggest = int(FLOAT_MAX)  # 309 digits
+    schema = s.integer(minimum=-biggest, maximum=biggest)
+    assert json.loads(json.dumps(schema.json_schema())) == {"type": "integer", "minimum": -biggest, "maximum": biggest}
+    assert s.number(maximum=FLOAT_MAX).json_schema() == {"type": "number", "maximum": FLOAT_MAX}
+    assert s.literal(biggest).parse(float(biggest)) == biggest
+    with pytest.raises(InvalidDefinitionError):
+        s.integer(maximum=biggest + 2**971)  # the next float would be infinity
+
+
+@pytest.mark.parametrize("huge", [10**400, -(10**400), 10**5000], ids=["1e400", "-1e400", "1e5000"])
+def test_huge_integers_parse_against_float_bounds_without_overflow(huge: int) -> None:
+    word, sign = ("most", "") if huge > 0 else ("least", "-")
+    for schema, bound in (
+        (s.number(minimum=-1.5, maximum=1.5), "1.5"),
+        (s.integer(minimum=-1e308, maximum=1e308), "1e+308"),
+    ):
+        error = parse_error(schema, huge)
+        assert [(issue.path, issue.kind) for issue in error.issues] == [((), f"too_{'big' if huge > 0 else 'small'}")]
+        assert str(error) == f"value is invalid: value must be at {word} {sign}{bound}."
+    assert s.number().parse(huge) == huge  # an integer is a JSON number, however long
+
+
+def nested_list(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [101, 500, 990, 5_000, 100_000])
+def test_a_default_nested_too_deep_is_an_invalid_definition_not_a_recursion_error(depth: int) -> None:
+    for inner in (s.any(), s.array(s.any()), s.record(s.any())):
+        default: Any = nested_list(depth) if not isinstance(inner, s.RecordSchema) else {"a": nested_list(depth)}
+        with pytest.raises(InvalidDefinitionError) as caught:
+            s.optional(inner, default=default)
+        assert (caught.value.declaration, caught.value.field) == ("s.optional()", "default")
+        assert caught.value.detail in (
+            "must nest arrays and objects at most 100 levels deep, got more",
+            "must be a JSON value: default is nested too deeply to check",
+        )
+
+
+def test_a_default_of_a_hundred_levels_is_copied_exported_and_parsed() -> None:
+    field = s.optional(s.any(), default=nested_list(100))
+    schema = s.object({"tree": field})
+    assert schema.parse({}) == {"tree": nested_list(100)}
+    assert json.dumps(schema.json_schema(), indent=2).count("[") == 100
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.optional(s.any(), default={"a": [1, {"b": 10**309}]})
+    assert caught.value.detail == (
+        "must hold numbers within a 64-bit float's range (about 1.8e308), got an integer of 310 digits"
+    )
+
+
 def test_bounds_may_be_equal_and_zero() -> None:
     assert s.string(min_length=0, max_length=0).parse("") == ""
     assert s.integer(minimum=-1, maximum=-1).parse(-1) == -1

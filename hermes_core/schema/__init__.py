@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -45,7 +46,16 @@ from hermes_core.schema._nodes import (
     StringSchema,
     UnionSchema,
 )
-from hermes_core.schema._shared import MISSING, Extra, copy_json, json_equal, unicode_ok
+from hermes_core.schema._shared import (
+    MISSING,
+    Extra,
+    copy_json,
+    declared_value_problem,
+    in_float_range,
+    integer_size,
+    json_equal,
+    unicode_ok,
+)
 
 __all__ = [
     "NAME_PATTERN",
@@ -88,7 +98,17 @@ _JSON_VALUE = AnySchema()
 
 def _describe(value: Any) -> str:
     """How a declaration's wrong value is quoted: declarations are code, so the value is shown."""
-    return shorten(builtins.repr(value))
+    if isinstance(value, int) and not isinstance(value, bool) and not in_float_range(value):
+        return integer_size(value)  # its text may be past what Python converts, and is unreadable anyway
+    try:
+        return shorten(builtins.repr(value))
+    except Exception:  # an object whose repr raises: its type is what can be said
+        return f"a {type(value).__name__} object"
+
+
+# A declared number is exported in JSON Schema, whose readers hold numbers as 64-bit floats: a bound
+# beyond that range would read as infinity there while parse compared against the exact int.
+_RANGE = "must be a number within a 64-bit float's range (about 1.8e308), got {}"
 
 
 def _check_description(decl: str, description: Any) -> str | None:
@@ -102,14 +122,21 @@ def _check_count(decl: str, name: str, value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidDefinitionError(decl, name, f"must be a non-negative integer or None, got {_describe(value)}")
+    if value > sys.maxsize:
+        raise InvalidDefinitionError(
+            decl, name, f"must be at most {sys.maxsize}, the longest a length can be, got {_describe(value)}"
+        )
     return value
 
 
 def _check_bound(decl: str, name: str, value: Any) -> int | float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    non_finite = isinstance(value, float) and not math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or non_finite:
         raise InvalidDefinitionError(decl, name, f"must be a finite number or None, got {_describe(value)}")
+    if not in_float_range(value):  # an int too large for a float (math.isfinite would raise OverflowError)
+        raise InvalidDefinitionError(decl, name, _RANGE.format(_describe(value)))
     return value
 
 
@@ -133,8 +160,12 @@ def _check_schema(decl: str, name: str, value: Any, *, field_position: bool = Fa
 
 
 def _check_scalar(decl: str, name: str, value: Any) -> None:
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
         return
+    if isinstance(value, int):
+        if in_float_range(value):
+            return
+        raise InvalidDefinitionError(decl, name, _RANGE.format(_describe(value)))
     if isinstance(value, float) and math.isfinite(value):
         return
     if isinstance(value, str) and unicode_ok(value):
@@ -161,8 +192,8 @@ def string(
         description: what the string means, for the model.
 
     Raises:
-        InvalidDefinitionError: a bound is not a non-negative integer, the bounds
-            are crossed, or the pattern does not compile.
+        InvalidDefinitionError: a bound is not a non-negative integer (at most
+            ``sys.maxsize``), the bounds are crossed, or the pattern does not compile.
 
     """
     decl = "s.string()"
@@ -199,7 +230,8 @@ def integer(
     The bounds are inclusive, as :func:`number`'s; *description* says what the integer means.
 
     Raises:
-        InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+        InvalidDefinitionError: a bound is not a finite number within a 64-bit
+            float's range, or the bounds are crossed.
 
     """
     schema: IntegerSchema = _bounded(IntegerSchema, "s.integer()", minimum, maximum, description)
@@ -217,7 +249,9 @@ def number(
         description: what the number means, for the model.
 
     Raises:
-        InvalidDefinitionError: a bound is not a finite number, or the bounds are crossed.
+        InvalidDefinitionError: a bound is not a finite number within a 64-bit
+            float's range (JSON Schema's readers hold numbers as floats; a larger
+            int would read as infinity there), or the bounds are crossed.
 
     """
     made: NumberSchema = _bounded(NumberSchema, "s.number()", minimum, maximum, description)
@@ -238,7 +272,7 @@ def literal(value: str | int | float | bool | None, *, description: str | None =
     """Exactly *value*, a JSON scalar, compared as JSON does (``1`` equals ``1.0``, not ``True``).
 
     Raises:
-        InvalidDefinitionError: *value* is not a JSON scalar.
+        InvalidDefinitionError: *value* is not a JSON scalar (a number must fit a 64-bit float).
 
     """
     decl = "s.literal()"
@@ -251,7 +285,8 @@ def enum(values: Iterable[str | int | float | bool | None], *, description: str 
 
     Raises:
         InvalidDefinitionError: *values* is empty, is a single string, holds a
-            value that is not a JSON scalar, or holds the same value twice.
+            value that is not a JSON scalar (a number must fit a 64-bit float),
+            or holds the same value twice.
 
     """
     decl = "s.enum()"
@@ -383,8 +418,13 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
     tool and the field, ``Runtime`` the named schema, ``parse`` the field. A
     default under an ``s.ref`` is checked by the runtime that resolves it.
 
+    A default may nest arrays and objects at most 100 levels deep, and its
+    numbers must fit a 64-bit float: it is copied into every parsed value and
+    exported in JSON Schema, and each would fail on a deeper or larger one.
+
     Raises:
-        InvalidDefinitionError: *schema* is not a schema, or *default* is not a JSON value.
+        InvalidDefinitionError: *schema* is not a schema, or *default* is not a
+            JSON value, nests too deeply, or holds a number too large for a float.
 
     """
     decl = "s.optional()"
@@ -392,12 +432,16 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
     issue = None
     if default is not MISSING:
         try:
-            # Copied: s.any() returns the value as is, and the caller still holds it.
-            default = copy_json(_JSON_VALUE.parse(default))
+            default = _JSON_VALUE.parse(default)
         except SchemaError as exc:
             raise InvalidDefinitionError(
                 decl, "default", f"must be a JSON value: {exc.issues[0].message('default')}"
             ) from None
+        # Checked before it is copied: the copy, like every later use, recurses as deep as it nests.
+        problem = declared_value_problem(default)
+        if problem is not None:
+            raise InvalidDefinitionError(decl, "default", problem)
+        default = copy_json(default)  # s.any() returned the caller's own value, which the caller may change
         if not inner.has_refs:
             ok, parsed, issues = _compile.closed_validator(inner).run(default)
             default, issue = (parsed, None) if ok else (default, issues[0])

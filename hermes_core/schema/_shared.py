@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from hermes_core.errors import Issue, IssueKind
 __all__ = [
     "BAD",
     "CLOSED_ENTRIES",
+    "MAX_DEFAULT_DEPTH",
     "MISSING",
     "Context",
     "Extra",
@@ -25,6 +27,9 @@ __all__ = [
     "as_json",
     "check_json",
     "copy_json",
+    "declared_value_problem",
+    "in_float_range",
+    "integer_size",
     "json_equal",
     "key_issue",
     "listing",
@@ -143,6 +148,53 @@ def copy_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: copy_json(item) for key, item in value.items()}
     return value
+
+
+#: How deep a default may nest arrays and objects. It is copied into every parsed value, exported
+#: in JSON Schema and printed by the CLI, each a recursion of its own: a bound keeps all of them safe.
+MAX_DEFAULT_DEPTH = 100
+
+
+def in_float_range(number: int | float) -> bool:
+    """Whether *number* is finite and no larger than a 64-bit float holds, as a JSON reader holds numbers.
+
+    An ``int`` is compared exactly (Python compares an int with a float without converting it), so
+    this never raises ``OverflowError``, whatever the size of the int.
+    """
+    if isinstance(number, float):
+        return math.isfinite(number)
+    return -sys.float_info.max <= number <= sys.float_info.max
+
+
+def integer_size(number: int) -> str:
+    """How long an integer is, for a message that cannot show it: ``an integer of 401 digits``."""
+    try:
+        digits = str(len(str(abs(number))))
+    except ValueError:  # past the interpreter's limit on converting an int to text
+        digits = f"more than {sys.get_int_max_str_digits()}"
+    return f"an integer of {digits} digits"
+
+
+def declared_value_problem(value: Any) -> str | None:
+    """What makes a JSON *value* unfit to declare in a schema (a default), or None.
+
+    It may nest arrays and objects at most :data:`MAX_DEFAULT_DEPTH` levels, and
+    its numbers must fit a 64-bit float. *value* is already known to be JSON
+    (acyclic); the walk is level by level, so it cannot recurse too deeply itself.
+    """
+    level, depth = [value], 0
+    while level:
+        containers = []
+        for item in level:
+            if isinstance(item, list | dict):
+                containers.append(item)
+            elif isinstance(item, int) and not isinstance(item, bool) and not in_float_range(item):
+                return f"must hold numbers within a 64-bit float's range (about 1.8e308), got {integer_size(item)}"
+        depth += 1
+        if containers and depth > MAX_DEFAULT_DEPTH:
+            return f"must nest arrays and objects at most {MAX_DEFAULT_DEPTH} levels deep, got more"
+        level = [item for box in containers for item in (box if isinstance(box, list) else box.values())]
+    return None
 
 
 def listing(values: list[str]) -> str:
