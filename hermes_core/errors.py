@@ -145,6 +145,17 @@ def _write_key(key: str) -> str:
     return written
 
 
+def _write_segment(segment: str | int) -> str:
+    """A segment of a subclass of ``str`` or ``int``, written from its plain value.
+
+    Its own ``__eq__``, ``__hash__``, ``__str__`` or methods may raise (or lie);
+    the plain value's never do, so formatting a message runs none of its code.
+    """
+    if isinstance(segment, int):
+        return int.__repr__(segment)
+    return _write_key(str.__str__(segment))
+
+
 def format_path(path: Sequence[str | int]) -> str:
     """Write *path* with the module's quoting rule, without the surrounding quotes.
 
@@ -162,12 +173,15 @@ def format_path(path: Sequence[str | int]) -> str:
     """
     if len(path) == 1:  # the most common path: one field, usually a key written before
         segment = path[0]
-        if isinstance(segment, int):
-            return str(segment)
-        return _written_keys.get(segment) or _write_key(segment)
+        if type(segment) is str:
+            return _written_keys.get(segment) or _write_key(segment)
+        return str(segment) if type(segment) is int else _write_segment(segment)
     parts: list[str] = []
     for segment in path:
-        written = str(segment) if isinstance(segment, int) else _write_key(segment)
+        if type(segment) is str:
+            written = _write_key(segment)
+        else:
+            written = str(segment) if type(segment) is int else _write_segment(segment)
         if parts and written[0] != "[":
             parts.append(".")
         parts.append(written)

@@ -562,6 +562,34 @@ def test_messages_name_paths_and_types_never_the_value() -> None:
     assert str(error).startswith('auth.login was called with invalid input: "token" must have at least 32 characters')
 
 
+class HostileKey(str):
+    """A str whose comparison, hash, text and methods all raise: only its plain value is safe to read."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise RuntimeError("the key's own code ran")
+
+    __eq__ = __ne__ = __hash__ = __str__ = __repr__ = __format__ = __len__ = __getitem__ = __iter__ = _refuse
+    replace = strip = lower = isascii = encode = _refuse
+
+
+class HostileIndex(int):
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise RuntimeError("the index's own code ran")
+
+    __eq__ = __hash__ = __str__ = __repr__ = __format__ = _refuse
+
+
+def test_a_path_is_written_without_running_the_code_of_a_subclassed_key_or_index() -> None:
+    assert format_path(("b",)) == "b"  # "b" is now in the module's cache of written keys
+    assert format_path((HostileKey("b"),)) == "b"
+    assert format_path((HostileKey("a.b"), HostileIndex(3), HostileKey("x"))) == "['a.b'].3.x"
+    assert format_path((HostileIndex(0),)) == "0"
+    issue = Issue((HostileKey("b"), HostileIndex(1)), "type", "must be a string, got integer")
+    assert issue.message() == '"b.1" must be a string, got integer'
+    assert str(SchemaError([issue])) == 'value is invalid: "b.1" must be a string, got integer.'
+    assert str(InputInvalidError("t.x", [issue])).startswith('t.x was called with invalid input: "b.1" must')
+
+
 # -- a handler refusing its input ---------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from hermes_core import schema as s
-from hermes_core.errors import InvalidDefinitionError, IssueKind, SchemaError
+from hermes_core.errors import InvalidDefinitionError, IssueKind, SchemaError, format_path
 from hermes_core.schema._compile import compile_schema
 
 KINDS = frozenset(get_args(IssueKind))
@@ -832,6 +832,108 @@ def test_odd_input_raises_only_schema_error(schema: s.Schema) -> None:
             assert {issue.kind for issue in error.issues} <= KINDS
             json.dumps(error.to_dict())
             assert str(error).startswith("value is invalid")
+
+
+class ArmedKey(str):
+    """A key that hashes and compares as its text until armed; then its comparison, hash and methods raise."""
+
+    armed = False
+
+    def _check(self) -> None:
+        if self.armed:
+            raise RuntimeError("the key's own code ran")
+
+    def __hash__(self) -> int:
+        self._check()
+        return str.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self._check()
+        return str.__eq__(self, other)
+
+    def strip(self, *args: Any) -> str:  # type: ignore[override]
+        self._check()
+        return str.strip(self, *args)
+
+    def lower(self) -> str:
+        self._check()
+        return str.lower(self)
+
+
+class EqRaises(str):
+    """A key whose hash is its text's but whose comparison always raises: it meets a cached key of equal text."""
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("compared")
+
+
+def armed(table: dict[str, Any]) -> dict[str, Any]:
+    """*table*, whose ArmedKey keys are armed once it is built."""
+    for key in table:
+        if isinstance(key, ArmedKey):
+            key.armed = True
+    return table
+
+
+KEYED_SCHEMAS = [
+    s.object({"a": s.integer()}),
+    s.object({"a": s.integer()}, extra="ignore"),
+    s.object({"a": s.integer()}, extra="allow"),
+    s.object({"beta": s.integer()}),  # an unknown key "bet" is close to "beta": the suggestion runs
+    s.record(s.integer()),
+    s.object({"x": s.record(s.string())}),
+    s.any(),
+    s.array(s.record(s.any())),
+]
+
+
+@pytest.mark.parametrize("schema", KEYED_SCHEMAS, ids=lambda node: repr(node)[:40])
+@pytest.mark.parametrize("make", [ArmedKey, EqRaises], ids=["armed", "eq-raises"])
+def test_a_key_whose_own_code_raises_makes_parse_raise_only_schema_error(
+    schema: s.Schema, make: Callable[[str], str]
+) -> None:
+    format_path(("bet",))  # a key of the same text is in the formatter's cache
+    for build in (
+        lambda: {make("bet"): "x"},
+        lambda: {make("bet"): math.nan, "a": 1},
+        lambda: {"x": {make("bet"): 1}},
+        lambda: [{make("bet"): math.nan}],
+        lambda: {make("bet"): [math.nan]},
+    ):
+        error = attempt(schema, armed(build()))
+        if error is None:
+            continue
+        assert str(error).startswith("value is invalid")
+        json.dumps(error.to_dict())
+        for issue in error.issues:
+            assert all(type(segment) in (str, int) for segment in issue.path), issue.path
+
+
+def test_a_field_named_by_a_str_subclass_is_named_by_its_text() -> None:
+    class Field(enum.StrEnum):
+        PATH = "path"
+
+    schema = s.object({Field.PATH: s.string(), EqRaises("mode"): s.optional(s.string(), default="w")})
+    assert [type(name) for name in schema.fields] == [str, str]
+    assert schema.parse({"path": "p"}) == {"path": "p", "mode": "w"}
+    assert str(parse_error(schema, {"path": 1})) == 'value is invalid: "path" must be a string, got integer.'
+
+
+def test_a_subclassed_key_is_reported_by_its_text() -> None:
+    format_path(("bet",))
+    error = parse_error(s.object({"beta": s.integer()}), {EqRaises("bet"): 1, "beta": 1})
+    assert str(error) == 'value is invalid: "bet" is an unexpected field; did you mean "beta"?'
+    assert type(error.issues[0].path[0]) is str
+    error = parse_error(s.record(s.integer()), {EqRaises("k"): "x"})
+    assert [(issue.path, issue.kind) for issue in error.issues] == [(("k",), "type")]
+    assert type(error.issues[0].path[0]) is str
+    error = parse_error(s.object({}, extra="allow"), {EqRaises("n"): math.inf})
+    assert str(error) == 'value is invalid: "n" must be a finite number, got infinity.'
+    # A key whose hash raises cannot even be put in the parsed dict: the value is refused at its root.
+    error = parse_error(s.record(s.integer()), armed({ArmedKey("k"): 1}))
+    assert str(error) == "value is invalid: value must be a JSON value; checking it raised RuntimeError."
 
 
 def test_deeply_nested_lists_are_too_deep() -> None:

@@ -54,6 +54,7 @@ from hermes_core.schema._shared import (
     in_float_range,
     integer_size,
     json_equal,
+    path_key,
     unicode_ok,
 )
 
@@ -360,7 +361,10 @@ def object(  # noqa: A001 - the combinator's public name
             raise InvalidDefinitionError(
                 decl, "fields", f"has a field named {_describe(name)}; field names must be strings"
             )
-        items.append((name, _check_schema(decl, f"fields[{name!r}]", sub, field_position=True)))
+        # The plain text of a str subclass (a StrEnum member...): generated code quotes it with repr(),
+        # and messages compare and write it, none of which may run the subclass's own code.
+        plain = path_key(name)
+        items.append((plain, _check_schema(decl, f"fields[{plain!r}]", sub, field_position=True)))
     if extra not in ("forbid", "ignore", "allow"):
         raise InvalidDefinitionError(decl, "extra", f'must be "forbid", "ignore" or "allow", got {_describe(extra)}')
     names = frozenset(name for name, _ in items)

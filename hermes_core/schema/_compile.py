@@ -44,6 +44,7 @@ from hermes_core.schema._shared import (
     Path,
     copy_json,
     key_issue,
+    path_key,
     raised_issue,
     size_issue,
     unicode_ok,
@@ -108,6 +109,7 @@ class _Codegen:
             "_C": self.context,
             "_size": size_issue,
             "_key_issue": key_issue,
+            "_key": path_key,
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
@@ -371,7 +373,8 @@ class _Codegen:
         out.append(f"{ind}for {key}, {item} in {var}.items():")
         out.append(f"{ind}    if not ({_IS_STRING.format(v=key)}) and _key_issue({key}, {self.path(segments)}, I):")
         out.append(f"{ind}        continue")
-        parsed = self.emit(node.values, item, [*segments, key], out, ind + "    ", depth)
+        # The key's plain text in paths (built only when an issue is found): see _shared.path_key.
+        parsed = self.emit(node.values, item, [*segments, f"_key({key})"], out, ind + "    ", depth)
         out.append(f"{ind}    {result}[{key}] = {parsed}")
         return result
 

@@ -36,6 +36,7 @@ from hermes_core.schema._shared import (
     json_equal,
     key_issue,
     listing,
+    path_key,
     raised_issue,
     size_issue,
     type_name,
@@ -546,9 +547,10 @@ class ObjectSchema(_Dict):
             if key in self._names or key_issue(key, path, issues):
                 continue
             if self.extra == "forbid":
-                issues.append(Issue((*path, key), "unexpected", self._unexpected_detail(key)))
+                plain = path_key(key)  # for the issue and the suggestion, which then run none of the key's code
+                issues.append(Issue((*path, plain), "unexpected", self._unexpected_detail(plain)))
             elif self.extra == "allow":
-                check_json(item, (*path, key), issues, ctx)
+                check_json(item, (*path, path_key(key)), issues, ctx)
                 out[key] = item
         return len(issues) > before
 
@@ -582,7 +584,7 @@ class RecordSchema(_Dict):
             if key_issue(key, path, issues):
                 bad = True
                 continue
-            parsed = self.values._collect(item, (*path, key), issues, ctx)
+            parsed = self.values._collect(item, (*path, path_key(key)), issues, ctx)
             bad = bad or parsed is BAD
             out[key] = parsed
         return bad

@@ -33,6 +33,7 @@ __all__ = [
     "json_equal",
     "key_issue",
     "listing",
+    "path_key",
     "raised_issue",
     "size_issue",
     "type_name",
@@ -233,6 +234,16 @@ def size_issue(issues: list[Issue], path: Path, size: int, *, low: int | None, h
     return True
 
 
+def path_key(key: str) -> str:
+    """*key* as a plain ``str``, for an issue's path.
+
+    A ``str`` subclass is a valid key, but its own ``__eq__``, ``__hash__`` or
+    methods may raise: an issue holds the plain text, so comparing, formatting
+    or suggesting from it never runs the value's code.
+    """
+    return key if type(key) is str else str.__str__(key)
+
+
 def key_issue(key: Any, path: Path, issues: list[Issue]) -> bool:
     """Append an issue if *key* cannot be a JSON object key; True when one was added."""
     if not isinstance(key, str):
@@ -271,6 +282,6 @@ def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> Non
             for key, item in value.items():
                 if key_issue(key, path, issues):
                     continue
-                check_json(item, (*path, key), issues, ctx)
+                check_json(item, (*path, path_key(key)), issues, ctx)
     finally:
         ctx.active.discard(id(value))
