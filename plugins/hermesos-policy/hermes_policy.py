@@ -4,7 +4,7 @@ The file is found when plugins are loaded (see :func:`find_policy_file`), read
 and checked once, then consulted on every call of a tool that declares
 permissions::
 
-    # hermesos-policy.toml
+    # ~/.config/hermesos/policy.toml
     grant = ["net:fetch"]            # for every tool
     deny = ["shell:*"]               # for every tool; a deny always wins
 
@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import json
 import os
 import re
+import stat
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, final
+from typing import Any, Final, NoReturn, final
 
 from hermes_core import InvalidDefinitionError, StaticGrants, Tool, hookimpl, setting, shorten
 from hermes_core import schema as s
@@ -43,8 +45,10 @@ from hermes_core.permissions import GRANT_PATTERN
 from hermes_core.schema import NAME_PATTERN
 
 __all__ = [
-    "DEFAULT_FILE_NAME",
+    "DEFAULT_MAX_BYTES",
+    "MAX_BYTES_ENV",
     "POLICY_ENV",
+    "USER_FILE",
     "PolicyProvider",
     "find_policy_file",
     "hermes_permission_providers",
@@ -53,11 +57,16 @@ __all__ = [
 ]
 
 #: The environment variable naming the policy file; when set (and not empty), no other place is looked at.
-POLICY_ENV = "HERMESOS_POLICY"
-#: The file looked for in the working directory when ``HERMESOS_POLICY`` is not set.
-DEFAULT_FILE_NAME = "hermesos-policy.toml"
+POLICY_ENV: Final = "HERMESOS_POLICY"
+#: The policy file's place in the user's configuration directory, read when ``HERMESOS_POLICY`` is not set.
+USER_FILE: Final = "hermesos/policy.toml"
+#: The environment variable bounding the size of the policy file, in bytes.
+MAX_BYTES_ENV: Final = "HERMESOS_POLICY_MAX_BYTES"
+#: The default of that bound: 1 MiB.
+DEFAULT_MAX_BYTES: Final = 1024 * 1024
 
 _POLICY_SETTING = s.string(min_length=1, description="the path of a TOML policy file")
+_MAX_BYTES_SETTING = s.integer(minimum=1, description="the size of the largest policy file to read, in bytes")
 
 _LISTS = ("grant", "deny")
 _TOP_KEYS = (*_LISTS, "tools")
@@ -65,38 +74,75 @@ _SHAPE = 'a policy has top-level grant = [...] and deny = [...] lists and [tools
 _TOOL_SHAPE = "a tool table has only grant = [...] and deny = [...] lists"
 
 _KeyPath = tuple[str | int, ...]
+_Patterns = tuple[str, ...]
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    """The grant and deny patterns of one part of the file: the top level (selector None) or one tool table."""
+    """The checked grant and deny patterns of one part of the file: the top level (selector None) or one tool table."""
 
     selector: str | None
-    grant: StaticGrants
-    deny: StaticGrants
+    grant: _Patterns
+    deny: _Patterns
 
-    def applies_to(self, tool: str) -> bool:
-        if self.selector is None or self.selector == tool:
-            return True
-        return self.selector.endswith(".*") and tool.startswith(self.selector[:-1])
+
+# An entry of the index: the grant and the deny patterns of the rules with one selector.
+_Pair = tuple[StaticGrants, StaticGrants]
+_NOTHING: Final = StaticGrants(())
+
+
+def _pair(grant: Sequence[str], deny: Sequence[str]) -> _Pair:
+    # A table often has one list of the two: the missing one is the shared empty set, not one more per table.
+    return StaticGrants(grant) if grant else _NOTHING, StaticGrants(deny) if deny else _NOTHING
 
 
 @final
 class PolicyProvider:
     """A permission provider answering from a checked policy. Make one with :func:`load_policy`.
 
+    The rules are indexed when the provider is made: the top-level lists, a
+    table of tool names and a table of ``.*`` selectors by their prefix, each
+    holding its patterns as :class:`~hermes_core.StaticGrants` sets. A check
+    looks up the tool's name and each prefix of it ending in ``.``, so its cost
+    does not grow with the number of rules.
+
     Attributes:
-        source: where the policy came from (the file's path), or None when
-            there is no policy file, in which case every answer is None.
+        source: where the policy came from (the file's path as given), or None
+            when there is no policy file, in which case every answer is None.
+        files: the files the answers are decided from, empty when the policy
+            was not read from a file: first the policy file's real path
+            (absolute, every symbolic link resolved: :func:`os.path.realpath`),
+            then where each symbolic link followed to reach it lies (the real
+            path of its directory, then its own name). Whoever may write one
+            of these decides the answers (replacing a link changes the file
+            read as surely as writing the file does), so a runtime can refuse
+            to start when a tool may.
 
     """
 
-    __slots__ = ("_rules", "source")
+    __slots__ = ("_everywhere", "_tools", "_under", "files", "source")
 
-    def __init__(self, rules: Sequence[_Rule] = (), source: str | None = None) -> None:
-        self._rules = tuple(rules)
+    def __init__(self, rules: Sequence[_Rule] = (), source: str | None = None, files: Sequence[str] = ()) -> None:
         self.source = source
+        self.files: tuple[str, ...] = tuple(files)
+        everywhere: tuple[list[str], list[str]] = ([], [])
+        tools: dict[str, tuple[list[str], list[str]]] = {}
+        under: dict[str, tuple[list[str], list[str]]] = {}
+        for rule in rules:
+            if not rule.grant and not rule.deny:
+                continue
+            if rule.selector is None:
+                lists = everywhere
+            elif rule.selector.endswith(".*"):  # "fs.*" covers every name starting with "fs."
+                lists = under.setdefault(rule.selector[:-1], ([], []))
+            else:
+                lists = tools.setdefault(rule.selector, ([], []))
+            lists[0].extend(rule.grant)
+            lists[1].extend(rule.deny)
+        self._everywhere = _pair(*everywhere)
+        self._tools = {name: _pair(*lists) for name, lists in tools.items()}
+        self._under = {prefix: _pair(*lists) for prefix, lists in under.items()}
 
     def decide(self, tool: str, permission: str) -> bool | None:
         """The policy's answer for the tool named *tool* asking for *permission*.
@@ -107,12 +153,24 @@ class PolicyProvider:
 
         """
         granted = False
-        for rule in self._rules:
-            if rule.applies_to(tool):
-                if rule.deny.allows(permission):
-                    return False
-                granted = granted or rule.grant.allows(permission)
+        for grant, deny in self._applying(tool):
+            if deny.allows(permission):
+                return False
+            granted = granted or grant.allows(permission)
         return True if granted else None
+
+    def _applying(self, tool: str) -> list[_Pair]:
+        """The entries applying to *tool*: the top level's, its name's, and those of its prefixes ending in "."."""
+        pairs = [self._everywhere]
+        if (pair := self._tools.get(tool)) is not None:
+            pairs.append(pair)
+        if self._under:
+            dot = tool.find(".")
+            while dot != -1:
+                if (pair := self._under.get(tool[: dot + 1])) is not None:
+                    pairs.append(pair)
+                dot = tool.find(".", dot + 1)
+        return pairs
 
     def check(self, tool: Tool, permission: str) -> bool | None:
         """The provider protocol: :meth:`decide` for *tool*'s name."""
@@ -126,70 +184,129 @@ class PolicyProvider:
 
 
 def _user_config_file(environ: Mapping[str, str]) -> Path | None:
-    """``policy.toml`` in the user's config directory for hermesos (XDG on POSIX, ``%APPDATA%`` on Windows)."""
+    """``hermesos/policy.toml`` in the user's configuration directory (XDG on POSIX, ``%APPDATA%`` on Windows)."""
     if os.name == "nt":
         base = environ.get("APPDATA")
-        return Path(base, "hermesos", "policy.toml") if base else None
+        return Path(base, USER_FILE) if base else None
     xdg = environ.get("XDG_CONFIG_HOME", "")
     if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative value is invalid and is ignored
-        return Path(xdg, "hermesos", "policy.toml")
+        return Path(xdg, USER_FILE)
     try:
-        return Path.home() / ".config" / "hermesos" / "policy.toml"
+        return Path.home() / ".config" / USER_FILE
     except RuntimeError:  # no home directory can be determined
         return None
 
 
-def find_policy_file(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
-    """The policy file to use, or None if there is none.
-
-    Looked for in this order, the first found being the only one read:
-
-    1. the path in ``HERMESOS_POLICY``, if that is set and not empty (it must exist);
-    2. ``hermesos-policy.toml`` in the working directory;
-    3. ``hermesos/policy.toml`` in the user's config directory: ``$XDG_CONFIG_HOME``
-       (default ``~/.config``), or ``%APPDATA%`` on Windows.
+def _leads_somewhere(path: Path) -> bool:
+    """Whether *path* leads to something, following symbolic links.
 
     Raises:
-        InvalidDefinitionError: ``HERMESOS_POLICY`` names a file that does not exist
-            (the declaration is ``setting HERMESOS_POLICY``).
+        OSError: whether it does cannot be known (PermissionError: a directory
+            on the way cannot be searched), or *path* is a symbolic link leading
+            nowhere (FileNotFoundError): a link where a policy belongs was put
+            there to lead to one.
+
+    """
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(path):
+            raise
+        return False
+    return True
+
+
+def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The policy file to use, or None if there is none.
+
+    1. The path in ``HERMESOS_POLICY``, if that is set and not empty (it must
+       exist); no other place is looked at.
+    2. Else ``hermesos/policy.toml`` in the user's configuration directory:
+       ``$XDG_CONFIG_HOME`` (if absolute, else ``~/.config``), or ``%APPDATA%``
+       on Windows. If it does not exist, there is no policy; if whether it
+       exists cannot be known (a directory on the way that cannot be
+       searched, a symbolic link leading nowhere), that is an error, never
+       "no policy".
+
+    The working directory is never looked at: file tools work there by
+    default, and a policy a tool can write is the tool's own.
+
+    Raises:
+        InvalidDefinitionError: ``HERMESOS_POLICY`` names a file that does not
+            exist or cannot be looked up (the declaration is ``setting
+            HERMESOS_POLICY``), or the file in the configuration directory
+            cannot be looked up (the declaration names the file).
 
     """
     environ = os.environ if environ is None else environ
     named: str | None = setting(POLICY_ENV, _POLICY_SETTING, default=None, environ=environ)
     if named is not None:
         path = Path(named).expanduser()
-        if not path.exists():
-            raise InvalidDefinitionError(
-                f"setting {POLICY_ENV}",
-                None,
-                f'names "{path}", which does not exist; create it, fix the path, or unset {POLICY_ENV}',
-            )
-        return path
-    for candidate in ((cwd or Path.cwd()) / DEFAULT_FILE_NAME, _user_config_file(environ)):
-        if candidate is not None and candidate.exists():
-            return candidate
-    return None
+        detail = f"which does not exist; create it, fix the path, or unset {POLICY_ENV}"
+        try:
+            if _leads_somewhere(path):
+                return path
+        except FileNotFoundError:  # a link leading nowhere: what it names does not exist
+            pass
+        except OSError as error:
+            detail = f"which could not be looked up ({_reason(error)}); fix the path or its directories' permissions"
+        raise InvalidDefinitionError(f"setting {POLICY_ENV}", None, f'names "{path}", {detail}')
+    user_file = _user_config_file(environ)
+    try:
+        return user_file if user_file is not None and _leads_somewhere(user_file) else None
+    except FileNotFoundError:
+        detail = "is a symbolic link leading nowhere"
+    except OSError as error:
+        detail = f"could not be looked up ({_reason(error)})"
+    raise InvalidDefinitionError(
+        f'policy file "{user_file}"',
+        None,
+        f"{detail}, so whether there is a policy is unknown; fix the link or its directories' permissions, "
+        f"or set {POLICY_ENV} to the policy file to read",
+    )
+
+
+def _reason(error: OSError) -> str:
+    """What the operating system said, without the path (the message names it already)."""
+    return error.strerror or errno.errorcode.get(error.errno or 0, type(error).__name__)
 
 
 # -- reading and checking it ---------------------------------------------------------------
 
 
-def load_policy(path: str | os.PathLike[str]) -> PolicyProvider:
+# A special file is refused by its type before the open (following links: the operator may name one),
+# since opening a FIFO waits for a writer and a device such as /dev/zero never ends. O_NONBLOCK is for one
+# swapped in after that check: the open does not wait, and fstat then refuses it.
+_READ_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def load_policy(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> PolicyProvider:
     """Read and check the policy file at *path*.
 
+    *path* may be a symbolic link; what it leads to must be a regular file of
+    at most *max_bytes* bytes. The provider's :attr:`~PolicyProvider.files`
+    holds that file's real path.
+
     Raises:
-        InvalidDefinitionError: the file cannot be read, is not UTF-8, is not
-            valid TOML, or is not a valid policy; the message names the file and
-            the line.
+        InvalidDefinitionError: the file cannot be read, is not a regular file,
+            is larger than *max_bytes*, is not UTF-8, is not valid TOML, nests
+            too deeply, or is not a valid policy; the message names the file and,
+            where there is one, the line.
 
     """
     source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise InvalidDefinitionError(
-            f'policy file "{source}"', None, f"could not be read ({error.strerror or error}); check the path"
-        ) from None
+    real = os.path.realpath(path)
+    files = (real, *_links_followed(source))
+    data = _read(real, source, max_bytes)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -197,19 +314,118 @@ def load_policy(path: str | os.PathLike[str]) -> PolicyProvider:
         raise InvalidDefinitionError(
             f'policy file "{source}", line {line}', None, "is not UTF-8 text; save the file as UTF-8"
         ) from None
-    return parse_policy(text, source)
+    return PolicyProvider(_rules(text, source), source, files)
 
 
-_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z|\s*\(at end of document\)\Z")
+def _links_followed(path: str) -> list[str]:
+    """Where each symbolic link met on the way from *path* to its file lies: its directory's real path, its name."""
+    links: list[str] = []
+    rest = list(reversed(Path(os.getcwd(), path).parts))  # ".." is kept: after a link it is the target's parent
+    done = Path(rest.pop())  # the root, or a drive's
+    while rest:
+        name = rest.pop()
+        if name == "..":
+            done = done.parent
+            continue
+        here = done / name
+        if not os.path.islink(here):
+            done = here
+            continue
+        links.append(str(here))
+        try:
+            target = Path(os.readlink(here))
+        except OSError:  # gone since: the read reports what is there
+            break
+        if len(links) > 40:  # a loop of links: the read reports it
+            break
+        if target.is_absolute():
+            done = Path(target.anchor)
+            rest.extend(reversed(target.parts[1:]))
+        else:
+            rest.extend(reversed(target.parts))
+    return links
+
+
+def _read(real: str, source: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file *real* (*source* as the operator named it), at most *max_bytes* of them."""
+    try:
+        _require_file(os.stat(real), real, source, max_bytes)
+        fd = os.open(real, _READ_FLAGS)
+        try:
+            _require_file(os.fstat(fd), real, source, max_bytes)
+            data = _read_at_most(fd, max_bytes + 1)  # one byte more tells a file that grew since the stat
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise InvalidDefinitionError(
+            f'policy file "{source}"', None, f"could not be read ({_reason(error)}); check the path"
+        ) from None
+    if len(data) > max_bytes:
+        _too_big(source, max_bytes)
+    return data
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """The bytes of *fd* up to its end or *limit*, whichever comes first."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _require_file(info: os.stat_result, real: str, source: str, max_bytes: int) -> None:
+    """Refuse what is not a regular file, or is larger than *max_bytes*, before a byte of it is read."""
+    if stat.S_ISREG(info.st_mode):
+        if info.st_size > max_bytes:
+            _too_big(source, max_bytes)
+        return
+    kind = next((name for is_kind, name in _KINDS if is_kind(info.st_mode)), "something else")
+    if real != os.path.abspath(source):
+        kind = f'a link to "{real}", {kind}'
+    raise InvalidDefinitionError(
+        f'policy file "{source}"',
+        None,
+        f"could not be read: it is {kind}, not a regular file; a policy is a regular file of TOML text",
+    )
+
+
+def _too_big(source: str, max_bytes: int) -> NoReturn:
+    raise InvalidDefinitionError(
+        f'policy file "{source}"',
+        None,
+        f"is larger than {max_bytes} bytes, the limit for a policy file; shorten it (a namespace pattern such as "
+        f'"fs:*" or a selector such as "fs.*" stands for many), or raise the limit with {MAX_BYTES_ENV}',
+    )
 
 
 def parse_policy(text: str, source: str = "<policy>") -> PolicyProvider:
     """Check the policy in *text* (the contents of a policy file called *source*).
 
+    The provider's :attr:`~PolicyProvider.files` is empty: no file was read.
+
     Raises:
-        InvalidDefinitionError: as :func:`load_policy`.
+        InvalidDefinitionError: as :func:`load_policy`, but for the file's type and size.
 
     """
+    return PolicyProvider(_rules(text, source), source)
+
+
+_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z|\s*\(at end of document\)\Z")
+
+# How deep keys, arrays and inline tables may nest. A policy needs three levels; tomllib recurses into
+# each array and inline table, and spends time and memory growing with the square of a dotted key's
+# length (a key of 10,000 parts takes hundreds of megabytes; one of 100,000, 200 KB of text, tens of gigabytes).
+_MAX_DEPTH: Final = 32
+_DEPTH_ADVICE = 'a policy needs three levels at most, as in tools = { "fs.write" = { grant = ["fs:write"] } }'
+
+
+def _rules(text: str, source: str) -> list[_Rule]:
+    """The checked rules of the policy *text*, or InvalidDefinitionError naming *source* and the line."""
+    # A dotted key lies on one line, so only a line with that many dots can hold one too long to parse.
+    if text.count(".") >= _MAX_DEPTH and any(line.count(".") >= _MAX_DEPTH for line in text.split("\n")):
+        _refuse_nesting(text, source)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -226,11 +442,41 @@ def parse_policy(text: str, source: str = "<policy>") -> PolicyProvider:
         raise InvalidDefinitionError(
             f'policy file "{source}", {where}', None, f"is not valid TOML: {message}; fix the syntax"
         ) from None
+    except RecursionError:
+        _refuse_nesting(text, source)
+        raise InvalidDefinitionError(  # nested deep enough to exhaust this call's stack, but not past the limit
+            f'policy file "{source}"', None, f"is nested too deeply to be read; {_DEPTH_ADVICE}"
+        ) from None
     problems: list[tuple[_KeyPath, str]] = []
     rules = _check(document, problems)
     if problems:
         _raise(text, source, problems)
-    return PolicyProvider(rules, source)
+    return rules
+
+
+def _refuse_nesting(text: str, source: str) -> None:
+    """Raise for the first dotted key, array or inline table in *text* nested deeper than ``_MAX_DEPTH``, if any."""
+    depth = parts = 0
+    after_dot = False
+    for kind, value, line in _tokens(text):
+        detail = None
+        if kind in ("bare", "string"):
+            parts = parts + 1 if after_dot else 1
+            after_dot = False
+            if parts > _MAX_DEPTH:
+                detail = f"has a dotted key of more than {_MAX_DEPTH} parts"
+        elif kind == "punct" and value == "." and parts:
+            after_dot = True
+        else:
+            parts, after_dot = 0, False
+            if value in ("[", "{") and kind == "punct":
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    detail = f"nests arrays or inline tables more than {_MAX_DEPTH} levels deep"
+            elif value in ("]", "}") and kind == "punct":
+                depth -= 1
+        if detail:
+            raise InvalidDefinitionError(f'policy file "{source}", line {line}', None, f"{detail}; {_DEPTH_ADVICE}")
 
 
 def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> list[_Rule]:
@@ -272,7 +518,7 @@ def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> li
     return rules
 
 
-def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tuple[_KeyPath, str]]) -> StaticGrants:
+def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tuple[_KeyPath, str]]) -> _Patterns:
     """The checked patterns of ``table[key]`` (none if it is absent or wrong)."""
     value = table.get(key, [])
     if not isinstance(value, list):
@@ -280,7 +526,7 @@ def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tu
         problems.append(
             ((*path, key), f'must be a list of grant patterns such as ["fs:write"], got {_type(value)}{example}')
         )
-        return StaticGrants(())
+        return ()
     checked: list[str] = []
     for index, pattern in enumerate(value):
         if isinstance(pattern, str) and GRANT_PATTERN.match(pattern):
@@ -294,7 +540,7 @@ def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tu
                 f'or "*", got {got}',
             )
         )
-    return StaticGrants(checked)
+    return tuple(checked)
 
 
 def _is_selector(selector: str) -> bool:
@@ -377,6 +623,20 @@ _TOKEN = re.compile(
 )
 
 
+def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
+    """The tokens of a TOML *text* as (kind, text, line), without spaces and comments."""
+    line = 1
+    for match in _TOKEN.finditer(text):
+        kind, value = match.lastgroup or "other", match.group()
+        if kind not in ("space", "comment"):
+            yield kind, value, line
+        line += value.count("\n")
+
+
+# The length of the longest key path a problem is reported at: tools."fs.write".grant[1].
+_LOCATED: Final = 4
+
+
 class _Locator:
     """The line on which each key, table and array item of a valid TOML text starts.
 
@@ -387,18 +647,12 @@ class _Locator:
     """
 
     def __init__(self, text: str) -> None:
-        self.tokens: list[tuple[str, str, int]] = []
-        line = 1
-        for match in _TOKEN.finditer(text):
-            kind, value = match.lastgroup or "other", match.group()
-            if kind not in ("space", "comment"):
-                self.tokens.append((kind, value, line))
-            line += value.count("\n")
+        self.tokens = list(_tokens(text))
         self.position = 0
         self.lines: dict[_KeyPath, int] = {}
 
     def run(self) -> dict[_KeyPath, int]:
-        with contextlib.suppress(IndexError, KeyError, ValueError, tomllib.TOMLDecodeError):
+        with contextlib.suppress(IndexError, KeyError, ValueError, RecursionError, tomllib.TOMLDecodeError):
             self.document()
         return self.lines
 
@@ -411,7 +665,9 @@ class _Locator:
         return token
 
     def record(self, path: _KeyPath, line: int) -> None:
-        for end in range(1, len(path) + 1):
+        # A problem's key path is at most tools."<selector>".<list>[<index>]: deeper prefixes are never looked up,
+        # and recording them all would cost the square of a path's length.
+        for end in range(1, min(len(path), _LOCATED) + 1):
             self.lines.setdefault(path[:end], line)
 
     def skip_newlines(self) -> None:
@@ -494,11 +750,14 @@ class _Locator:
 def hermes_permission_providers() -> list[PolicyProvider]:
     """Contribute the policy file's provider; with no policy file, a provider with no opinion on anything.
 
-    Called when plugins are loaded: the file is found and read here, once.
+    Called when plugins are loaded: the file is found and read here, once, up
+    to ``HERMESOS_POLICY_MAX_BYTES`` bytes (default 1 MiB).
 
     Raises:
-        InvalidDefinitionError: as :func:`find_policy_file` and :func:`load_policy`.
+        InvalidDefinitionError: as :func:`find_policy_file` and :func:`load_policy`,
+            or ``HERMESOS_POLICY_MAX_BYTES`` is not a positive integer.
 
     """
+    max_bytes: int = setting(MAX_BYTES_ENV, _MAX_BYTES_SETTING, default=DEFAULT_MAX_BYTES)
     path = find_policy_file()
-    return [PolicyProvider() if path is None else load_policy(path)]
+    return [PolicyProvider() if path is None else load_policy(path, max_bytes=max_bytes)]
