@@ -5,24 +5,38 @@ digits or underscores, at most :data:`NAME_MAX` characters: ``fs.write``,
 ``http.get``, ``fs.path``. Tools and named schemas share the rule, and every
 layer that takes a name (``define_tool``, ``s.ref``, ``Runtime(schemas=...)``,
 the plugin loader) checks it with :func:`check_name`.
+
+:func:`suggest` answers a mistyped name with the closest registered ones. Up
+to :data:`MAX_COMPARED` names, it compares the name with every one of them; a
+larger registry is searched through a :class:`NameIndex`, built once, so that
+a miss among 100,000 names costs about what one among a few hundred does.
 """
 
 from __future__ import annotations
 
 import difflib
+import heapq
 import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Final, final
 
+from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, shorten
 
-__all__ = ["NAME_MAX", "NAME_PATTERN", "check_name", "is_name", "suggest"]
+__all__ = ["MAX_COMPARED", "NAME_MAX", "NAME_PATTERN", "NameIndex", "check_name", "is_name", "suggest"]
 
 #: Dot-separated lowercase segments, each ``[a-z][a-z0-9_]*``.
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
 #: The longest name allowed.
 NAME_MAX = 64
+#: The most registered names :func:`suggest` compares a mistyped name with (difflib's ratio): all
+#: of them up to this many, else the ones that share the most three-letter sequences with it.
+MAX_COMPARED: Final = 300
 
 _SEPARATORS = re.compile(r"[\s_\-/:]+")
+# How close a spelling must be to be suggested: difflib's ratio, as get_close_matches defaults it.
+_CUTOFF = 0.6
 
 
 def is_name(name: object) -> bool:
@@ -52,17 +66,163 @@ def _fold(name: str) -> str:
     return _SEPARATORS.sub(".", name.strip().lower())
 
 
-def suggest(name: str, names: Iterable[str] | Mapping[str, object], *, limit: int = 3) -> tuple[str, ...]:
-    """The registered *names* closest to *name*, best first, at most *limit*.
+def _grams(folded: str) -> list[str]:
+    """The three-letter sequences of a folded name, in order, its ends marked: ``fs`` → ``^fs``, ``fs$``."""
+    marked = f"\x02{folded}\x03"
+    return [marked[i : i + 3] for i in range(len(marked) - 2)]
 
-    A name that differs only in case or separators (``FS_Write`` for
-    ``fs.write``) comes first; then close spellings.
+
+def _close_matches(name: str, candidates: Iterable[str], limit: int) -> list[str]:
+    """What ``difflib.get_close_matches(name, candidates, limit, 0.6)`` returns, found with less work.
+
+    The same scores, order and ties (score, then the name, both descending);
+    but once *limit* matches are held, a candidate whose upper bounds
+    (``real_quick_ratio``, ``quick_ratio``) fall below the weakest of them is
+    skipped without computing its ratio, the dear part. Candidates given best
+    first are skipped the most (docs/performance.md, "Name suggestions at scale").
     """
-    known = list(names)
-    found: list[str] = []
-    folded = _fold(name)
-    found.extend(candidate for candidate in known if _fold(candidate) == folded)
-    for close in difflib.get_close_matches(name, known, n=limit, cutoff=0.6):
+    if limit < 1:
+        return []
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(name)
+    best: list[tuple[float, str]] = []  # a min-heap of the *limit* best (score, candidate)
+    for candidate in candidates:
+        matcher.set_seq1(candidate)
+        floor = best[0][0] if len(best) == limit else _CUTOFF
+        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+            continue
+        score = matcher.ratio()
+        if score < _CUTOFF:
+            continue
+        if len(best) < limit:
+            heapq.heappush(best, (score, candidate))
+        elif (score, candidate) > best[0]:
+            heapq.heapreplace(best, (score, candidate))
+    return [candidate for _, candidate in sorted(best, reverse=True)]
+
+
+def _closest(name: str, folded_matches: list[str], candidates: Iterable[str], limit: int) -> tuple[str, ...]:
+    """The folded matches first, then the closest *candidates* (difflib's ratio at least 0.6), at most *limit*."""
+    found = list(folded_matches)
+    for close in _close_matches(name, candidates, limit):
         if close not in found:
             found.append(close)
     return tuple(found[:limit])
+
+
+# Of a mistyped name's sequences, the rarest are counted first, up to this many list entries in all:
+# a sequence nearly every name has (the "too" of "tool_1") costs the most and tells the least.
+_POSTINGS_BUDGET = 20_000
+# How many of the best-counted names are ranked again, by count then closeness of length, before
+# MAX_COMPARED of them go to difflib: many names often share a count, and their order of
+# registration must not decide which are compared.
+_POOL = 4 * MAX_COMPARED
+
+
+@final
+@frozen(init=False, eq=False, repr=False)
+class NameIndex:
+    """Registered names, indexed once, so that :func:`suggest` answers a mistyped one in bounded time.
+
+    Built in one pass over the names, linear in their number and length. It
+    holds each name's folded form (for slips of case and separators) and, for
+    more than :data:`MAX_COMPARED` names, which names hold each three-letter
+    sequence: a mistyped name is then compared with the :data:`MAX_COMPARED`
+    names sharing the most sequences with it, not with all of them. A runtime
+    of many tools can build one with itself and pass it to :func:`suggest`.
+
+    Args:
+        names: the registered names, in registration order (a mapping's keys).
+    """
+
+    names: tuple[str, ...]
+    _folded: dict[str, list[str]]
+    _postings: dict[str, list[int]]
+    _lengths: tuple[int, ...]
+
+    def __init__(self, names: Iterable[str] | Mapping[str, object]) -> None:
+        known = tuple(names)
+        folded: dict[str, list[str]] = {}
+        postings: defaultdict[str, list[int]] = defaultdict(list)
+        lengths: list[int] = []
+        large = len(known) > MAX_COMPARED
+        for position, name in enumerate(known):
+            form = _fold(name)
+            folded.setdefault(form, []).append(name)
+            if large:
+                lengths.append(len(form))
+                for gram in _grams(form):  # repeats kept: "tool_999" holds "999" once, "tool_9999" twice
+                    postings[gram].append(position)
+        derive(self, names=known, _folded=folded, _postings=dict(postings), _lengths=tuple(lengths))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"<NameIndex of {len(self.names)} names>"
+
+    def suggest(self, name: str, *, limit: int = 3) -> tuple[str, ...]:
+        """The registered names closest to *name*, best first, at most *limit*; see :func:`suggest`."""
+        folded = _fold(name)
+        matches = self._folded.get(folded, [])
+        if len(self.names) <= MAX_COMPARED:
+            return _closest(name, matches, self.names, limit)
+        return _closest(name, matches, self._candidates(folded), limit)
+
+    def _candidates(self, folded: str) -> list[str]:
+        """The :data:`MAX_COMPARED` names sharing the most three-letter sequences with *folded*."""
+        lists = sorted((self._postings.get(gram, []) for gram in set(_grams(folded))), key=len)
+        counts: Counter[int] = Counter()
+        budget = _POSTINGS_BUDGET
+        for positions in lists:
+            if len(positions) > budget:
+                if not counts:  # even the rarest sequence is everywhere: count a slice of it
+                    counts.update(positions[:budget])
+                break
+            counts.update(positions)
+            budget -= len(positions)
+        lengths, size = self._lengths, len(folded)
+        pool = counts.most_common(_POOL)
+        pool.sort(key=lambda item: (-item[1], abs(lengths[item[0]] - size)))
+        return [self.names[position] for position, _ in pool[:MAX_COMPARED]]
+
+
+# suggest() on a large plain collection (the runtime's dict of tools) indexes it on the first miss
+# and keeps the index, keyed by the names themselves, so that a changed collection is indexed
+# anew: a later miss hashes the tuple of names (a few ms for 100,000) instead of comparing with
+# every one (docs/performance.md, "Name suggestions at scale", the TOOL_NOT_FOUND rows).
+_INDEXES: dict[tuple[str, ...], NameIndex] = {}
+_INDEXES_MAX = 8
+
+
+def suggest(name: str, names: NameIndex | Iterable[str] | Mapping[str, object], *, limit: int = 3) -> tuple[str, ...]:
+    """The registered *names* closest to *name*, best first, at most *limit*.
+
+    A name that differs only in case or separators (``FS_Write`` for
+    ``fs.write``) comes first; then close spellings (difflib's ratio at least
+    0.6). Up to :data:`MAX_COMPARED` names, every one is compared; beyond, the
+    names are indexed once (a :class:`NameIndex`, kept for the same names) and
+    only the :data:`MAX_COMPARED` sharing the most three-letter sequences with
+    *name* are compared.
+
+    Args:
+        name: the name that was asked for.
+        names: the registered names: a :class:`NameIndex`, any iterable of
+            names, or a mapping whose keys are the names.
+        limit: the most names returned.
+
+    Returns:
+        The suggestions, possibly none.
+    """
+    if isinstance(names, NameIndex):
+        return names.suggest(name, limit=limit)
+    known = tuple(names)
+    if len(known) <= MAX_COMPARED:
+        folded = _fold(name)
+        return _closest(name, [candidate for candidate in known if _fold(candidate) == folded], known, limit)
+    index = _INDEXES.get(known)
+    if index is None:
+        if len(_INDEXES) >= _INDEXES_MAX:
+            _INDEXES.clear()
+        index = _INDEXES[known] = NameIndex(known)
+    return index.suggest(name, limit=limit)
