@@ -188,11 +188,22 @@ class NameIndex:
 
 
 # suggest() on a large plain collection (the runtime's dict of tools) indexes it on the first miss
-# and keeps the index, keyed by the names themselves, so that a changed collection is indexed
-# anew: a later miss hashes the tuple of names (a few ms for 100,000) instead of comparing with
-# every one (docs/performance.md, "Name suggestions at scale", the TOOL_NOT_FOUND rows).
-_INDEXES: dict[tuple[str, ...], NameIndex] = {}
+# and keeps the index with the names it holds, so that a changed collection is indexed anew: a
+# later miss compares the names with those (about 1 ms for 100,000, each comparison an identity
+# test) instead of comparing the mistyped name with every one of them (docs/performance.md,
+# "Name suggestions at scale", the TOOL_NOT_FOUND rows).
+_INDEXES: list[NameIndex] = []
 _INDEXES_MAX = 8
+
+
+def _kept_index(known: tuple[str, ...]) -> NameIndex:
+    """The kept index of exactly these names, in this order, or a new one, then kept."""
+    for index in _INDEXES:
+        if index.names == known:
+            return index
+    index = NameIndex(known)
+    _INDEXES[:] = [*_INDEXES[1 - _INDEXES_MAX :], index]  # one assignment: safe with other threads missing too
+    return index
 
 
 def suggest(name: str, names: NameIndex | Iterable[str] | Mapping[str, object], *, limit: int = 3) -> tuple[str, ...]:
@@ -220,9 +231,4 @@ def suggest(name: str, names: NameIndex | Iterable[str] | Mapping[str, object], 
     if len(known) <= MAX_COMPARED:
         folded = _fold(name)
         return _closest(name, [candidate for candidate in known if _fold(candidate) == folded], known, limit)
-    index = _INDEXES.get(known)
-    if index is None:
-        if len(_INDEXES) >= _INDEXES_MAX:
-            _INDEXES.clear()
-        index = _INDEXES[known] = NameIndex(known)
-    return index.suggest(name, limit=limit)
+    return _kept_index(known).suggest(name, limit=limit)
