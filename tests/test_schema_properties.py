@@ -27,7 +27,7 @@ from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._nodes import MISSING, json_equal, unicode_ok
 
 KINDS = frozenset(get_args(IssueKind))
-EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 # -- random schemas ------------------------------------------------------------------------------
 
@@ -310,6 +310,8 @@ ODD_VALUES = st.one_of(
 
 def same(a: Any, b: Any) -> bool:
     """Equal with the same types all the way down (``1 == 1.0`` and ``1 == True`` are not the same)."""
+    if a is b:  # the same object, even one whose __eq__ raises (s.any() returns values as they are)
+        return True
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
