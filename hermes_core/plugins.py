@@ -19,6 +19,7 @@ Nothing here runs at ``import hermes_core``.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import shlex
@@ -67,6 +68,9 @@ ENTRY_POINT_GROUP = "hermesos.plugins"
 DISABLE_ENV = "HERMESOS_DISABLE_PLUGINS"
 
 _SEPARATORS = re.compile(r"[-_.]+")
+# Each step of a plugin (its import, each hook) is a DEBUG record whose ``plugin`` and ``step``
+# name it: 'hermesos check --timeout' reads them to say which plugin it had to stop.
+_LOG = logging.getLogger(__name__)
 _HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers", "hermes_write_roots")
 
 
@@ -263,6 +267,8 @@ def _raised(error: BaseException) -> str:
 
 
 def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) -> object:
+    step = f"importing {entry_point.value}"
+    _LOG.debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
     try:
         return entry_point.load()
     except InvalidDefinitionError as error:
@@ -329,6 +335,7 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
     for impl in getattr(manager.hook, hook).get_hookimpls():
         if impl.plugin is not plugin:
             continue
+        _LOG.debug("%s: hook %s", origin, hook, extra={"plugin": origin, "step": f"hook {hook}"})
         try:
             result = impl.function()
         except InvalidDefinitionError as error:

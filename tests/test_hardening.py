@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +26,10 @@ def script(site: Site, *argv: str, stdin: str | bytes | None = None, **env: str)
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
     environment.update(PYTHONPATH=str(site.path), **env)
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    done = subprocess.run([str(HERMES), *argv], input=data, capture_output=True, env=environment, check=False)
+    # A bound on the test itself: what is tested here used to hang.
+    done = subprocess.run(
+        [str(HERMES), *argv], input=data, capture_output=True, env=environment, check=False, timeout=300
+    )
     return subprocess.CompletedProcess(
         done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
     )
@@ -163,4 +167,94 @@ def test_a_text_stdin_is_held_to_the_same_limit(
     assert main(["call", "math.eval", "-"]) == 2  # 7 characters, 12 bytes of UTF-8
     assert capsys.readouterr().err == (
         "hermesos call: error: the input on stdin is larger than 8 bytes, the most 'hermesos call -' reads\n"
+    )
+
+
+# -- check --timeout: a plugin that hangs is stopped and named -----------------------------------
+
+
+HANGS_AT_IMPORT = "import time\n\ntime.sleep(600)\n"
+HANGS_IN_HOOK = """
+import threading
+
+@hookimpl
+def hermes_tools():
+    threading.Event().wait()
+"""
+ENDS_THE_PROCESS = "import os\n\nos._exit(0)\n"
+CHATTY = """
+print("a plugin printing on stdout")
+
+@hookimpl
+def hermes_tools():
+    return [make("unit.chatty")]
+"""
+
+
+def module_of(distribution: str) -> str:
+    return "hermesos_unit_" + distribution.rsplit("-", 1)[1]
+
+
+def test_check_timeout_stops_a_plugin_that_hangs_names_it_and_checks_the_others(site: Site) -> None:
+    importing = site.install(HANGS_AT_IMPORT)
+    hooking = site.install(site.plugin(HANGS_IN_HOOK))
+    chatty = site.install(site.plugin(CHATTY))
+    broken = site.install("raise RuntimeError('boom')")
+    done = script(site, "check", "--timeout", "3")
+    assert done.returncode == 1
+    *problems, summary = done.stdout.splitlines()
+    expected = {
+        importing: f"problem: {origin(importing)}: importing {module_of(importing)} did not finish within 3 seconds; "
+        "check stopped it",
+        hooking: f"problem: {origin(hooking)}: hook hermes_tools did not finish within 3 seconds; check stopped it",
+        broken: f"problem: {origin(broken)}: importing {module_of(broken)} failed with RuntimeError: boom",
+    }
+    assert problems == [expected[name] for name in sorted(expected)]  # in the order of check without --timeout
+    assert chatty not in done.stdout
+    assert "a plugin printing on stdout" in done.stderr  # what plugins print passes, on stderr
+    plugins, healthy = (int(word) for word in summary.replace(",", "").split()[::2][:2])
+    assert summary == f"{plugins} plugins, {healthy} healthy, 3 problems"
+    as_json = script(site, "check", "--timeout", "3", "--json")
+    assert as_json.returncode == 1
+    report = json.loads(as_json.stdout)
+    assert (report["plugins"], report["healthy"]) == (plugins, healthy)
+    assert [(p["distribution"], p["error"]) for p in report["problems"]] == [
+        (name, "PluginLoadError") for name in sorted(expected)
+    ]
+    assert [f"problem: {p['message']}" for p in report["problems"]] == problems
+
+
+def test_check_timeout_names_a_plugin_that_ends_the_process(site: Site) -> None:
+    ending = site.install(ENDS_THE_PROCESS)
+    done = script(site, "check", "--timeout", "5")
+    assert done.returncode == 1
+    assert (
+        f"problem: {origin(ending)}: importing {module_of(ending)} ended the process checking the plugins "
+        "(exit status 0)"
+    ) in done.stdout.splitlines()
+
+
+def test_check_timeout_with_debug_shows_where_the_plugin_was_stuck(site: Site) -> None:
+    hanging = site.install(HANGS_AT_IMPORT)
+    done = script(site, "check", "--timeout", "2", "--debug")
+    assert done.returncode == 1
+    assert f"where {origin(hanging)} was stopped (importing {module_of(hanging)}):" in done.stderr.splitlines()
+    assert f'{module_of(hanging)}.py", line 3 in <module>' in done.stderr
+
+
+def test_check_without_trouble_gives_the_same_report_with_or_without_timeout(site: Site) -> None:
+    site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    return [make('unit.quiet')]"))
+    site.install(site.plugin("def hermes_tool():\n    return []"))
+    plain = script(site, "check", "--json")
+    limited = script(site, "check", "--json", "--timeout", "30")
+    assert (limited.returncode, json.loads(limited.stdout)) == (plain.returncode, json.loads(plain.stdout))
+    assert plain.returncode == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "never", "nan"])
+def test_check_timeout_must_be_a_positive_number(site: Site, bad: str) -> None:
+    done = script(site, "check", "--timeout", bad)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"hermesos check: argument --timeout: must be a positive number of seconds such as 2.5, got {bad!r}"
     )
