@@ -18,6 +18,7 @@ on the ``hermes_core`` logger with the tool's name and the call's id.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -200,13 +201,16 @@ class Runtime:
     # -- calling ---------------------------------------------------------------------------
 
     def _lookup(self, name: Any) -> _Entry:
-        try:
+        # A name's own __hash__ or __eq__ may raise: that name is not found, all the same.
+        with contextlib.suppress(Exception):
             return self._entries[name]
-        except (KeyError, TypeError):
-            pass
         if not isinstance(name, str):
-            raise ToolNotFoundError(repr(name)) from None
-        raise ToolNotFoundError(name, suggest(name, self._entries)) from None
+            raise ToolNotFoundError(_shown(name))
+        plain = str.__str__(name)  # a str subclass's own methods are never run
+        found = self._entries.get(plain) if type(name) is not str else None
+        if found is not None:
+            return found
+        raise ToolNotFoundError(plain, suggest(plain, self._entries)) from None
 
     def _prepare(self, name: Any, value: Any) -> tuple[_Entry, Any]:
         """Lookup, permissions and input: everything before the handler."""
@@ -332,6 +336,14 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
+
+
+def _shown(name: object) -> str:
+    """How a name that is not a string is shown: its repr, unless its repr raises."""
+    try:
+        return repr(name)
+    except Exception:  # the name's own code
+        return object.__repr__(name)
 
 
 def _call_id() -> str:

@@ -250,3 +250,23 @@ def test_an_inline_tool_runs_on_the_loops_thread_and_call_sync_runs_plain_handle
     assert asyncio.run(runtime.call("t.run", {})) != main
     assert runtime.call_sync("t.run", {}) == main  # no time limit: no thread at all
     assert runtime.call_sync("t.run", {}, timeout=5) != main  # a time limit needs a thread to wait on
+
+
+def test_a_tool_name_whose_own_methods_raise_is_simply_not_found() -> None:
+    class Hostile(str):
+        def __hash__(self) -> int:
+            raise RuntimeError("hash")
+
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("eq")
+
+    class Unshowable:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr")
+
+    runtime = Runtime([tool(sleeper(0))])
+    assert runtime.observe_sync(Hostile("t.run"), {}) == {"ok": True, "output": "slept"}  # found by its text
+    missed = runtime.observe_sync(Hostile("t.rnu"), {})["error"]
+    assert (missed["code"], missed["suggestions"]) == ("TOOL_NOT_FOUND", ["t.run"])
+    unshowable = runtime.observe_sync(Unshowable(), {})  # type: ignore[arg-type]
+    assert unshowable["error"]["code"] == "TOOL_NOT_FOUND"
