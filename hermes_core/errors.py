@@ -53,6 +53,7 @@ __all__ = [
     "exception_type_name",
     "format_path",
     "reject",
+    "sentence",
     "shorten",
 ]
 
@@ -237,7 +238,7 @@ class Issue(NamedTuple):
 # -- the one message format -----------------------------------------------------------------
 
 
-def _sentence(text: str) -> str:
+def sentence(text: str) -> str:
     """*text* closed as a sentence: a period is added unless it already ends in ``.``, ``?`` or ``!``.
 
     A closing parenthesis or quote ends a clause, not a sentence: ``(a string)``
@@ -256,16 +257,16 @@ def _message(head: str, advice: str = "", issues: Sequence[Issue] = (), subject:
     """
     count = len(issues)
     if count == 1:
-        # Raised on every failed call (bench rows 1b and 2e): the rule of _sentence
+        # Raised on every failed call (bench rows 1b and 2e): the rule of sentence()
         # inlined, and the message made by one f-string.
         clause = issues[0].message(subject)
         dot = "" if clause[-1] in ".?!" else "."
         return f"{head}: {clause}{dot}\n{advice}" if advice else f"{head}: {clause}{dot}"
     if count == 0:
-        text = _sentence(head)
+        text = sentence(head)
     else:
         lines = [f"{head} ({count} problems):"]
-        lines.extend(f"- {_sentence(issue.message(subject))}" for issue in issues[:MAX_LISTED_ISSUES])
+        lines.extend(f"- {sentence(issue.message(subject))}" for issue in issues[:MAX_LISTED_ISSUES])
         if count > MAX_LISTED_ISSUES:
             lines.append(f"- ... and {count - MAX_LISTED_ISSUES} more.")
         text = "\n".join(lines)

@@ -41,7 +41,7 @@ from hermes_core.checks import (
     check_wiring,
     check_write_roots,
 )
-from hermes_core.errors import InvalidDefinitionError
+from hermes_core.errors import InvalidDefinitionError, sentence
 from hermes_core.permissions import PermissionProvider, env_grants
 from hermes_core.runtime import Runtime
 from hermes_core.schema import Schema
@@ -457,7 +457,7 @@ def _failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadErro
 
 def _with_remedy(text: str, origin: PluginOrigin) -> str:
     """*text* as a sentence, then the remedy on a line of its own."""
-    return f"{text if text.endswith(('.', '?', '!')) else text + '.'}\n{remedy(origin.distribution)}"
+    return f"{sentence(text)}\n{remedy(origin.distribution)}"
 
 
 def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:

@@ -15,7 +15,6 @@ private to it.
 * :func:`follow_refs` — the schema a chain of refs finally names.
 * :func:`raised_issue` — the issue for a check that raised (what ``parse``
   reports instead of raising anything but ``SchemaError``).
-* :data:`MISSING` — the marker for "no default".
 """
 
 from __future__ import annotations
@@ -24,10 +23,9 @@ from collections.abc import Mapping
 
 from hermes_core.schema._compile import Validator, closed_validator, compile_schema, default_problem
 from hermes_core.schema._nodes import RefSchema, Schema
-from hermes_core.schema._shared import MISSING, raised_issue
+from hermes_core.schema._shared import raised_issue
 
 __all__ = [
-    "MISSING",
     "Validator",
     "closed_validator",
     "compile_schema",
