@@ -44,6 +44,7 @@ from hermes_core.schema._nodes import (
     RefSchema,
     Schema,
     StringSchema,
+    TupleSchema,
     UnionSchema,
 )
 from hermes_core.schema._shared import (
@@ -74,6 +75,7 @@ __all__ = [
     "RefSchema",
     "Schema",
     "StringSchema",
+    "TupleSchema",
     "UnionSchema",
     "any",
     "array",
@@ -89,6 +91,7 @@ __all__ = [
     "record",
     "ref",
     "string",
+    "tuple",
     "union",
 ]
 
@@ -295,7 +298,7 @@ def enum(values: Iterable[str | int | float | bool | None], *, description: str 
         raise InvalidDefinitionError(
             decl, "values", f"must be a list of allowed values such as ['w', 'a'], got {_describe(values)}"
         )
-    members = tuple(values)
+    members = builtins.tuple(values)
     if not members:
         raise InvalidDefinitionError(decl, "values", "is empty; list at least one allowed value")
     for index, member in enumerate(members):
@@ -327,6 +330,24 @@ def array(
     high = _check_count(decl, "max_items", max_items)
     _check_order(decl, "min_items", low, "max_items", high)
     return ArraySchema(item_schema, low, high, _check_description(decl, description))
+
+
+def tuple(*items: Schema, description: str | None = None) -> TupleSchema:  # noqa: A001 - the combinator's public name
+    """A list of exactly ``len(items)`` items, the one at each index matching the schema at that index.
+
+    Exported as JSON Schema ``prefixItems`` with ``items: false``.
+
+    Raises:
+        InvalidDefinitionError: no item schema is given, or one is not a schema.
+
+    """
+    decl = "s.tuple()"
+    if not items:
+        raise InvalidDefinitionError(
+            decl, "items", "is empty; give the schema of each item, such as s.tuple(s.number(), s.number())"
+        )
+    checked = builtins.tuple(_check_schema(decl, f"items[{index}]", item) for index, item in enumerate(items))
+    return TupleSchema(checked, _check_description(decl, description))
 
 
 def object(  # noqa: A001 - the combinator's public name
@@ -368,7 +389,7 @@ def object(  # noqa: A001 - the combinator's public name
     if extra not in ("forbid", "ignore", "allow"):
         raise InvalidDefinitionError(decl, "extra", f'must be "forbid", "ignore" or "allow", got {_describe(extra)}')
     names = frozenset(name for name, _ in items)
-    return ObjectSchema(tuple(items), extra, _check_description(decl, description), names)
+    return ObjectSchema(builtins.tuple(items), extra, _check_description(decl, description), names)
 
 
 def record(values: Schema, *, description: str | None = None) -> RecordSchema:
@@ -395,7 +416,7 @@ def union(*options: Schema, description: str | None = None) -> UnionSchema:
     decl = "s.union()"
     if not options:
         raise InvalidDefinitionError(decl, "options", "is empty; pass at least one schema")
-    checked = tuple(_check_schema(decl, f"options[{i}]", option) for i, option in enumerate(options))
+    checked = builtins.tuple(_check_schema(decl, f"options[{i}]", option) for i, option in enumerate(options))
     return UnionSchema(checked, _check_description(decl, description))
 
 

@@ -33,6 +33,7 @@ from hermes_core.schema._nodes import (
     RefSchema,
     Schema,
     StringSchema,
+    TupleSchema,
     UnionSchema,
     defaults,
     install_compiler,
@@ -248,6 +249,10 @@ class _Codegen:
             return var
         if isinstance(node, EnumSchema):
             # Mixed scalars: JSON equality (1 == 1.0, True != 1) lives in the walk; it returns the member.
+            out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
+            return var
+        if isinstance(node, TupleSchema):
+            # Rare in tool inputs: the node's own walk checks it, items and all.
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if isinstance(node, AnySchema):

@@ -433,6 +433,46 @@ class ArraySchema(Schema):
 
 
 @frozen
+class TupleSchema(Schema):
+    """A list of a fixed length whose item at each index matches the schema at that index."""
+
+    items: tuple[Schema, ...]
+    description: str | None = None
+
+    _holds_schemas = ("items",)
+
+    def _json(self) -> dict[str, Any]:
+        size = len(self.items)
+        out = {
+            "type": "array",
+            "prefixItems": [item._json() for item in self.items],
+            "items": False,
+            "minItems": size,
+            "maxItems": size,
+        }
+        return self._with_description(out)
+
+    _expects = "an array"
+    _holds = list
+
+    def expected(self, ctx: Context | None = None) -> str:
+        size = len(self.items)
+        return f"an array of {size} item{'' if size == 1 else 's'}"
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if not isinstance(value, list):
+            return self._type_issue(value, path, issues, ctx)
+        size = len(self.items)
+        bad = size_issue(issues, path, len(value), low=size, high=size, unit="item")
+        out = []
+        for index, (item, schema) in enumerate(zip(value, self.items, strict=False)):
+            parsed = schema._collect(item, (*path, index), issues, ctx)
+            bad = bad or parsed is BAD
+            out.append(parsed)
+        return BAD if bad else out
+
+
+@frozen
 class OptionalSchema(Schema):
     """Marks an object field that may be absent; ``default``, if given, is filled in when it is.
 
@@ -699,6 +739,9 @@ def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSc
             yield from defaults(sub, where)
     elif isinstance(schema, ArraySchema):
         yield from defaults(schema.items, prefix + "[]")
+    elif isinstance(schema, TupleSchema):
+        for index, item in enumerate(schema.items):
+            yield from defaults(item, f"{prefix}[{index}]")
     elif isinstance(schema, RecordSchema):
         yield from defaults(schema.values, prefix + "{}")
     else:
