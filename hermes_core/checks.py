@@ -18,7 +18,7 @@ from hermes_core.names import check_name
 from hermes_core.permissions import PermissionProvider
 from hermes_core.schema import ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import default_problem, follow_refs
-from hermes_core.tool import Tool
+from hermes_core.tools import Tool
 
 __all__ = [
     "check_guarded_files",

@@ -31,7 +31,7 @@ import pluggy
 if TYPE_CHECKING:
     from hermes_core.permissions import PermissionProvider
     from hermes_core.schema import Schema
-    from hermes_core.tool import Tool
+    from hermes_core.tools import Tool
 
 __all__ = [
     "PROJECT",

@@ -23,7 +23,7 @@ from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, PermissionDeniedError
 
 if TYPE_CHECKING:
-    from hermes_core.tool import Tool
+    from hermes_core.tools import Tool
 
 __all__ = [
     "GRANTS_ENV",

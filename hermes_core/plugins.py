@@ -45,7 +45,7 @@ from hermes_core.errors import InvalidDefinitionError, sentence
 from hermes_core.permissions import PermissionProvider, env_grants
 from hermes_core.runtime import Runtime
 from hermes_core.schema import Schema
-from hermes_core.tool import Tool
+from hermes_core.tools import Tool
 
 if TYPE_CHECKING:
     import importlib_metadata

@@ -42,7 +42,7 @@ from hermes_core.names import suggest
 from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core.schema import Schema
 from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
-from hermes_core.tool import Tool, check_timeout
+from hermes_core.tools import Tool, check_timeout
 
 __all__ = ["Runtime"]
 

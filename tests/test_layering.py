@@ -1,7 +1,7 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
 Layers, lowest first: ``_version`` and ``_frozen`` (import nothing of ours),
-``errors``, ``names``, ``schema``, ``settings``, ``tool``, ``permissions``,
+``errors``, ``names``, ``schema``, ``settings``, ``tools``, ``permissions``,
 ``checks``, ``tracing``, ``_aio``, ``runtime``, ``hookspecs``, ``plugins``,
 ``cli``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
@@ -25,7 +25,7 @@ LAYERS = [
     "names",
     "schema",
     "settings",
-    "tool",
+    "tools",
     "permissions",
     "checks",
     "tracing",
@@ -34,6 +34,7 @@ LAYERS = [
     "hookspecs",
     "plugins",
     "cli",
+    "testing",
 ]
 SCHEMA_LAYERS = ["_shared", "_nodes", "_compile", "validators", "__init__"]
 
