@@ -36,7 +36,7 @@ from hermes_core.plugins import (
 )
 from hermes_core.runtime import Runtime
 from hermes_core.settings import setting
-from hermes_core.tools import Tool, define_tool
+from hermes_core.tools import Tool, define_tool, tool
 from hermes_core.tracing import disable_tracing, enable_tracing, tracing_enabled
 
 __all__ = [
@@ -74,5 +74,6 @@ __all__ = [
     "schema",
     "setting",
     "shorten",
+    "tool",
     "tracing_enabled",
 ]

@@ -58,6 +58,7 @@ __all__ = [
     "PluginProblem",
     "PluginSet",
     "discover_plugins",
+    "load_module",
     "load_runtime",
     "remedy",
 ]
@@ -398,6 +399,48 @@ def _load_one(
         raise
 
 
+def _entry_points(wanted: frozenset[str] | None) -> dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]]:
+    """The plugins' entry points (of the *wanted* distributions, if given), by distribution and entry-point name."""
+    import importlib_metadata  # noqa: PLC0415 - only discovery needs it, and it is slow to import
+
+    found: dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]] = {}
+    for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        # The metadata file is parsed on every access to it: read it once.
+        metadata = entry_point.dist.metadata if entry_point.dist is not None else None
+        name = (metadata and metadata["Name"]) or "(unknown distribution)"
+        if wanted is not None and canonicalize_name(name) not in wanted:
+            continue
+        version = (metadata and metadata["Version"]) or "?"
+        requires = (metadata and metadata.get_all("Requires-Dist")) or []
+        origin = PluginOrigin(name, version, entry_point.name, entry_point.value)
+        # The same distribution on two sys.path entries is one plugin: the first found wins, as for imports.
+        found.setdefault((canonicalize_name(name), entry_point.name), (entry_point, origin, list(requires)))
+    if wanted is not None:
+        _check_found(wanted, {dist for dist, _ in found})
+    return found
+
+
+def _wanted_names(only: Iterable[str]) -> frozenset[str]:
+    if isinstance(only, str):
+        raise InvalidDefinitionError(
+            "discover_plugins()", "only", f"must be a list of distribution names such as [{only!r}], got a string"
+        )
+    return frozenset(canonicalize_name(name) for name in only)
+
+
+def _check_found(wanted: frozenset[str], found: set[str]) -> None:
+    """Raise naming the wanted distributions that have no installed plugin."""
+    missing = sorted(wanted - found)
+    if missing:
+        names = ", ".join(missing)
+        raise InvalidDefinitionError(
+            "discover_plugins()",
+            "only",
+            f"names {names}, but no installed distribution of that name has a plugin (an entry point in the group "
+            f"{ENTRY_POINT_GROUP!r}); install it (pip install -e .) or check the name",
+        )
+
+
 def _disabled_names(disable: Iterable[str]) -> frozenset[str]:
     names = [*disable, *os.environ.get(DISABLE_ENV, "").split(",")]
     return frozenset(canonicalize_name(name.strip()) for name in names if name.strip())
@@ -460,7 +503,9 @@ def _with_remedy(text: str, origin: PluginOrigin) -> str:
     return f"{sentence(text)}\n{remedy(origin.distribution)}"
 
 
-def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> PluginSet:
+def discover_plugins(
+    *, disable: Iterable[str] = (), strict: bool = True, only: Iterable[str] | None = None
+) -> PluginSet:
     """Find, import and check every installed plugin.
 
     Args:
@@ -468,26 +513,17 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
             the ``HERMESOS_DISABLE_PLUGINS`` environment variable, comma-separated).
         strict: raise the first problem (the default), or, with False, record
             every problem of every plugin on the returned set (report mode).
+        only: distribution names: load the plugins of these distributions and
+            no other (the others are not imported, and not in the set). A name
+            no installed plugin has is a problem of its own. None: all.
 
     Raises:
         InvalidDefinitionError: a plugin contributes something malformed, clashes
             with another plugin, or requires a hermesos-core other than this one.
         PluginLoadError: a plugin module failed to import, or a hook raised.
     """
-    import importlib_metadata  # noqa: PLC0415 - only discovery needs it, and it is slow to import
-
     skip = _disabled_names(disable)
-    found: dict[tuple[str, str], tuple[importlib_metadata.EntryPoint, PluginOrigin, list[str]]] = {}
-    for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
-        # The metadata file is parsed on every access to it: read it once.
-        metadata = entry_point.dist.metadata if entry_point.dist is not None else None
-        name = (metadata and metadata["Name"]) or "(unknown distribution)"
-        version = (metadata and metadata["Version"]) or "?"
-        requires = (metadata and metadata.get_all("Requires-Dist")) or []
-        origin = PluginOrigin(name, version, entry_point.name, entry_point.value)
-        # The same distribution on two sys.path entries is one plugin: the first found wins, as for imports.
-        found.setdefault((canonicalize_name(name), entry_point.name), (entry_point, origin, list(requires)))
-
+    found = _entry_points(None if only is None else _wanted_names(only))
     manager = _new_manager()
     plugins: list[Plugin] = []
     # Sorted, so that which of two clashing plugins loses does not depend on the file system.
@@ -539,11 +575,30 @@ def discover_plugins(*, disable: Iterable[str] = (), strict: bool = True) -> Plu
     return PluginSet(plugins)
 
 
+def load_module(module: object) -> Plugin:
+    """The contributions of *module*, checked as an installed plugin's are, without installing it.
+
+    For tests and for applications that embed a plugin: *module* is any
+    object with ``hermes_*`` hook functions (a module, a class, an instance).
+    Its plugin's origin names it as the distribution ``(module)``.
+
+    Raises:
+        InvalidDefinitionError: the module contributes something malformed.
+        PluginLoadError: one of its hooks raised, or it implements no hook.
+    """
+    name = str(getattr(module, "__name__", None) or type(module).__name__)
+    origin = PluginOrigin("(module)", "-", name, name)
+    manager = _new_manager()
+    _register(origin, module, manager)
+    return _contributions(origin, module, manager)
+
+
 def load_runtime(
     *,
     grants: Iterable[str] = (),
     providers: Iterable[PermissionProvider] = (),
     disable: Iterable[str] = (),
+    only: Iterable[str] | None = None,
 ) -> Runtime:
     """Discover the installed plugins, check all they contribute, and return a runtime of their tools.
 
@@ -557,10 +612,12 @@ def load_runtime(
         providers: permission providers, asked after those the plugins contribute.
         disable: entry-point or distribution names to skip, besides
             ``HERMESOS_DISABLE_PLUGINS``.
+        only: load these distributions' plugins and no other, as for
+            :func:`discover_plugins`.
 
     Raises:
         InvalidDefinitionError: as :func:`discover_plugins`, or a malformed grant.
         PluginLoadError: as :func:`discover_plugins`.
     """
-    found = discover_plugins(disable=disable, strict=True)
+    found = discover_plugins(disable=disable, strict=True, only=only)
     return found.runtime(grants=(*grants, *env_grants()), providers=providers)

@@ -8,22 +8,25 @@ would have been right, never a failure on the first call.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import math
 import re
 import typing
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
 from typing import Any, final
 
+from hermes_core import schema as s
 from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, shorten
-from hermes_core.names import check_name
+from hermes_core.hints import needs_to_json, schema_from_hint, to_json
+from hermes_core.names import check_name, suggest
 from hermes_core.schema import AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import Validator, closed_validator, default_problem
 
-__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool"]
+__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool"]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
@@ -358,3 +361,214 @@ def _check_permissions(decl: str, permissions: Iterable[str]) -> tuple[str, ...]
         if permission not in checked:
             checked.append(permission)
     return tuple(checked)
+
+
+def tool(
+    *,
+    name: str,
+    version: str,
+    description: str | None = None,
+    permissions: Iterable[str] = (),
+    timeout: float | None = None,
+    inline: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]:
+    """Declare a tool from a plain or ``async`` function: its schemas come from its type hints.
+
+    The input schema is an object with a field per parameter, its schema from
+    the parameter's annotation (see :mod:`hermes_core.hints` for what each
+    annotation becomes); a parameter with a default is optional, with that
+    default. The output schema comes from the return annotation (none: any JSON
+    value). The description is the docstring's summary and body, and each
+    field's description comes from the docstring's ``Args:`` (Google),
+    ``Parameters`` (NumPy) or ``:param x:`` (reST) entries.
+
+    The handler is called with the parsed input as keyword arguments, each
+    converted to what its annotation promises (an ``Enum`` member, a dataclass
+    instance, a tuple); a result holding those is turned back into JSON data
+    before the output is checked.
+
+    ::
+
+        @tool(name="notes.add", version="1.0.0", permissions=["notes:write"])
+        def add(text: Annotated[str, s.string(max_length=200)], tags: list[str] = []) -> int:
+            \"\"\"Add a note; returns its number.
+
+    Args:
+                text: the note.
+                tags: words to find it by.
+            \"\"\"
+
+    Args:
+        name: as for :func:`define_tool`.
+        version: as for :func:`define_tool`.
+        description: what the tool does, instead of the docstring's.
+        permissions: as for :func:`define_tool`.
+        timeout: as for :func:`define_tool`.
+        inline: as for :func:`define_tool`.
+
+    Returns:
+        A decorator turning the function into a :class:`Tool`, exactly as
+        :func:`define_tool` makes them.
+
+    Raises:
+        InvalidDefinitionError: when the function is decorated, naming the tool,
+            the function and the parameter at fault: an annotation with no
+            schema, a missing annotation, ``*args`` or ``**kwargs``, a
+            positional-only parameter, a default that does not match, or a
+            docstring entry for a parameter the function does not have.
+
+    """
+
+    def decorate(function: Callable[..., Any]) -> Tool:
+        return _from_function(
+            function,
+            name=name,
+            version=version,
+            description=description,
+            permissions=permissions,
+            timeout=timeout,
+            inline=inline,
+        )
+
+    return decorate
+
+
+def _from_function(
+    function: Callable[..., Any],
+    *,
+    name: str,
+    version: str,
+    description: str | None,
+    permissions: Iterable[str],
+    timeout: float | None,
+    inline: bool,
+) -> Tool:
+    from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
+
+    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+    check_name(decl, "name", name, example="fs.write")
+    if isinstance(function, Tool):
+        raise InvalidDefinitionError(f'tool "{name}"', None, f"decorates {function!r}, already a tool; @tool once")
+    if not inspect.isfunction(function) and not inspect.ismethod(function):
+        raise InvalidDefinitionError(
+            f'tool "{name}"', None, f"decorates a function, got {shorten(repr(function), 60)}; write def ... under it"
+        )
+    decl = f'tool "{name}" (function {function.__qualname__})'
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except Exception as error:
+        raise InvalidDefinitionError(
+            decl, None, f"has annotations that do not resolve where it is defined: {shorten(str(error), 120)}"
+        ) from None
+    documented = parse_docstring(function.__doc__)
+    fields: dict[str, Schema] = {}
+    converters: dict[str, Callable[[Any], Any]] = {}
+    for parameter in inspect.signature(function).parameters.values():
+        label = f'parameter "{parameter.name}"'
+        _check_parameter(decl, label, parameter, hints)
+        schema, convert = schema_from_hint(hints[parameter.name], declaration=decl, field=label)
+        text = documented.params.get(parameter.name)
+        if parameter.default is not parameter.empty:
+            fields[parameter.name] = s.optional(schema, default=to_json(parameter.default), description=text)
+        elif text is not None and schema.description is None:
+            fields[parameter.name] = dataclasses.replace(schema, description=text)  # type: ignore[type-var]
+        else:
+            fields[parameter.name] = schema
+        if convert is not None:
+            converters[parameter.name] = convert
+    for stray in documented.params:
+        if stray not in fields:
+            hint = suggest(stray, fields)
+            raise InvalidDefinitionError(
+                decl,
+                "docstring",
+                f'describes "{stray}", which is not a parameter'
+                + (f'; did you mean "{hint}"?' if hint else f"; the parameters are {', '.join(fields) or 'none'}"),
+            )
+    returns = hints.get("return", _EMPTY)
+    output: Schema = s.any()
+    if returns is not _EMPTY:
+        output, _ = schema_from_hint(returns, declaration=decl, field="return annotation")
+    text = description if description is not None else documented.description
+    if text is None:
+        raise InvalidDefinitionError(
+            decl,
+            "description",
+            "is missing: give the function a docstring saying what the tool does and when to use it "
+            "(a model reads it to decide whether to call the tool), or pass description=",
+        )
+    return Tool(
+        name=name,
+        description=text,
+        version=version,
+        input=s.object(fields),
+        output=output,
+        permissions=permissions,  # type: ignore[arg-type] # any iterable: Tool makes it a checked tuple
+        handler=_keyword_handler(
+            function, converters, returns is not inspect.Signature.empty and needs_to_json(returns)
+        ),
+        timeout=timeout,
+        inline=inline,
+    )
+
+
+_EMPTY = inspect.Signature.empty
+
+
+def _check_parameter(decl: str, label: str, parameter: inspect.Parameter, hints: dict[str, Any]) -> None:
+    kinds: dict[Any, str] = {
+        parameter.POSITIONAL_ONLY: "is positional-only, but a tool is given its input as keyword arguments: "
+        "remove the / from the signature",
+        parameter.VAR_POSITIONAL: "collects positional arguments (*), but a tool is given its input as keyword "
+        "arguments: name each parameter the input may hold",
+        parameter.VAR_KEYWORD: "collects keyword arguments (**), but a tool's input schema names every field: "
+        "name each parameter the input may hold",
+    }
+    problem = kinds.get(parameter.kind)
+    if problem is not None:
+        raise InvalidDefinitionError(decl, label, problem)
+    if parameter.name not in hints:
+        raise InvalidDefinitionError(
+            decl,
+            label,
+            f"has no annotation; annotate it (such as {parameter.name}: str) so that the tool's input schema "
+            "says what it takes",
+        )
+
+
+def _keyword_handler(
+    function: Callable[..., Any], converters: Mapping[str, Callable[[Any], Any]], convert_result: bool
+) -> Handler:
+    """A handler of the parsed input (a dict) calling *function* with it as keyword arguments."""
+    handler: Handler
+    if inspect.iscoroutinefunction(function):
+        if not converters and not convert_result:
+
+            async def handler(args: dict[str, Any]) -> Any:
+                return await function(**args)
+
+        else:
+
+            async def handler(args: dict[str, Any]) -> Any:
+                result = await function(**_converted(args, converters))
+                return to_json(result) if convert_result else result
+
+    elif not converters and not convert_result:
+
+        def handler(args: dict[str, Any]) -> Any:
+            return function(**args)
+
+    else:
+
+        def handler(args: dict[str, Any]) -> Any:
+            result = function(**_converted(args, converters))
+            return to_json(result) if convert_result else result
+
+    # Named as the function, for logs and messages; not wrapped (inspect would see the function's signature).
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(handler, attribute, getattr(function, attribute, None))
+    return handler
+
+
+def _converted(args: dict[str, Any], converters: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    return {key: value if (c := converters.get(key)) is None else c(value) for key, value in args.items()}

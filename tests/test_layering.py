@@ -21,10 +21,12 @@ PACKAGE = Path(hermes_core.__file__).parent
 LAYERS = [
     "_version",
     "_frozen",
+    "_docstrings",
     "errors",
     "names",
     "schema",
     "settings",
+    "hints",
     "tools",
     "permissions",
     "checks",
@@ -33,6 +35,7 @@ LAYERS = [
     "runtime",
     "hookspecs",
     "plugins",
+    "_scaffold",
     "cli",
     "testing",
 ]

@@ -376,7 +376,7 @@ def object(  # noqa: A001 - the combinator's public name
         raise InvalidDefinitionError(
             decl, "fields", f"must be a mapping of field name to schema, got {type(fields).__name__}"
         )
-    items: list[tuple[str, Schema]] = []
+    items: list[builtins.tuple[str, Schema]] = []
     for name, sub in fields.items():
         if not isinstance(name, str) or not unicode_ok(name):
             raise InvalidDefinitionError(
