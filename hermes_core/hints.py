@@ -76,7 +76,11 @@ _FIELD_QUALIFIERS = frozenset(
 
 
 class _Unsupported(Exception):  # noqa: N818 - internal signal, turned into an InvalidDefinitionError
-    """An annotation (or part of one) that has no schema, and why."""
+    """An annotation (or part of one) that has no schema, and why; *listed*: say what is supported."""
+
+    def __init__(self, text: str, *, listed: bool = False) -> None:
+        super().__init__(text)
+        self.listed = listed
 
 
 def schema_from_hint(hint: Any, *, declaration: str, field: str) -> tuple[Schema, Converter]:
@@ -95,7 +99,8 @@ def schema_from_hint(hint: Any, *, declaration: str, field: str) -> tuple[Schema
     try:
         return _convert(hint, ())
     except _Unsupported as problem:
-        raise InvalidDefinitionError(declaration, field, f"{problem}; supported: {SUPPORTED}") from None
+        text = f"{problem}; supported: {SUPPORTED}" if problem.listed else str(problem)
+        raise InvalidDefinitionError(declaration, field, text) from None
     except InvalidDefinitionError as error:  # a combinator refused what the hint implies (an empty Literal...)
         raise InvalidDefinitionError(declaration, field, f"cannot be expressed: {error}") from None
 
@@ -141,7 +146,7 @@ def _convert(hint: Any, seen: tuple[Any, ...]) -> tuple[Schema, Converter]:
         return _record_type(hint, (*seen, hint))
     if origin in _FIELD_QUALIFIERS:
         return _convert(args[0], seen)
-    raise _Unsupported(f"is annotated {_text(hint)}, which has no JSON schema here")
+    raise _Unsupported(f"is annotated {_text(hint)}, which has no JSON schema here", listed=True)
 
 
 def _annotated(hint: Any, metadata: tuple[Any, ...], seen: tuple[Any, ...]) -> tuple[Schema, Converter]:
@@ -244,10 +249,9 @@ def _record_type(hint: Any, seen: tuple[Any, ...]) -> tuple[Schema, Converter]:
     fields: dict[str, Schema] = {}
     converters: dict[str, Callable[[Any], Any]] = {}
     if typing.is_typeddict(hint):
-        required = hint.__required_keys__
         for name, field_hint in hints.items():
             schema, convert = _convert(field_hint, seen)
-            fields[name] = schema if name in required else s.optional(schema)
+            fields[name] = schema if _required(hint, name, field_hint) else s.optional(schema)
             if convert is not None:
                 converters[name] = convert
         description = _own_doc(hint)
@@ -269,6 +273,20 @@ def _record_type(hint: Any, seen: tuple[Any, ...]) -> tuple[Schema, Converter]:
             converters[item.name] = convert
     built = s.object(fields, description=_own_doc(hint))
     return built, lambda value: hint(**{k: converters[k](v) if k in converters else v for k, v in value.items()})
+
+
+def _required(typed_dict: Any, name: str, hint: Any) -> bool:
+    """Whether a TypedDict's key is required: ``Required[...]``, ``NotRequired[...]``, else ``total`` decides.
+
+    Read from the resolved hint: under ``from __future__ import annotations`` the
+    class's own ``__required_keys__`` cannot see inside the strings.
+    """
+    origin = typing.get_origin(hint)
+    if origin is typing.Required:
+        return True
+    if origin is typing.NotRequired:
+        return False
+    return name in typed_dict.__required_keys__
 
 
 def _own_doc(hint: type) -> str | None:

@@ -478,12 +478,12 @@ def _from_function(
             converters[parameter.name] = convert
     for stray in documented.params:
         if stray not in fields:
-            hint = suggest(stray, fields)
+            close = suggest(stray, fields, limit=1)
             raise InvalidDefinitionError(
                 decl,
                 "docstring",
                 f'describes "{stray}", which is not a parameter'
-                + (f'; did you mean "{hint}"?' if hint else f"; the parameters are {', '.join(fields) or 'none'}"),
+                + (f'; did you mean "{close[0]}"?' if close else f"; the parameters are {', '.join(fields) or 'none'}"),
             )
     returns = hints.get("return", _EMPTY)
     output: Schema = s.any()

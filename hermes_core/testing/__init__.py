@@ -381,8 +381,8 @@ def check_plugin(
     names = [tool.name for tool in found.tools]
     for name in fakes:
         if name not in names:
-            hint = suggest(name, names)
-            also = f'; did you mean "{hint}"?' if hint else f"; its tools are {', '.join(names) or 'none'}"
+            close = suggest(name, names, limit=1)
+            also = f'; did you mean "{close[0]}"?' if close else f"; its tools are {', '.join(names) or 'none'}"
             raise AssertionError(f'handlers names the tool "{name}", which {distribution} does not have{also}')
     return [
         check_tool(tool, examples=examples, handler=fakes.get(tool.name), schemas=found.schemas) for tool in found.tools
