@@ -1,4 +1,4 @@
-"""The ``hermesos`` command: list, inspect and call the installed tools, install plugins, diagnose broken ones.
+"""The ``hermesos`` command: list, inspect and call the installed tools, install, write and diagnose plugins.
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
@@ -13,7 +13,8 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
       ``tools list`` could not list every tool, ``install`` installed a broken
       plugin
 2     usage error: unknown command or option, input that is not a JSON
-      value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``
+      value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``,
+      ``new plugin`` with a bad name or a directory in use
 3     ``TOOL_NOT_FOUND``
 4     ``INPUT_INVALID``
 5     ``PERMISSION_DENIED``
@@ -810,6 +811,27 @@ def _uninstall(args: argparse.Namespace) -> int:
     return _OK
 
 
+# -- new plugin: a plugin distribution written from templates ----------------------------
+
+
+def _new_plugin(args: argparse.Namespace) -> int:
+    from hermes_core import _scaffold  # noqa: PLC0415 - only new plugin needs the templates
+
+    try:
+        names = _scaffold.plugin_names(args.name)
+        directory = args.directory or names.distribution
+        written = _scaffold.write_plugin(names, directory)
+    except _scaffold.ScaffoldError as error:
+        raise _Usage(f"hermesos new plugin: error: {error}") from None
+    print(f"wrote {names.distribution}, a plugin with one tool, {names.name}.greet:")
+    for file in written:
+        print(f"  {os.path.join(directory, file)}")
+    print("next steps:")
+    for step in (f"cd {shlex.quote(directory)}", "pip install -e '.[test]'", "pytest", "hermesos tools list"):
+        print(f"  {step}")
+    return _OK
+
+
 # -- the parser -------------------------------------------------------------------------
 
 
@@ -856,6 +878,29 @@ def _install_parser(commands: Any) -> None:
     uninstall.set_defaults(run=_uninstall)
 
 
+def _new_parser(commands: Any) -> None:
+    new = commands.add_parser("new", help="write a new project from a template: a plugin")
+    new.set_defaults(run=_help(new))
+    new_commands = new.add_subparsers(dest="new_command", metavar="COMMAND", parser_class=_Parser)
+    plugin = new_commands.add_parser(
+        "plugin",
+        help="write a new plugin distribution, with one tool and its tests, ready to install",
+        description="Write a new plugin distribution into ./hermesos-NAME (or DIR): pyproject.toml with the "
+        "entry point, the module hermes_NAME.py with one tool (NAME.greet), its tests, a README and a "
+        ".gitignore. Nothing is overwritten: DIR must not exist, or be empty.",
+        epilog="Exit statuses: 0 ok, 2 usage (a bad NAME, a directory that exists and is not empty, or one "
+        "that cannot be written).",
+    )
+    plugin.add_argument(
+        "name",
+        metavar="NAME",
+        help="a short lowercase name such as notes or word-count: the distribution is hermesos-NAME, the "
+        "module hermes_NAME (hyphens become underscores); a hermesos- prefix is dropped",
+    )
+    plugin.add_argument("--directory", metavar="DIR", help="where to write it (default: ./hermesos-NAME)")
+    plugin.set_defaults(run=_new_plugin)
+
+
 _DISABLE_HELP = f"skip a plugin by entry-point or distribution name (repeatable; {_DISABLE_ENV} adds more)"
 _GRANT_HELP = f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)"
 
@@ -884,7 +929,8 @@ def _parser() -> _Parser:
     _repeatable(common, "--disable", metavar="NAME", help=_DISABLE_HELP)
     parser = _Parser(
         prog="hermesos",
-        description="List, inspect and call the installed hermesos tools; install plugins; diagnose broken ones.",
+        description="List, inspect and call the installed hermesos tools; install plugins, start new ones "
+        "(new plugin); diagnose broken ones.",
         epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 and 10 the error codes of 'hermesos call' "
         "(see 'hermesos call -h'), 9 pip failed (install, uninstall), 130 interrupted.",
     )
@@ -948,6 +994,7 @@ def _parser() -> _Parser:
     check.add_argument("--report-progress", action="store_true", help=argparse.SUPPRESS)  # the worker's
     check.set_defaults(run=_check)
     _install_parser(commands)
+    _new_parser(commands)
     parser.set_defaults(run=_help(parser))
     return parser
 

@@ -583,8 +583,8 @@ def load_module(module: object) -> Plugin:
     Its plugin's origin names it as the distribution ``(module)``.
 
     Raises:
-        InvalidDefinitionError: the module contributes something malformed.
-        PluginLoadError: one of its hooks raised, or it implements no hook.
+        InvalidDefinitionError: the module contributes something malformed, or implements no hook.
+        PluginLoadError: one of its hooks raised.
     """
     name = str(getattr(module, "__name__", None) or type(module).__name__)
     origin = PluginOrigin("(module)", "-", name, name)

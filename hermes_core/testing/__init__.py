@@ -290,7 +290,7 @@ def check_tool(
     Raises:
         AssertionError: the contract does not hold, saying how.
     """
-    from hypothesis import HealthCheck, given, settings  # noqa: PLC0415 - only the checks need it
+    from hypothesis import HealthCheck, Phase, given, settings  # noqa: PLC0415 - only the checks need it
 
     if not isinstance(tool, Tool):
         raise TypeError(f"check_tool() takes a Tool, got {type(tool).__name__}")
@@ -305,6 +305,8 @@ def check_tool(
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),
+        # Not "explain": the failing input and what the tool said are the report; source lines are noise.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     )
 
     @options
