@@ -99,9 +99,9 @@ def write_plugin(names: PluginNames, directory: str | os.PathLike[str]) -> list[
     made: list[Path] = []  # what this call created, to remove if a later step fails
     try:
         if root.exists() and not root.is_dir():
-            raise ScaffoldError(f"{root} exists and is not a directory; choose another --directory")
+            raise ScaffoldError(f"{_shown(root)} exists and is not a directory; choose another --directory")
         if root.is_dir() and any(root.iterdir()):
-            raise ScaffoldError(f"{root} already exists and is not empty; choose another name or --directory")
+            raise ScaffoldError(f"{_shown(root)} already exists and is not empty; choose another name or --directory")
         for relative, text in files.items():
             path = root / relative
             _make_directories(path.parent, made)
@@ -112,8 +112,14 @@ def write_plugin(names: PluginNames, directory: str | os.PathLike[str]) -> list[
     except OSError as error:
         _remove(made)
         where = error.filename if error.filename is not None else root
-        raise ScaffoldError(f"cannot write {where}: {error.strerror or error}") from error
+        raise ScaffoldError(f"cannot write {_shown(where)}: {error.strerror or error}") from error
     return list(files)
+
+
+def _shown(path: object) -> str:
+    """*path* for a message of one line: as written, or quoted when it holds a line break or control character."""
+    text = os.fsdecode(path) if isinstance(path, str | bytes | os.PathLike) else str(path)
+    return text if text.isprintable() else shorten(repr(text), 120)
 
 
 def _make_directories(directory: Path, made: list[Path]) -> None:

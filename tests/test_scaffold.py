@@ -204,6 +204,11 @@ def test_a_directory_in_use_is_refused_and_left_as_it_was(capsys: pytest.Capture
     ]:
         status, out, err = run(capsys, *argv)
         assert (status, out, err) == (2, "", f"hermesos new plugin: error: {message}\n")
+    (here / "two\nlines").mkdir()
+    (here / "two\nlines" / "x").write_text("")
+    before = files(here)
+    status, _, err = run(capsys, "notes", "--directory", "two\nlines")
+    assert (status, err) == (2, f"hermesos new plugin: error: 'two\\nlines' {in_use}\n")
     assert files(here) == before
     assert (here / "hermesos-notes" / "README.md").read_text() == "mine\n"
     assert (here / "a-file").read_text() == "mine too\n"
