@@ -489,7 +489,7 @@ def _from_function(
     output: Schema = s.any()
     if returns is not _EMPTY:
         output, _ = schema_from_hint(returns, declaration=decl, field="return annotation")
-    text = description if description is not None else documented.description
+    text = description if description is not None else _unwrapped(documented.description)
     if text is None:
         raise InvalidDefinitionError(
             decl,
@@ -513,6 +513,22 @@ def _from_function(
 
 
 _EMPTY = inspect.Signature.empty
+# A paragraph with a line like these is a list or code: its line breaks are meant.
+_KEPT_LINE = re.compile(r"\s|[-*+] |\d+[.)] |```|>")
+
+
+def _unwrapped(text: str | None) -> str | None:
+    """A docstring's prose without its hard wraps: each paragraph's lines joined by spaces.
+
+    A paragraph holding a list item, an indented line, a quote or a code fence
+    keeps its lines; paragraphs stay apart by one blank line.
+    """
+    if text is None:
+        return None
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(
+        p if any(_KEPT_LINE.match(line) for line in p.splitlines()) else " ".join(p.split("\n")) for p in paragraphs
+    )
 
 
 def _check_parameter(decl: str, label: str, parameter: inspect.Parameter, hints: dict[str, Any]) -> None:

@@ -414,6 +414,27 @@ def test_tool_keeps_what_define_tool_checks_and_offers() -> None:
         tool(name="demo.slow", version="2")(slow.handler)
 
 
+def test_the_description_is_the_docstrings_prose_unwrapped_with_lists_and_code_kept() -> None:
+    def f(x: int) -> None:
+        """Find notes by words, newest first, and return
+        at most limit of them.
+
+        Matching ignores case:
+        - "Milk" finds "milk";
+        - accents count.
+
+        Example::
+
+            notes.search(text="milk")
+        """
+
+    assert _tool(f).description == (
+        "Find notes by words, newest first, and return at most limit of them.\n\n"
+        'Matching ignores case:\n- "Milk" finds "milk";\n- accents count.\n\n'
+        "Example::\n\n    notes.search(text=\"milk\")"
+    )
+
+
 def test_an_explicit_description_wins_over_the_docstring() -> None:
     def undocumented(x: int) -> int:
         return x

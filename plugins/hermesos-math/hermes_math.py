@@ -27,9 +27,9 @@ import keyword
 import math
 import re
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
-from hermes_core import IssueKind, Tool, define_tool, hookimpl, reject, shorten
+from hermes_core import IssueKind, Tool, hookimpl, reject, shorten, tool
 from hermes_core import schema as s
 
 __all__ = [
@@ -450,34 +450,22 @@ def evaluate(expression: str) -> Number:
     return parsed.evaluate(tree)
 
 
-def _handle(args: dict[str, str]) -> Number:
-    return evaluate(args["expression"])
+@tool(name=_TOOL, version="1.0.0", inline=True)  # bounded arithmetic that never blocks: on the loop's thread
+def math_eval(
+    expression: Annotated[str, s.string(min_length=1, max_length=MAX_LENGTH)],
+) -> Annotated[
+    Number, s.number(description="The value: an integer if every step was exact integer arithmetic, else a decimal")
+]:
+    """Evaluate an arithmetic expression and return its value as a number.
 
+    Supports integers and decimals, + - * / // % ** (power) and parentheses, the functions abs, round, min, max,
+    sqrt, floor, ceil, exp, log (natural, or log(x, base)), sin, cos, tan (radians), and the constants pi and e.
+    Integer arithmetic is exact (up to 1,000 digits); / always gives a decimal. No variables, strings or other Python.
 
-#: The tool: ``{"expression": "..."}`` in, a number out.
-math_eval: Tool = define_tool(
-    name=_TOOL,
-    description=(
-        "Evaluate an arithmetic expression and return its value as a number. Supports integers and decimals, "
-        "+ - * / // % ** (power) and parentheses, the functions abs, round, min, max, sqrt, floor, ceil, exp, "
-        "log (natural, or log(x, base)), sin, cos, tan (radians), and the constants pi and e. Integer "
-        "arithmetic is exact (up to 1,000 digits); / always gives a decimal. No variables, strings or other Python."
-    ),
-    version="1.0.0",
-    input=s.object(
-        {
-            "expression": s.string(
-                min_length=1,
-                max_length=MAX_LENGTH,
-                description="Arithmetic as Python writes it, such as (2 + 3) * 4 or sqrt(2) / 2",
-            )
-        }
-    ),
-    output=s.number(description="The value: an integer if every step was exact integer arithmetic, else a decimal"),
-    handler=_handle,
-    # Bounded arithmetic that never blocks: run on the event loop's thread, not a worker thread.
-    inline=True,
-)
+    Args:
+        expression: Arithmetic as Python writes it, such as (2 + 3) * 4 or sqrt(2) / 2
+    """
+    return evaluate(expression)
 
 
 @hookimpl

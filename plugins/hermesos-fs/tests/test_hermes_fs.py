@@ -55,6 +55,7 @@ from hermes_core import (
     ToolFailedError,
     discover_plugins,
 )
+from hermes_core.testing import check_plugin
 
 CANARY = "CANARY: this text lives outside the workspace root"
 TOOLS = ("fs.read", "fs.write", "fs.list", "fs.stat", "fs.mkdir", "fs.delete")
@@ -1560,3 +1561,14 @@ def test_the_plugin_says_its_root_is_where_its_tools_write(tmp_path: Path, monke
     monkeypatch.delenv("HERMESOS_FS_ROOT")
     monkeypatch.chdir(tmp_path)
     assert hermes_fs.hermes_write_roots() == [os.getcwd()]
+
+
+# -- the contract, as the pytest plugin of hermesos-core[testing] checks it -------------------------
+
+
+def test_the_installed_plugin_keeps_its_contract(hermes_env: Path) -> None:
+    # The workspace root is the isolated working directory: generated writes land there.
+    checked = check_plugin("hermesos-fs", examples=40)
+    assert [c.name for c in checked] == ["fs.read", "fs.write", "fs.list", "fs.stat", "fs.mkdir", "fs.delete"]
+    assert all(c.rejected == 40 and c.accepted + c.refused == 40 for c in checked)
+    assert {c.name for c in checked if c.accepted} >= {"fs.write", "fs.list", "fs.stat", "fs.mkdir"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import InputInvalidError, InputRejected, Runtime, discover_plugins
+from hermes_core.testing import check_plugin, issues, raises_code
 
 RUNTIME = Runtime([math_eval])
 
@@ -396,3 +398,23 @@ def test_generated_arithmetic_matches_python(expr: Expr) -> None:
 def test_math_eval_runs_inline_on_the_event_loops_thread() -> None:
     # Cheap and never blocking: no worker thread under await runtime.call(...).
     assert math_eval.inline is True
+
+
+# -- the contract, as the pytest plugin of hermesos-core[testing] checks it -------------------------
+
+
+def test_the_installed_plugin_keeps_its_contract(hermes_env: Path) -> None:
+    (checked,) = check_plugin("hermesos-math", examples=60)
+    assert checked.name == "math.eval"
+    assert checked.rejected == 60
+    assert checked.accepted + checked.refused == 60
+
+
+def test_a_located_refusal_through_an_isolated_runtime(hermes_runtime: Callable[..., Runtime]) -> None:
+    runtime = hermes_runtime("hermesos-math")
+    with raises_code("INPUT_INVALID") as caught:
+        runtime.call_sync("math.eval", {"expression": "2 +", "precision": 3})
+    assert issues(caught.value) == [("precision", "unexpected")]
+    with raises_code("INPUT_INVALID") as caught:
+        runtime.call_sync("math.eval", {"expression": "2 +"})
+    assert issues(caught.value) == [("expression", "invalid")]

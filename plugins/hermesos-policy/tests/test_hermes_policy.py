@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, PermissionDeniedError, Runtime, Tool, define_tool
 from hermes_core import schema as s
+from hermes_core.testing import check_plugin, raises_code
 
 
 def tool(name: str, *permissions: str) -> Tool:
@@ -1133,3 +1134,24 @@ def test_a_link_to_the_policy_under_a_file_tools_root_stops_the_load(tmp_path: P
 def test_provider_type_is_exported() -> None:
     """The provider class is public, for runtimes built by hand."""
     assert isinstance(parse_policy(""), PolicyProvider)
+
+
+# -- the contract, as the pytest plugin of hermesos-core[testing] checks it -------------------------
+
+
+def test_the_installed_plugin_loads_with_no_problem_and_no_tools(hermes_env: Path) -> None:
+    assert check_plugin("hermesos-policy") == []
+
+
+def test_a_policy_in_the_isolated_user_configuration_is_the_one_used(
+    hermes_env: Path, hermes_runtime: Callable[..., Runtime]
+) -> None:
+    policy = hermes_env / "config" / "hermesos" / "policy.toml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text('grant = ["unit:run"]\n')
+    unit = define_tool(
+        name="unit.run", description="Run.", version="1.0.0", input=s.object({}), permissions=["unit:run"], handler=dict
+    )
+    assert hermes_runtime(unit, "hermesos-policy").call_sync("unit.run", {}) == {}
+    with raises_code("PERMISSION_DENIED"):
+        hermes_runtime(unit).call_sync("unit.run", {})
