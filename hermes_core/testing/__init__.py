@@ -322,7 +322,7 @@ def check_tool(
                 f'tool "{tool.name}": an input its schema accepts was rejected: {error}\ninput: {value!r}'
             ) from error
         except ToolError as error:
-            raise AssertionError(f'tool "{tool.name}" failed on a valid input: {error}\ninput: {value!r}') from error
+            raise AssertionError(_failure(f'tool "{tool.name}" failed on a valid input', error, value)) from error
         counts["accepted"] += 1
 
     @options
@@ -339,14 +339,25 @@ def check_tool(
             return
         except ToolError as error:
             raise AssertionError(
-                f'tool "{tool.name}": an invalid input raised {error.code.value}, not INPUT_INVALID: {error}'
-                f"\ninput: {value!r}"
+                _failure(
+                    f'tool "{tool.name}": an invalid input raised {error.code.value}, not INPUT_INVALID', error, value
+                )
             ) from error
         raise AssertionError(f'tool "{tool.name}" accepted an input its schema rejects\ninput: {value!r}')
 
     valid()
     invalid()
     return ToolCheck(tool.name, counts["accepted"], counts["refused"], counts["rejected"])
+
+
+def _failure(headline: str, error: ToolError, value: Any) -> str:
+    """A failed check, for the author: what happened, the input, what the handler raised, what a model is told."""
+    lines = [f"{headline}: {error.code.value}", f"input: {value!r}"]
+    cause = error.__cause__
+    if cause is not None and not isinstance(cause, ToolError):
+        lines.append(f"the handler raised {type(cause).__name__}: {cause}")
+    lines.append(f"a model is told: {error}")
+    return "\n".join(lines)
 
 
 def check_plugin(
