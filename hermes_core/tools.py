@@ -153,7 +153,8 @@ def _check_handler(decl: str, handler: object, input_schema: Schema) -> bool:
                 decl,
                 "handler",
                 f"{shorten(_handler_name(handler) + _written(signature), 100)} {problem}; a handler is called with "
-                f"the parsed input (a dict) as its one positional argument, such as {example}",
+                f"the parsed input (a dict) as its one positional argument, such as {example}; or declare the "
+                "function with @tool, which passes each field as a keyword argument",
             )
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
         getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ makes an async handler

@@ -764,7 +764,8 @@ def test_a_handler_that_cannot_take_the_input_and_a_bad_default_are_shown_by_che
         f'problem: plugin {shouting} 1.0.0 (entry point "{entry_point(shouting)}" = {module(shouting)}): '
         'tool "text.shout": handler shout(text: str) annotates "text" as str, not a dict; a handler is called '
         "with the parsed input (a dict) as its one positional argument, such as "
-        'def handler(args): return args["text"].',
+        'def handler(args): return args["text"]; or declare the function with @tool, which passes each field as '
+        "a keyword argument.",
         f'problem: plugin {noting} 1.0.0 (entry point "{entry_point(noting)}" = {module(noting)}): '
         'tool "notes.add": field "limit" has a default that does not match its schema: '
         "default must be an integer, got string.",

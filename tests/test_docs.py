@@ -36,7 +36,9 @@ import ast
 import contextlib
 import io
 import re
+import sys
 import tokenize
+import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +167,16 @@ def normalize(text: str) -> str:
 
 def check_page(page: Path, name: str) -> None:
     """Run the Python blocks of *page* (called *name* in messages) and check what they show."""
-    namespace: dict[str, typing.Any] = {"__name__": "__docs__"}
+    # A module of its own, registered while the page runs: what a dataclass or type hint looks up.
+    module = types.ModuleType("__docs__")
+    sys.modules["__docs__"] = module
+    try:
+        _run_page(page, name, module.__dict__)
+    finally:
+        del sys.modules["__docs__"]
+
+
+def _run_page(page: Path, name: str, namespace: dict[str, typing.Any]) -> None:
     blocks = read_blocks(page)
     for index, block in enumerate(blocks):
         where = f"{name}:{block.first_line - 1}"

@@ -209,7 +209,8 @@ def test_a_handler_that_cannot_take_the_input_says_why_and_shows_the_expected_fo
     assert (error.declaration, error.field) == ('tool "fs.write"', "handler")
     assert error.detail == (
         f"{problem}; a handler is called with the parsed input (a dict) as its one positional argument, "
-        'such as def handler(args): return args["path"]'
+        'such as def handler(args): return args["path"]; or declare the function with @tool, which passes each '
+        "field as a keyword argument"
     )
 
 
