@@ -431,7 +431,7 @@ def test_the_description_is_the_docstrings_prose_unwrapped_with_lists_and_code_k
     assert _tool(f).description == (
         "Find notes by words, newest first, and return at most limit of them.\n\n"
         'Matching ignores case:\n- "Milk" finds "milk";\n- accents count.\n\n'
-        "Example::\n\n    notes.search(text=\"milk\")"
+        'Example::\n\n    notes.search(text="milk")'
     )
 
 
