@@ -43,7 +43,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict  # pydantic needs it, not typing's, before Python 3.12
 
-from hermes_core import InputInvalidError, Runtime, SchemaError, define_tool
+from hermes_core import InputInvalidError, Runtime, SchemaError, define_tool, tool
 from hermes_core import schema as s
 
 try:  # mcp 2 renamed FastMCP to MCPServer; the in-process API (tool(), call_tool()) is the same.
@@ -179,6 +179,11 @@ def add_tool(name: str, handler: Any = add_handler, *, inline: bool = False) -> 
         handler=handler,
         inline=inline,
     )
+
+
+# The same tool from type hints: @tool makes the Tool define_tool makes, with a handler taking keywords.
+add_decorated = tool(name="math.add_decorated", version="1.0.0", permissions=["math:add"])(add)
+add_decorated_async = tool(name="math.add_decorated_async", version="1.0.0", permissions=["math:add"])(add_async)
 
 
 class AddArgs(TypedDict):
@@ -443,7 +448,8 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     # math.add_inline's on the event loop's thread, math.add_async's is awaited.
     inline_tool = add_tool("math.add_inline", inline=True)
     async_tool = add_tool("math.add_async", add_handler_async)
-    runtime = Runtime([tool, inline_tool, async_tool], grants=["math:add"])
+    runtime = Runtime([tool, inline_tool, async_tool, add_decorated, add_decorated_async], grants=["math:add"])
+    _require(add_decorated.input == ADD_INPUT and add_decorated.output == s.integer(), "@tool derives the schemas")
     in_ta = TypeAdapter(AddArgs)
     out_ta = TypeAdapter(int, config=ConfigDict(strict=True))
     server = MCPServer("bench")
@@ -463,7 +469,8 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     build_s = time.perf_counter() - started
 
     _require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
-    for name in ("math.add", "math.add_inline", "math.add_async"):
+    _require(runtime.call_sync("math.add_decorated", args) == 3, "hermes call_sync @tool")
+    for name in ("math.add", "math.add_inline", "math.add_async", "math.add_decorated_async"):
         _require(loop.run_until_complete(runtime.call(name, args)) == 3, f"hermes call {name}")
     _require(out_ta.validate_python(add_handler(in_ta.validate_python(args))) == 3, "pydantic")
     for name in ("add", "add_async"):
@@ -501,6 +508,18 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
         "2. call add(a, b) -> int, input and output validated",
         [
             Contender("2.hermes_sync", "hermes  runtime.call_sync", 'runtime.call_sync("math.add", args)', env),
+            Contender(
+                "2.hermes_decorated_sync",
+                "hermes  runtime.call_sync (@tool def)",
+                'runtime.call_sync("math.add_decorated", args)',
+                env,
+            ),
+            Contender(
+                "2.hermes_decorated_async",
+                "hermes  await runtime.call (@tool async def)",
+                'await runtime.call("math.add_decorated_async", args)',
+                env,
+            ),
             Contender(
                 "2.hermes_inline",
                 "hermes  await runtime.call (inline def)",
@@ -593,6 +612,8 @@ def comparisons(tool_count: int) -> list[Comparison]:
         Comparison("2.hermes_inline", "2.pydantic", "await call (inline def) / pydantic TypeAdapter + call", 1.5),
         Comparison("2.hermes_async", "2.pydantic", "await call (async def) / pydantic TypeAdapter + call", 1.5),
         Comparison("2.hermes_async", "2.mcp_async", "await call (async def) / MCP call_tool (async def)"),
+        Comparison("2.hermes_decorated_sync", "2.hermes_sync", "call_sync: @tool / define_tool", 1.10),
+        Comparison("2.hermes_decorated_async", "2.hermes_async", "await call (async def): @tool / define_tool", 1.10),
         Comparison("2.hermes_thread", "2.mcp_sync", "await call (def, thread) / MCP call_tool (def, thread)", 0.5),
         Comparison("2.hermes_sync", "2.langchain", "call_sync / LangChain invoke"),
         Comparison("2e.hermes", "2e.pydantic", "error path: hermes / pydantic", 1.5),

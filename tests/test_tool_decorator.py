@@ -410,8 +410,17 @@ def test_tool_keeps_what_define_tool_checks_and_offers() -> None:
     assert slow.handler.__name__ == "slow"
     assert slow.handler.__qualname__.endswith("slow")
     assert slow.handler({"x": 3}) == 3
+
+    @tool(name="demo.kinds", version="1.0.0")
+    def kinds(a: int, b: Color = Color.RED, *, c: int, d: Point | None = None) -> tuple[int, Color]:
+        """Positional and keyword-only parameters, converted, defaults taken when a direct call leaves them out."""
+        return (a + c, b)
+
+    assert kinds.handler({"a": 1, "c": 2}) == [3, "red"]
+    assert kinds.handler({"a": 1, "b": "blue", "c": 2, "d": {"x": 1}}) == [3, "blue"]
+    assert Runtime([kinds]).call_sync("demo.kinds", {"a": 1, "c": 2}) == [3, "red"]
     with pytest.raises(InvalidDefinitionError, match=r'tool "demo.slow": version must be a semantic version'):
-        tool(name="demo.slow", version="2")(slow.handler)
+        tool(name="demo.slow", version="2")(f_scalars)
 
 
 def test_the_description_is_the_docstrings_prose_unwrapped_with_lists_and_code_kept() -> None:
