@@ -19,9 +19,9 @@ The convention, for ``docs/*.md`` and ``README.md``:
   cannot hide what its example prints.
 * A block whose info string carries ``title="PATH"`` is a file of the
   plugin tutorial (``docs/tutorial.md`` only): it does not run as an example;
-  ``test_the_tutorial_works_from_an_empty_folder`` writes every such file to
-  disk, installs the result in a fresh virtual environment and runs the
-  tutorial's commands, comparing what they print.
+  ``test_the_tutorial_works_from_an_empty_folder`` runs the tutorial's
+  commands in a fresh virtual environment, comparing what they print, and
+  writes every such file over the plugin ``hermesos new plugin`` made.
 * Examples that are not Python use another language (``console``, ``text``,
   ``json``). An info string that starts with ``py`` but is not ``python``
   (``py``, ``python3``, ``pycon``...) is an error: a Python example runs.
@@ -318,9 +318,9 @@ def test_relative_links_resolve(page: Path) -> None:
 
 # -- the tutorial, for real ----------------------------------------------------------------
 
-# Commands of the tutorial that set up what the test sets up itself (a folder, a
-# virtual environment, hermesos-core from this checkout).
-_HARNESS = ("mkdir ", "cd ", "python3 -m venv ", ". .venv/bin/activate", "pip install path/to/hermesos-core")
+# Commands of the tutorial that set up what the test sets up itself (a virtual
+# environment, hermesos-core from this checkout) or does itself (cd).
+_HARNESS = ("python3 -m venv ", ". .venv/bin/activate", "pip install path/to/hermesos-core")
 
 
 def _console(blocks: list[Block]) -> list[tuple[str, list[str]]]:
@@ -338,6 +338,7 @@ def _console(blocks: list[Block]) -> list[tuple[str, list[str]]]:
 
 
 def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
+    """Every command of the tutorial, in order, in a fresh venv; its files replace the scaffold's once it is written."""
     import os
     import shlex
     import subprocess
@@ -345,13 +346,8 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
     import venv
 
     blocks = read_blocks(ROOT / TUTORIAL)
-    project = tmp_path / "hermesos-wordcount"
     files = [block for block in blocks if block.title]
-    assert {block.title for block in files} == {"pyproject.toml", "hermes_wordcount.py", "tests/test_wordcount.py"}
-    for block in files:
-        assert block.title is not None
-        (project / block.title).parent.mkdir(parents=True, exist_ok=True)
-        (project / block.title).write_text(block.text)
+    assert {block.title for block in files} == {"hermes_wordcount.py", "tests/test_hermes_wordcount.py"}
 
     wheels = tmp_path / "wheels"
     subprocess.run(
@@ -359,24 +355,31 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    venv.create(project / ".venv", with_pip=True)
-    bin_dir = project / ".venv" / "bin"
+    folder = tmp_path / "work"
+    folder.mkdir()
+    venv.create(tmp_path / ".venv", with_pip=True)
+    bin_dir = tmp_path / ".venv" / "bin"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "PYTHON"))}
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(project / ".venv"))
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(tmp_path / ".venv"))
     (core,) = wheels.glob("hermesos_core-*.whl")  # by file: the bare name could resolve to another project
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, str(core)], check=True, capture_output=True, env=env)
 
     steps = _console(blocks)
+    assert any(command.startswith("hermesos new plugin") for command, _ in steps)
     assert any(command.startswith("hermesos call") for command, _ in steps)
+    cwd = folder
     for command, shown in steps:
         if command.startswith(_HARNESS):
             continue
         argv = shlex.split(command)
+        if argv[0] == "cd":
+            cwd = cwd / argv[1]
+            continue
         if argv[0] == "pip":
             argv = [*pip, *argv[2:]]
         assert argv[0] in ("hermesos", "pytest") or argv[0] == pip[0], f"the tutorial runs {command!r}: test it"
-        done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
         printed = (done.stdout + done.stderr).rstrip().splitlines()
         if argv[0] == "pytest":
             assert done.returncode == 0, done.stdout + done.stderr
@@ -385,3 +388,9 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
             assert printed == shown, (command, printed)
         else:
             assert done.returncode == 0, done.stderr
+        if argv[:3] == ["hermesos", "new", "plugin"]:
+            # The tutorial's files replace the example the scaffold wrote.
+            project = cwd / f"hermesos-{argv[3]}"
+            for block in files:
+                assert block.title is not None
+                (project / block.title).write_text(block.text)
