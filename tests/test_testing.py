@@ -289,3 +289,15 @@ def test_the_pytest_plugin_gives_isolated_runtimes_and_nothing_else(
     disabled = pytester.runpytest_subprocess("-p", "no:hermesos", "-p", "no:cacheprovider")
     disabled.assert_outcomes(passed=1, errors=2)
     assert "fixture 'hermes_env' not found" in disabled.stdout.str()
+
+
+def test_the_pytest_plugin_imports_neither_hypothesis_nor_jsonschema() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, hermes_core.testing.plugin; "
+        "print(sorted(m for m in ('hypothesis', 'jsonschema') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
