@@ -93,6 +93,8 @@ def _object_schema(draw: st.DrawFn, children: st.SearchStrategy[s.Schema]) -> s.
     for name in names:
         child = draw(children)
         how = draw(st.sampled_from(["required", "optional", "default"]))
+        if how == "default" and child.has_refs:
+            how = "optional"  # a default under a ref is checked by whatever resolves the ref, not here
         if how == "required":
             fields[name] = child
         elif how == "optional":
@@ -122,6 +124,7 @@ def _extend(children: st.SearchStrategy[s.Schema]) -> st.SearchStrategy[s.Schema
         st.builds(s.record, children),
         st.lists(children, min_size=1, max_size=3).map(lambda options: s.union(*options)),
         st.builds(s.nullable, children),
+        st.lists(children, min_size=1, max_size=3).map(lambda items: s.tuple(*items)),
     )
 
 
@@ -185,6 +188,11 @@ def _shaped(schema: s.Schema) -> st.SearchStrategy[Any]:
     if isinstance(schema, s.ArraySchema):
         high = schema.max_items if schema.max_items is not None else 3
         return st.lists(values_for(schema.items), min_size=max((schema.min_items or 0) - 1, 0), max_size=high + 1)
+    if isinstance(schema, s.TupleSchema):
+        exact = st.tuples(*(values_for(item) for item in schema.items)).map(list)
+        return (
+            exact | exact.map(lambda items: items[:-1]) | st.builds(lambda items, more: [*items, more], exact, SCALARS)
+        )
     if isinstance(schema, s.ObjectSchema):
         required = {name: values_for(sub) for name, sub in schema.fields.items() if name in schema.required}
         optional = {
