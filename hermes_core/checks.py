@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from hermes_core.errors import InvalidDefinitionError, shorten
 from hermes_core.names import check_name
 from hermes_core.permissions import PermissionProvider
-from hermes_core.schema import ObjectSchema, OptionalSchema, RefSchema, Schema
+from hermes_core.schema import NullableSchema, ObjectSchema, OptionalSchema, RefSchema, Schema, UnionSchema
 from hermes_core.schema.validators import default_problem, follow_refs
 from hermes_core.tools import Tool
 
@@ -131,6 +131,13 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
             raise InvalidDefinitionError(
                 decl, None, "is a ref that leads back to itself; a named schema must describe a value"
             )
+        if _leads_back(name, schema, refs, set()):
+            raise InvalidDefinitionError(
+                decl,
+                None,
+                "refers to itself through a union or nullable with no array or object between, so checking a "
+                "value against it would never end; put the recursion inside s.array(...) or s.object(...)",
+            )
         _check_defaults(decl, "field", schema, refs)
     for tool in tools:
         # A tool compiled its schemas unless they name others: only those have anything to check here.
@@ -150,6 +157,22 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
         if tool._output_validator is None:
             _check_refs(decl, "output", tool.output, refs)
             _check_defaults(decl, "output field", tool.output, refs)
+
+
+def _leads_back(name: str, schema: Schema, refs: Mapping[str, Schema], seen: set[str]) -> bool:
+    """Whether *schema* reaches ``s.ref(name)`` through unions, nullables, optionals and refs alone."""
+    if isinstance(schema, RefSchema):
+        if schema.name == name:
+            return True
+        if schema.name in seen or schema.name not in refs:
+            return False
+        seen.add(schema.name)
+        return _leads_back(name, refs[schema.name], refs, seen)
+    if isinstance(schema, UnionSchema):
+        return any(_leads_back(name, option, refs, seen) for option in schema.options)
+    if isinstance(schema, NullableSchema | OptionalSchema):
+        return _leads_back(name, schema.schema, refs, seen)
+    return False
 
 
 def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:

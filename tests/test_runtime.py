@@ -650,6 +650,33 @@ def test_a_cycle_of_bare_refs_is_refused() -> None:
     assert "leads back to itself" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "schemas",
+    [
+        {"t.node": s.union(s.ref("t.node"), s.boolean())},
+        {"t.node": s.nullable(s.ref("t.other")), "t.other": s.union(s.integer(), s.ref("t.node"))},
+    ],
+    ids=["union", "nullable-through-another"],
+)
+def test_a_recursion_with_no_container_between_is_refused(schemas: dict[str, s.Schema]) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([], schemas=schemas)
+    assert str(caught.value) == (
+        'schema "t.node" refers to itself through a union or nullable with no array or object between, so checking '
+        "a value against it would never end; put the recursion inside s.array(...) or s.object(...)."
+    )
+
+
+def test_a_recursion_through_an_array_is_a_schema() -> None:
+    runtime = Runtime([], schemas={"t.node": s.union(s.array(s.ref("t.node")), s.boolean())})
+    assert list(runtime.schemas) == ["t.node"]
+
+
+def test_a_missing_ref_inside_a_tuple_is_a_definition_error() -> None:
+    with pytest.raises(InvalidDefinitionError, match=r"^s.ref\('a.b'\) names a schema that is not registered"):
+        s.tuple(s.ref("a.b")).parse([1])
+
+
 def test_a_default_under_a_ref_is_checked_when_the_ref_resolves() -> None:
     tool = ref_tool(input=s.object({"path": s.optional(s.ref("fs.path"), default=7)}))
     with pytest.raises(InvalidDefinitionError) as caught:

@@ -252,7 +252,10 @@ class _Codegen:
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if isinstance(node, TupleSchema):
-            # Rare in tool inputs: the node's own walk checks it, items and all.
+            # Rare in tool inputs: the node's own walk checks it, items and all. Compiling each
+            # item resolves the refs it holds now, so a missing one is a definition error here.
+            for item in node.items:
+                self.function(item)
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if isinstance(node, AnySchema):
