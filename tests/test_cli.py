@@ -424,6 +424,8 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
         ["check"],
         ["install"],
         ["uninstall"],
+        ["new"],
+        ["new", "plugin"],
     ],
 )
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
