@@ -26,7 +26,7 @@ from hermes_core.names import check_name, suggest
 from hermes_core.schema import AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import Validator, closed_validator, default_problem
 
-__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool"]
+__all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool"]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
@@ -63,6 +63,11 @@ class Tool:
         inline: run a plain handler on the event loop's own thread under
             ``await runtime.call(...)`` rather than in a worker thread: for a
             handler that is cheap and never blocks.
+        title: a short human-readable name, for a client's user interface.
+        read_only: a hint for clients: the tool changes nothing (None: not said).
+        destructive: a hint: the tool may delete or overwrite (meaningful when not read-only).
+        idempotent: a hint: calling it again with the same input has no further effect.
+        open_world: a hint: the tool reaches beyond a closed domain (the web, say).
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -76,6 +81,11 @@ class Tool:
     handler: Handler
     timeout: float | None = None
     inline: bool = False
+    title: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -100,6 +110,36 @@ class Tool:
         check_timeout(decl, "timeout", self.timeout)
         if not isinstance(self.inline, bool):
             raise InvalidDefinitionError(decl, "inline", f"must be True or False, got {_describe(self.inline)}")
+        _check_hints(decl, self)
+
+
+#: The hints a tool may give clients (the Model Context Protocol's tool annotations), by field.
+HINTS = {
+    "read_only": "readOnlyHint",
+    "destructive": "destructiveHint",
+    "idempotent": "idempotentHint",
+    "open_world": "openWorldHint",
+}
+_TITLE_MAX = 100
+
+
+def _check_hints(decl: str, tool: Tool) -> None:
+    title = tool.title
+    if title is not None and (not isinstance(title, str) or not title.strip() or len(title) > _TITLE_MAX):
+        raise InvalidDefinitionError(
+            decl,
+            "title",
+            f"must be a short non-blank string (at most {_TITLE_MAX} characters) such as 'Read a file', "
+            f"or None, got {_describe(title)}",
+        )
+    for name in HINTS:
+        value = getattr(tool, name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidDefinitionError(decl, name, f"must be True, False or None (not said), got {_describe(value)}")
+    if tool.read_only and tool.destructive:
+        raise InvalidDefinitionError(
+            decl, "destructive", "is True, but read_only is True too: a tool that changes nothing destroys nothing"
+        )
 
 
 def _describe(value: object) -> str:
@@ -252,6 +292,11 @@ def define_tool(
     handler: Handler,
     timeout: float | None = None,
     inline: bool = False,
+    title: str | None = None,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -274,6 +319,14 @@ def define_tool(
             the event loop's thread under ``await runtime.call(...)`` instead of
             a worker thread (which keeps a blocking handler from stalling every
             other call, for some 20 microseconds a call).
+        title: a short human-readable name for clients' user interfaces.
+        read_only: tell clients the tool changes nothing in its environment.
+        destructive: tell clients the tool may delete or overwrite things.
+        idempotent: tell clients a repeated call with the same input has no further effect.
+        open_world: tell clients the tool reaches an open world (the web), not a closed domain.
+            The four hints are None (not said) unless given; clients such as
+            MCP hosts use them to decide what to confirm with the user. They
+            are hints: a runtime enforces permissions, not hints.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -292,6 +345,11 @@ def define_tool(
         handler=handler,
         timeout=timeout,
         inline=inline,
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
     )
 
 
@@ -372,6 +430,11 @@ def tool(
     permissions: Iterable[str] = (),
     timeout: float | None = None,
     inline: bool = False,
+    title: str | None = None,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Declare a tool from a plain or ``async`` function: its schemas come from its type hints.
 
@@ -392,12 +455,8 @@ def tool(
 
         @tool(name="notes.add", version="1.0.0", permissions=["notes:write"])
         def add(text: Annotated[str, s.string(max_length=200)], tags: list[str] = []) -> int:
-            \"\"\"Add a note; returns its number.
-
-    Args:
-                text: the note.
-                tags: words to find it by.
-            \"\"\"
+            \"\"\"Add a note; returns its number.\"\"\"
+            return notes.add(text, tags)
 
     Args:
         name: as for :func:`define_tool`.
@@ -406,6 +465,11 @@ def tool(
         permissions: as for :func:`define_tool`.
         timeout: as for :func:`define_tool`.
         inline: as for :func:`define_tool`.
+        title: as for :func:`define_tool`.
+        read_only: as for :func:`define_tool`.
+        destructive: as for :func:`define_tool`.
+        idempotent: as for :func:`define_tool`.
+        open_world: as for :func:`define_tool`.
 
     Returns:
         A decorator turning the function into a :class:`Tool`, exactly as
@@ -419,6 +483,13 @@ def tool(
             docstring entry for a parameter the function does not have.
 
     """
+    hints = {
+        "title": title,
+        "read_only": read_only,
+        "destructive": destructive,
+        "idempotent": idempotent,
+        "open_world": open_world,
+    }
 
     def decorate(function: Callable[..., Any]) -> Tool:
         return _from_function(
@@ -429,6 +500,7 @@ def tool(
             permissions=permissions,
             timeout=timeout,
             inline=inline,
+            client_hints=hints,
         )
 
     return decorate
@@ -443,6 +515,7 @@ def _from_function(
     permissions: Iterable[str],
     timeout: float | None,
     inline: bool,
+    client_hints: Mapping[str, Any],
 ) -> Tool:
     from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
 
@@ -509,6 +582,7 @@ def _from_function(
         handler=_keyword_handler(function, parameters, converters, returns is not _EMPTY and needs_to_json(returns)),
         timeout=timeout,
         inline=inline,
+        **client_hints,
     )
 
 

@@ -1,0 +1,397 @@
+"""Tools handed to model APIs, and the model's calls routed back: OpenAI and Anthropic.
+
+An adapter wraps a :class:`~hermes_core.Runtime`. ``definitions()`` is the
+list to pass as ``tools=``; ``handle(call)`` takes one tool call as the SDK
+gives it (its own object, or the same as a dict) and returns the message to
+send back; ``handle_all(calls)`` does a whole turn's calls concurrently, in
+the model's order::
+
+    tools = OpenAITools(runtime)
+    response = client.chat.completions.create(model=..., messages=messages, tools=tools.definitions())
+    message = response.choices[0].message
+    messages.append(message)
+    messages.extend(await tools.handle_all(message.tool_calls or []))
+
+Everything a model is shown uses wire names (:mod:`hermes_core.wire`):
+``fs.read`` is ``fs_read``, in the definitions, in the suggestions of
+``TOOL_NOT_FOUND`` and in every error message. Nothing a model can send
+makes ``handle`` raise: arguments that are not JSON, an unknown tool, bad
+input, a denied permission, a handler that fails or times out all come back
+as the tool's result, the error's model-facing message after its code
+(Anthropic: with ``is_error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, final
+
+from hermes_core._frozen import derive, frozen
+from hermes_core.errors import InputInvalidError, Issue, ToolError
+from hermes_core.runtime import Runtime
+from hermes_core.schema import (
+    AnySchema,
+    ArraySchema,
+    NullableSchema,
+    ObjectSchema,
+    OptionalSchema,
+    RecordSchema,
+    RefSchema,
+    Schema,
+    TupleSchema,
+    UnionSchema,
+)
+from hermes_core.schema.validators import follow_refs
+from hermes_core.tools import Tool
+from hermes_core.wire import WireNames
+
+__all__ = ["ARGUMENTS_MAX", "AnthropicTools", "OpenAITools", "result_text"]
+
+#: The longest arguments text a call may carry, in characters; a longer one is INPUT_INVALID.
+ARGUMENTS_MAX = 16 * 1024 * 1024
+
+# JSON Schema keywords OpenAI's strict mode refuses; the runtime still enforces each.
+_STRICT_DROPPED = frozenset(
+    {
+        "default",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+
+
+def result_text(value: Any) -> str:
+    """A tool's result as the text a model is sent: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _field(call: Any, name: str) -> Any:
+    """*name* of a call given as a dict or as an SDK object; None when it has none."""
+    if isinstance(call, Mapping):
+        return call.get(name)
+    return getattr(call, name, None)
+
+
+def _arguments(wire: str, raw: Any) -> Any:
+    """A call's arguments: JSON text parsed (INPUT_INVALID, located, if it is not JSON), or the object given."""
+    if raw is None or raw == "":
+        return {}
+    if not isinstance(raw, str):
+        return raw
+    if len(raw) > ARGUMENTS_MAX:
+        issue = Issue((), "too_big", f"is {len(raw):,} characters of JSON; at most {ARGUMENTS_MAX:,} are read")
+        raise InputInvalidError(wire, [issue])
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as error:
+        detail = f"is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}; send a JSON object"
+        raise InputInvalidError(wire, [Issue((), "invalid", detail)]) from None
+    except RecursionError:
+        raise InputInvalidError(wire, [Issue((), "too_deep", "nests arrays and objects too deeply")]) from None
+
+
+# -- OpenAI's strict mode ------------------------------------------------------------------------------
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """*schema* (exported JSON Schema) as OpenAI's strict mode takes it.
+
+    Every object lists all its properties as required, with no others; a
+    property that was optional accepts null instead; keywords strict mode
+    refuses are left out.
+    """
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _STRICT_DROPPED:
+            continue
+        if key == "properties":
+            required = set(schema.get("required", ()))
+            out[key] = {
+                name: _strict(sub) if name in required else _nullable(_strict(sub)) for name, sub in value.items()
+            }
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            out[key] = _strict(value)
+        elif key in ("anyOf", "prefixItems"):
+            out[key] = [_strict(sub) for sub in value]
+        elif key == "$defs":
+            out[key] = {name: _strict(sub) for name, sub in value.items()}
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "properties" in out:
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    if "prefixItems" in out:  # a tuple: strict mode has no prefixItems; any of its item schemas, in order
+        items = out.pop("prefixItems")
+        out["items"] = items[0] if len(items) == 1 else {"anyOf": items}
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]} if kind != "null" else schema
+    if "anyOf" in schema:
+        options = schema["anyOf"]
+        if any(option.get("type") == "null" for option in options):
+            return schema
+        return {**schema, "anyOf": [*options, {"type": "null"}]}
+    if "enum" in schema:
+        values = schema["enum"]
+        return schema if None in values else {**schema, "enum": [*values, None]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen: set[str]) -> str | None:
+    """Why *schema* cannot be given to strict mode at all (where, and what), or None."""
+    if isinstance(schema, RefSchema):
+        if schema.name in seen or schema.name not in refs:
+            return None
+        return _strict_problem(refs[schema.name], refs, path, {*seen, schema.name})
+    if isinstance(schema, AnySchema):
+        return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say'
+    if isinstance(schema, RecordSchema):
+        return f'field "{path or "(the input)"}" is a record (s.record()), whose keys strict mode cannot leave open'
+    if isinstance(schema, ObjectSchema) and schema.extra != "forbid":
+        return (
+            f'field "{path or "(the input)"}" allows unknown keys (extra={schema.extra!r}), which strict mode forbids'
+        )
+    for name, child in _children(schema):
+        problem = _strict_problem(child, refs, f"{path}.{name}" if path and name else path or name, seen)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _children(schema: Schema) -> list[tuple[str, Schema]]:
+    if isinstance(schema, ObjectSchema):
+        return list(schema.field_items)
+    if isinstance(schema, ArraySchema):
+        return [("", schema.items)]
+    if isinstance(schema, TupleSchema):
+        return [("", item) for item in schema.items]
+    if isinstance(schema, UnionSchema):
+        return [("", option) for option in schema.options]
+    if isinstance(schema, NullableSchema | OptionalSchema):
+        return [("", schema.schema)]
+    return []
+
+
+def _absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth: int = 0) -> Any:
+    """*value* with a null sent for an optional field that does not accept null taken as the field left out."""
+    if depth > 64:  # a deeper value is checked as it is: the schema's own depth limit explains it
+        return value
+    schema = follow_refs(schema, refs)
+    if isinstance(schema, NullableSchema | OptionalSchema):
+        return _absent_nulls(schema.schema, value, refs, depth)
+    if isinstance(schema, ObjectSchema) and type(value) is dict:
+        fields = schema.fields
+        out = {}
+        for key, item in value.items():
+            field = fields.get(key) if type(key) is str else None
+            if item is None and isinstance(field, OptionalSchema) and not _accepts_null(field.schema, refs):
+                continue
+            out[key] = item if field is None else _absent_nulls(field, item, refs, depth + 1)
+        return out
+    if isinstance(schema, ArraySchema) and type(value) is list:
+        return [_absent_nulls(schema.items, item, refs, depth + 1) for item in value]
+    return value
+
+
+def _accepts_null(schema: Schema, refs: Mapping[str, Schema]) -> bool:
+    schema = follow_refs(schema, refs)
+    if isinstance(schema, NullableSchema | AnySchema):
+        return True
+    if isinstance(schema, UnionSchema):
+        return any(_accepts_null(option, refs) for option in schema.options)
+    values = getattr(schema, "values", None)
+    return isinstance(values, tuple) and None in values
+
+
+# -- the adapters --------------------------------------------------------------------------------------
+
+
+class _Adapter:
+    """What both adapters share: wire names, routing a call through the runtime, and concurrency."""
+
+    __slots__ = ()
+
+    runtime: Runtime
+    names: WireNames
+
+    def _function(self, tool: Tool) -> dict[str, Any]:
+        """The parts of a definition every format has: the wire name, the description and the input schema."""
+        refs = self.runtime.schemas
+        return {
+            "name": self.names.to_wire[tool.name],
+            "description": self.names.rewrite(tool.description),
+            "parameters": follow_refs(tool.input, refs).json_schema(defs=refs),
+        }
+
+    async def _result(self, wire: Any, raw: Any, *, null_is_absent: bool = False) -> tuple[str, ToolError | None]:
+        """Run one call; the text to send back, and the error if it failed."""
+        try:
+            name = self.names.lookup(wire)
+            arguments = _arguments(wire, raw)
+            if null_is_absent:
+                tool = self.runtime.tools[name]
+                arguments = _absent_nulls(tool.input, arguments, self.runtime.schemas)
+            value = await self.runtime.call(name, arguments)
+        except ToolError as error:
+            shown = self.names.shown(error)
+            return f"{shown.code.value}: {self.names.rewrite(shown.message)}", shown
+        return result_text(value), None
+
+    async def handle(self, call: Any) -> dict[str, Any]:
+        """The message answering one tool call."""
+        raise NotImplementedError
+
+    def handle_sync(self, call: Any) -> dict[str, Any]:
+        """:meth:`handle`, from code without an event loop (``asyncio.run``).
+
+        Raises:
+            RuntimeError: this thread already runs an event loop; use ``await handle(call)``.
+        """
+        return asyncio.run(self.handle(call))
+
+    async def handle_all(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
+        """The messages answering every tool call of one model turn, run concurrently, in the model's order."""
+        return list(await asyncio.gather(*(self.handle(call) for call in calls)))
+
+
+@final
+@frozen(init=False, eq=False)
+class OpenAITools(_Adapter):
+    """A runtime's tools for OpenAI's Chat Completions or Responses API.
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+        api: ``"chat"`` (Chat Completions: ``{"type": "function", "function":
+            {...}}``) or ``"responses"`` (``{"type": "function", "name", ...}``).
+        strict: give the schemas as structured outputs' strict mode takes them
+            and set ``strict: true``: every property required, an optional one
+            nullable (a null sent for it is taken as left out, so its default
+            applies), and keywords strict mode refuses (lengths, bounds,
+            patterns, defaults) left out of what the model is shown, though the
+            runtime still enforces them.
+
+    Raises:
+        InvalidDefinitionError: two tools have the same wire name; *api* is not
+            one of the two; with *strict*, a tool's input holds what strict mode
+            cannot say (any JSON value, a record, an object with open keys).
+    """
+
+    runtime: Runtime
+    api: Literal["chat", "responses"]
+    strict: bool
+    names: WireNames
+
+    def __init__(self, runtime: Runtime, *, api: Literal["chat", "responses"] = "chat", strict: bool = False) -> None:
+        from hermes_core.errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
+
+        if api not in ("chat", "responses"):
+            raise InvalidDefinitionError("OpenAITools()", "api", f"must be 'chat' or 'responses', got {api!r}")
+        if not isinstance(strict, bool):
+            raise InvalidDefinitionError("OpenAITools()", "strict", f"must be True or False, got {strict!r}")
+        names = WireNames(runtime.tools)
+        if strict:
+            for tool in runtime.tools.values():
+                problem = _strict_problem(tool.input, runtime.schemas, "", set())
+                if problem is not None:
+                    raise InvalidDefinitionError(
+                        f'tool "{tool.name}"', "input", f"cannot be given to OpenAI's strict mode: {problem}"
+                    )
+        derive(self, runtime=runtime, api=api, strict=strict, names=names)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools, as ``tools=`` takes them."""
+        out = []
+        for tool in self.runtime.tools.values():
+            function = self._function(tool)
+            if self.strict:
+                function["parameters"] = _strict(function["parameters"])
+                function["strict"] = True
+            out.append(
+                {"type": "function", "function": function} if self.api == "chat" else {"type": "function", **function}
+            )
+        return out
+
+    async def handle(self, call: Any) -> dict[str, Any]:
+        """The message answering one tool call: a Chat Completions ``tool_calls`` item or a Responses call.
+
+        Returns:
+            Chat Completions: ``{"role": "tool", "tool_call_id", "content"}``;
+            Responses: ``{"type": "function_call_output", "call_id", "output"}``.
+            A failed call's text is the error's code and its message for the model.
+        """
+        if self.api == "chat":
+            function = _field(call, "function")
+            text, _ = await self._result(
+                _field(function, "name"), _field(function, "arguments"), null_is_absent=self.strict
+            )
+            return {"role": "tool", "tool_call_id": _field(call, "id"), "content": text}
+        text, _ = await self._result(_field(call, "name"), _field(call, "arguments"), null_is_absent=self.strict)
+        return {"type": "function_call_output", "call_id": _field(call, "call_id"), "output": text}
+
+
+@final
+@frozen(init=False, eq=False)
+class AnthropicTools(_Adapter):
+    """A runtime's tools for Anthropic's Messages API.
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+
+    Raises:
+        InvalidDefinitionError: two tools have the same wire name.
+    """
+
+    runtime: Runtime
+    names: WireNames
+
+    def __init__(self, runtime: Runtime) -> None:
+        derive(self, runtime=runtime, names=WireNames(runtime.tools))
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools, as ``tools=`` takes them: ``{"name", "description", "input_schema"}``."""
+        out = []
+        for tool in self.runtime.tools.values():
+            function = self._function(tool)
+            out.append(
+                {
+                    "name": function["name"],
+                    "description": function["description"],
+                    "input_schema": function["parameters"],
+                }
+            )
+        return out
+
+    async def handle(self, call: Any) -> dict[str, Any]:
+        """The content block answering one ``tool_use`` block.
+
+        Returns:
+            ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``; a
+            failed call's content is the error's code and its message for the model.
+        """
+        text, error = await self._result(_field(call, "name"), _field(call, "input"))
+        return {
+            "type": "tool_result",
+            "tool_use_id": _field(call, "id"),
+            "content": text,
+            "is_error": error is not None,
+        }

@@ -1,0 +1,137 @@
+"""Wire names: the names tools go by where a model or a client sends them.
+
+OpenAI and Anthropic accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$``,
+and several MCP clients refuse a dot. One mapping, shared by every adapter,
+turns a tool's name into its wire name:
+
+* a name that already matches is unchanged (``search``, ``fs_read``);
+* otherwise each character outside ``[a-zA-Z0-9_-]`` becomes ``_``
+  (``fs.read`` → ``fs_read``);
+* a result longer than 64 characters keeps its first 55 and ends with ``_``
+  and 8 hex digits of the name's SHA-256, stable across runs and machines.
+
+Two tools whose wire names are the same (``fs.read`` and ``fs_read``), or
+differ only in case (some clients fold case), cannot both be shown: a
+:class:`WireNames` of them raises :class:`~hermes_core.InvalidDefinitionError`
+naming both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import final
+
+from hermes_core._frozen import derive, frozen
+from hermes_core.errors import InvalidDefinitionError, ToolError, ToolNotFoundError
+from hermes_core.names import suggest
+
+__all__ = ["WIRE_MAX", "WIRE_PATTERN", "WireNames", "wire_name"]
+
+#: What OpenAI and Anthropic accept as a tool's name.
+WIRE_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")
+#: The longest wire name.
+WIRE_MAX = 64
+_OTHER = re.compile(r"[^a-zA-Z0-9_-]")
+_HASHED_PREFIX = WIRE_MAX - 9  # the prefix kept, then "_" and 8 hex digits
+
+
+def wire_name(name: str) -> str:
+    """The wire name of the tool *name* (see the module's rules).
+
+    >>> wire_name("fs.read"), wire_name("fs_read"), wire_name("search")
+    ('fs_read', 'fs_read', 'search')
+    """
+    if WIRE_PATTERN.match(name):
+        return name
+    mapped = _OTHER.sub("_", name) or "_"
+    if len(mapped) <= WIRE_MAX:
+        return mapped
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{mapped[:_HASHED_PREFIX]}_{digest}"
+
+
+@final
+@frozen(init=False)
+class WireNames:
+    """The wire names of a set of tools, both ways.
+
+    Args:
+        names: the tools' names, in order.
+
+    Raises:
+        InvalidDefinitionError: two names have the same wire name, or wire
+            names that differ only in case; the message names both tools.
+    """
+
+    to_wire: Mapping[str, str]
+    to_name: Mapping[str, str]
+    _renamed: re.Pattern[str] | None
+
+    def __init__(self, names: Iterable[str]) -> None:
+        to_wire: dict[str, str] = {}
+        to_name: dict[str, str] = {}
+        folded: dict[str, str] = {}
+        for name in names:
+            wire = wire_name(name)
+            other = to_name.get(wire) or folded.get(wire.casefold())
+            if other is not None:
+                same = "the same wire name" if wire_name(other) == wire else "wire names that differ only in case"
+                raise InvalidDefinitionError(
+                    f'tools "{other}" and "{name}"',
+                    None,
+                    f"have {same} ({wire_name(other)!r}, {wire!r}), which models and clients send instead of the "
+                    "tool's name; rename one of them",
+                )
+            to_wire[name] = wire
+            to_name[wire] = name
+            folded[wire.casefold()] = name
+        # The names that change, longest first, where they stand as names (a sentence's full stop may follow).
+        changed = sorted((name for name, wire in to_wire.items() if wire != name), key=len, reverse=True)
+        renamed = (
+            re.compile(rf"(?<![\w.-])({'|'.join(map(re.escape, changed))})(?![\w-])(?!\.[\w-])") if changed else None
+        )
+        derive(self, to_wire=MappingProxyType(to_wire), to_name=MappingProxyType(to_name), _renamed=renamed)
+
+    def rewrite(self, text: str) -> str:
+        """*text* with every tool name that has another wire name written as its wire name.
+
+        Descriptions and messages name tools (``list the directory with
+        fs.list``); a model must only ever be told names it can send.
+
+        >>> WireNames(["fs.list", "fs.read"]).rewrite("Call fs.list first, then fs.read.")
+        'Call fs_list first, then fs_read.'
+        """
+        if self._renamed is None:
+            return text
+        return self._renamed.sub(lambda match: self.to_wire[match.group(1)], text)
+
+    def lookup(self, wire: object) -> str:
+        """The tool name whose wire name is *wire*.
+
+        Raises:
+            ToolNotFoundError: no tool has that wire name; the suggestions are
+                wire names, the only names a model can send.
+        """
+        name = self.to_name.get(wire) if type(wire) is str else None
+        if name is None:
+            text = wire if isinstance(wire, str) else repr(wire)
+            raise ToolNotFoundError(text, suggest(text, self.to_name) if isinstance(wire, str) else ())
+        return name
+
+    def shown(self, error: ToolError) -> ToolError:
+        """*error* as a model may be shown it: the tool it names by its wire name.
+
+        The error is rebuilt from its fields (the ``tool`` field renamed), with
+        *error* as its ``__cause__``; one that names no tool of these is
+        returned as it is.
+        """
+        tool = getattr(error, "tool", None)
+        wire = self.to_wire.get(tool) if isinstance(tool, str) else None
+        if wire is None or wire == tool or "tool" not in error.fields:
+            return error
+        rebuilt = type(error)(**{field: wire if field == "tool" else getattr(error, field) for field in error.fields})
+        rebuilt.__cause__ = error
+        return rebuilt
