@@ -42,7 +42,7 @@ from hermes_core.names import suggest
 from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core.schema import Schema
 from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
-from hermes_core.tools import Tool, check_timeout
+from hermes_core.tools import Tool, check_timeout, tool_annotations
 
 __all__ = ["Runtime"]
 
@@ -183,20 +183,27 @@ class Runtime:
         """What a model is shown of each tool: ``name``, ``description``, ``inputSchema``, ``outputSchema``.
 
         The schemas are JSON Schema (draft 2020-12), each standing alone (named
-        schemas are included under ``$defs``). The shape is the Model Context
-        Protocol's tool listing.
+        schemas are included under ``$defs``). A tool that declares a title or
+        hints has ``title`` and ``annotations`` (MCP's ``readOnlyHint``...) too.
+        The names are the tools' own and the output schema is the declared one;
+        :mod:`hermes_core.adapters` and ``hermesos serve`` give each API's and
+        MCP's own shapes (wire names, an object at the output's root).
         """
         # The input is written as the object itself even when the tool names it by ref:
         # tool-calling clients expect "type": "object" at the top.
-        return [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "inputSchema": follow_refs(tool.input, self._schemas).json_schema(defs=self._schemas),
-                "outputSchema": tool.output.json_schema(defs=self._schemas),
-            }
-            for tool in self._tools.values()
-        ]
+        out = []
+        for tool in self._tools.values():
+            definition: dict[str, Any] = {"name": tool.name}
+            if tool.title is not None:
+                definition["title"] = tool.title
+            definition["description"] = tool.description
+            definition["inputSchema"] = follow_refs(tool.input, self._schemas).json_schema(defs=self._schemas)
+            definition["outputSchema"] = tool.output.json_schema(defs=self._schemas)
+            annotations = tool_annotations(tool)
+            if annotations:
+                definition["annotations"] = annotations
+            out.append(definition)
+        return out
 
     # -- calling ---------------------------------------------------------------------------
 

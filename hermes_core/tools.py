@@ -26,7 +26,7 @@ from hermes_core.names import check_name, suggest
 from hermes_core.schema import AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import Validator, closed_validator, default_problem
 
-__all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool"]
+__all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool", "tool_annotations"]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
@@ -121,6 +121,16 @@ HINTS = {
     "open_world": "openWorldHint",
 }
 _TITLE_MAX = 100
+
+
+def tool_annotations(tool: Tool) -> dict[str, Any]:
+    """The hints *tool* declares, as MCP's ``ToolAnnotations`` (``title``, ``readOnlyHint``...); the unsaid left out."""
+    out: dict[str, Any] = {} if tool.title is None else {"title": tool.title}
+    for name, key in HINTS.items():
+        value = getattr(tool, name)
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def _check_hints(decl: str, tool: Tool) -> None:

@@ -848,6 +848,36 @@ def _open_root(root: str, declaration: str, field: str | None, advice: str) -> i
         ) from None
 
 
+# What each tool tells clients (MCP hosts) about itself. Every one stays inside the workspace: none is open-world.
+# A repeated write, mkdir or delete with the same input has no further effect: all are idempotent.
+_HINTS: dict[str, dict[str, Any]] = {
+    "fs.read": {"title": "Read a text file", "read_only": True, "idempotent": True, "open_world": False},
+    "fs.write": {
+        "title": "Write a text file",
+        "read_only": False,
+        "destructive": True,
+        "idempotent": True,
+        "open_world": False,
+    },
+    "fs.list": {"title": "List a directory", "read_only": True, "idempotent": True, "open_world": False},
+    "fs.stat": {"title": "Describe a path", "read_only": True, "idempotent": True, "open_world": False},
+    "fs.mkdir": {
+        "title": "Create a directory",
+        "read_only": False,
+        "destructive": False,
+        "idempotent": True,
+        "open_world": False,
+    },
+    "fs.delete": {
+        "title": "Delete a path",
+        "read_only": False,
+        "destructive": True,
+        "idempotent": True,
+        "open_world": False,
+    },
+}
+
+
 def _tools(ws: _Workspace) -> list[Tool]:
     """The six tools, working in *ws*."""
     max_read_bytes, max_write_bytes = ws.max_read, ws.max_write
@@ -871,6 +901,7 @@ def _tools(ws: _Workspace) -> list[Tool]:
             output=output,
             permissions=[permission],
             handler=_handler(name, operation),
+            **_HINTS[name],
         )
 
     return [

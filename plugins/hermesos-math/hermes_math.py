@@ -450,7 +450,15 @@ def evaluate(expression: str) -> Number:
     return parsed.evaluate(tree)
 
 
-@tool(name=_TOOL, version="1.0.0", inline=True)  # bounded arithmetic that never blocks: on the loop's thread
+@tool(
+    name=_TOOL,
+    version="1.0.0",
+    inline=True,
+    title="Evaluate arithmetic",
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+)  # bounded arithmetic that never blocks: on the loop's thread
 def math_eval(
     expression: Annotated[str, s.string(min_length=1, max_length=MAX_LENGTH)],
 ) -> Annotated[
