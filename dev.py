@@ -27,7 +27,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"demo": "", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench", "fuzz": "test"}
+EXTRAS = {"demo": "examples", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench", "fuzz": "test"}
 
 
 def _run(*args: str | Path) -> int:
