@@ -1,0 +1,122 @@
+"""Wire names: one mapping from tool names to what APIs and clients accept, both ways."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, ToolFailedError, ToolNotFoundError
+from hermes_core.names import NAME_MAX, NAME_PATTERN
+from hermes_core.wire import WIRE_PATTERN, WireNames, wire_name
+
+
+@pytest.mark.parametrize(
+    ("name", "wire"),
+    [
+        ("search", "search"),
+        ("fs_read", "fs_read"),
+        ("fs.read", "fs_read"),
+        ("a.b.c", "a_b_c"),
+        ("math.eval", "math_eval"),
+        ("x" * 64, "x" * 64),
+    ],
+)
+def test_a_name_is_unchanged_if_it_can_be_sent_and_readable_if_not(name: str, wire: str) -> None:
+    assert wire_name(name) == wire
+
+
+def test_a_long_name_is_shortened_with_a_stable_hash() -> None:
+    long = "a." * 40
+    wire = wire_name(long)
+    assert len(wire) == 64
+    assert wire.startswith("a_a_a_")
+    assert re.fullmatch(r"[a-z_]{55}_[0-9a-f]{8}", wire)
+    assert wire == wire_name(long)  # the same on every run: sha256, not hash()
+    assert wire_name(long + "b") != wire
+
+
+tool_names = st.from_regex(NAME_PATTERN, fullmatch=True).filter(lambda name: len(name) <= NAME_MAX)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(tool_names)
+def test_every_tool_name_has_a_wire_name_the_apis_accept(name: str) -> None:
+    assert WIRE_PATTERN.match(wire_name(name))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(min_size=1, max_size=200))
+def test_any_text_has_a_wire_name_the_apis_accept(name: str) -> None:
+    assert WIRE_PATTERN.match(wire_name(name))
+
+
+def test_names_are_mapped_both_ways() -> None:
+    names = WireNames(["fs.read", "search", "math.eval"])
+    assert dict(names.to_wire) == {"fs.read": "fs_read", "search": "search", "math.eval": "math_eval"}
+    assert names.lookup("fs_read") == "fs.read"
+    assert names.lookup("search") == "search"
+
+
+def test_two_tools_with_one_wire_name_are_refused_naming_both() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        WireNames(["fs.read", "fs_read"])
+    assert str(caught.value) == (
+        "tools \"fs.read\" and \"fs_read\" have the same wire name ('fs_read', 'fs_read'), which models and clients "
+        "send instead of the tool's name; rename one of them."
+    )
+
+
+def test_two_wire_names_differing_only_in_case_are_refused() -> None:
+    with pytest.raises(InvalidDefinitionError, match=r"have wire names that differ only in case \('a_B', 'a_b'\)"):
+        WireNames(["a.B", "a.b"])
+
+
+def test_an_unknown_wire_name_suggests_wire_names_only() -> None:
+    names = WireNames(["fs.read", "fs.write", "math.eval"])
+    with pytest.raises(ToolNotFoundError) as caught:
+        names.lookup("fs.read")  # the tool's own name is not what a model may send
+    assert caught.value.suggestions == ("fs_read",)
+    assert (
+        str(caught.value)
+        == '"fs.read" is not a registered tool name.\nCall a registered tool instead, such as "fs_read".'
+    )
+    with pytest.raises(ToolNotFoundError) as odd:
+        names.lookup(None)
+    assert odd.value.name == "None"
+    assert odd.value.suggestions == ()
+
+
+def test_an_error_is_shown_under_the_wire_name() -> None:
+    names = WireNames(["fs.read"])
+    error = InputInvalidError("fs.read", [Issue(("path",), "missing", "is required (a string)")])
+    shown = names.shown(error)
+    assert isinstance(shown, InputInvalidError)
+    assert shown.tool == "fs_read"
+    assert shown.issues == error.issues
+    assert shown.__cause__ is error
+    assert str(shown) == (
+        'fs_read was called with invalid input: "path" is required (a string).\n'
+        "Fix the arguments and call fs_read again."
+    )
+    failed = ToolFailedError.from_exception("fs.read", OSError("disk"), call_id="c1", retryable=True)
+    shown_failed = names.shown(failed)
+    assert isinstance(shown_failed, ToolFailedError)
+    assert (shown_failed.tool, shown_failed.exception, shown_failed.call_id, shown_failed.retryable) == (
+        "fs_read",
+        "OSError",
+        "c1",
+        True,
+    )
+    unrelated = ToolNotFoundError("x")
+    assert names.shown(unrelated) is unrelated
+
+
+def test_names_in_text_are_rewritten_where_they_stand_as_names() -> None:
+    names = WireNames(["fs.list", "fs.list_all", "fs.read", "search"])
+    assert names.rewrite("list it with fs.list.") == "list it with fs_list."
+    assert names.rewrite("fs.list_all, then fs.read; search") == "fs_list_all, then fs_read; search"
+    assert names.rewrite("myfs.list fs.listing fs.list.x fs.list-x") == "myfs.list fs.listing fs.list.x fs.list-x"
+    assert WireNames(["search"]).rewrite("fs.list") == "fs.list"
