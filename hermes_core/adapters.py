@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, final
 
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InputInvalidError, Issue, ToolError
+from hermes_core.errors import InputInvalidError, Issue, ToolError, ToolNotFoundError
 from hermes_core.runtime import Runtime
 from hermes_core.schema import (
     AnySchema,
@@ -254,7 +254,9 @@ class _Adapter:
             value = await self.runtime.call(name, arguments)
         except ToolError as error:
             shown = self.names.shown(error)
-            return f"{shown.code.value}: {self.names.rewrite(shown.message)}", shown
+            # Not a TOOL_NOT_FOUND's: it quotes the name the model sent, and suggests wire names already.
+            text = shown.message if isinstance(shown, ToolNotFoundError) else self.names.rewrite(shown.message)
+            return f"{shown.code.value}: {text}", shown
         return result_text(value), None
 
     async def handle(self, call: Any) -> dict[str, Any]:
