@@ -292,3 +292,45 @@ def test_replace_derives_what_is_derived_again() -> None:
     assert renamed.permissions == ("fs:write",)
     assert renamed._output_validator is not None
     assert renamed._output_validator.run("x") == (True, "x", ())
+
+
+# -- titles and hints for clients --------------------------------------------------------------
+
+
+def test_a_tool_may_declare_a_title_and_hints_for_clients() -> None:
+    from hermes_core import Runtime
+    from hermes_core.tools import tool_annotations
+
+    tool = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
+    assert tool_annotations(tool) == {
+        "title": "Write a file",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert tool_annotations(make()) == {}
+    (definition,) = Runtime([tool]).definitions()
+    assert list(definition) == ["name", "title", "description", "inputSchema", "outputSchema", "annotations"]
+    assert list(Runtime([make()]).definitions()[0]) == ["name", "description", "inputSchema", "outputSchema"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"title": " "},
+            "tool \"fs.write\": title must be a short non-blank string (at most 100 characters) such as 'Read a file', "
+            "or None, got ' '.",
+        ),
+        ({"read_only": "yes"}, "tool \"fs.write\": read_only must be True, False or None (not said), got 'yes'."),
+        ({"open_world": 1}, 'tool "fs.write": open_world must be True, False or None (not said), got 1.'),
+        (
+            {"read_only": True, "destructive": True},
+            'tool "fs.write": destructive is True, but read_only is True too: a tool that changes nothing destroys '
+            "nothing.",
+        ),
+    ],
+)
+def test_a_malformed_title_or_hint_is_refused(overrides: dict[str, Any], message: str) -> None:
+    assert str(definition_error(**overrides)) == message
