@@ -74,26 +74,44 @@ _STRICT_DROPPED = frozenset(
 )
 
 
+# One encoder, made once: json.dumps with any option builds a new one on every call (bench_adapters).
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
+_SCALAR_TEXT: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
 def result_text(value: Any) -> str:
     """A tool's result as the text a model is sent: a string as it is, anything else as JSON."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return] # it is a str
+    if kind is int or kind is float:
+        return repr(value)  # what JSON writes; a checked result is never NaN or infinite
+    if kind is bool or value is None:
+        return _SCALAR_TEXT[value]
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        return str(value)
+    return _encode(value)
 
 
 def _field(call: Any, name: str) -> Any:
     """*name* of a call given as a dict or as an SDK object; None when it has none."""
-    if isinstance(call, Mapping):
+    if type(call) is dict or isinstance(call, Mapping):  # a dict first: the ABC check costs more than the rest
         return call.get(name)
     return getattr(call, name, None)
 
 
 def _arguments(wire: str, raw: Any) -> Any:
     """A call's arguments: JSON text parsed (INPUT_INVALID, located, if it is not JSON), or the object given."""
-    if raw is None or raw == "":
+    if type(raw) is not str:
+        if raw is None:
+            return {}
+        if not isinstance(raw, str):
+            return raw
+        raw = str(raw)
+    if not raw:
         return {}
-    if not isinstance(raw, str):
-        return raw
     if len(raw) > ARGUMENTS_MAX:
         issue = Issue((), "too_big", f"is {len(raw):,} characters of JSON; at most {ARGUMENTS_MAX:,} are read")
         raise InputInvalidError(wire, [issue])
