@@ -14,6 +14,7 @@ them with a large one and reports what was tried.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 from typing import Any
@@ -246,3 +247,61 @@ def test_parse_raises_nothing_but_schema_errors(index: int) -> None:
         with contextlib.suppress(SchemaError):
             schema.parse(value)
     _report(f"schema.parse #{index}", tried[0] + len(HOSTILE))
+
+
+# -- the adapters: whatever a model sends as a tool call, a message comes back ------------------
+
+
+def _as_text(value: Any) -> str:
+    """*value* written as a model might send it, or as far as it can be (deep or cyclic values raise)."""
+    try:
+        return json.dumps(value, default=repr)
+    except (ValueError, TypeError, RecursionError):
+        return "{"
+
+
+WIRE_NAMES = st.one_of(
+    st.sampled_from(["math_eval", "math.eval", "fs_read", "fs_write", "MATH_EVAL", "", "math_eval\x00"]),
+    st.text(max_size=70),
+)
+ARGUMENT_TEXTS = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(['{"expression": "1+1"}', '{"expression": 1}', "{", "[]", "null", "NaN", "1e999", '"x"', "{}" * 3]),
+    st.builds(lambda depth: "[" * depth + "]" * depth, st.integers(min_value=0, max_value=50_000)),
+    _fields({"expression": EXPRESSIONS}).map(_as_text),
+)
+
+
+def test_an_adapter_answers_every_tool_call_with_a_message() -> None:
+    from hermes_core.adapters import AnthropicTools, OpenAITools
+
+    runtime = Runtime([hermes_math.math_eval])
+    chat, strict, responses = (
+        OpenAITools(runtime),
+        OpenAITools(runtime, strict=True),
+        OpenAITools(runtime, api="responses"),
+    )
+    anthropic = AnthropicTools(runtime)
+    tried = [0]
+
+    @FUZZ
+    @given(WIRE_NAMES, ARGUMENT_TEXTS, _fields({"expression": EXPRESSIONS}), st.sampled_from([0, 1, 2]))
+    def run(name: str, text: str, value: Any, shape: int) -> None:
+        tried[0] += 1
+        call: Any = {"id": "c", "function": {"name": name, "arguments": text}}
+        if shape == 1:
+            call = {"id": "c", "function": {"name": name, "arguments": value}}  # not text: taken as given
+        elif shape == 2:
+            call = value
+        for adapter in (chat, strict):
+            message = adapter.handle_sync(call)
+            assert message["role"] == "tool"
+            assert isinstance(message["content"], str)
+        item = responses.handle_sync({"call_id": "c", "name": name, "arguments": text})
+        assert isinstance(item["output"], str)
+        block = anthropic.handle_sync({"id": "c", "name": name, "input": value})
+        assert isinstance(block["content"], str)
+        assert isinstance(block["is_error"], bool)
+
+    run()
+    _report("adapters", tried[0])
