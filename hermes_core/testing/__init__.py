@@ -47,6 +47,7 @@ from hermes_core.permissions import PermissionProvider
 from hermes_core.plugins import Plugin, discover_plugins, load_module
 from hermes_core.runtime import Runtime
 from hermes_core.schema import Schema
+from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
 from hermes_core.tools import Handler, Tool
 
 if typing.TYPE_CHECKING:
@@ -55,6 +56,10 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "ENVIRONMENT_PREFIX",
     "CaughtError",
+    "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedModel",
+    "ScriptedTurn",
     "ToolCheck",
     "build_runtime",
     "check_plugin",
