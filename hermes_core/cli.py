@@ -39,7 +39,7 @@ import shlex
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 from hermes_core._version import __version__
 from hermes_core.errors import (
@@ -404,6 +404,148 @@ def _call(args: argparse.Namespace) -> int:
     except ToolError as error:
         return _report(error, args)
     _print_json(output)
+    return _OK
+
+
+# -- serve and export: the tools for MCP clients and model APIs ---------------------------
+
+_MCP_EXTRA = "pip install 'hermesos-core[mcp]'"
+_HTTP_ONLY = (("--host", "host"), ("--port", "port"), ("--token-file", "token_file"), ("--token-env", "token_env"))
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token of ``serve --token-file`` or ``--token-env``: stripped, never empty; None if neither."""
+    if args.token_file is not None:
+        try:
+            with open(args.token_file, encoding="utf-8") as file:
+                token = file.read(64 * 1024).strip()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise _Usage(
+                f"hermesos serve: error: --token-file {shlex.quote(args.token_file)} cannot be read: {reason}"
+            ) from None
+        if not token:
+            raise _Usage(f"hermesos serve: error: --token-file {shlex.quote(args.token_file)} is empty")
+        return token
+    if args.token_env is not None:
+        token = os.environ.get(args.token_env, "").strip()
+        if not token:
+            raise _Usage(f"hermesos serve: error: --token-env names {args.token_env}, which is not set or empty")
+        return token
+    return None
+
+
+class _ServeLog:
+    """What ``serve`` logs, on stderr: warnings and errors, with tracebacks only under --debug."""
+
+    def __init__(self, debug: bool) -> None:
+        self.debug = debug
+
+    def filter(self, record: Any) -> bool:
+        if not self.debug:
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+def _serve_logging(debug: bool) -> None:
+    import logging  # noqa: PLC0415 - only serve logs
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("hermesos serve: %(levelname)s: %(message)s"))
+    handler.addFilter(_ServeLog(debug))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from hermes_core import serve  # noqa: PLC0415 - imports the MCP SDK only when it serves
+    from hermes_core.permissions import env_grants  # noqa: PLC0415
+
+    if args.transport == "stdio":
+        given = [flag for flag, name in _HTTP_ONLY if getattr(args, name) is not None]
+        if given:
+            raise _Usage(f"hermesos serve: error: {', '.join(given)} only apply to --transport http")
+    host = serve.DEFAULT_HOST if args.host is None else args.host
+    token = _token(args)
+    if args.transport == "http":
+        try:
+            serve.check_exposure(host, token)
+        except ValueError as error:
+            raise _Usage(f"hermesos serve: error: {error}") from None
+    try:
+        import mcp  # noqa: F401, PLC0415 - the extra's one requirement
+    except ImportError:
+        raise _Usage(f"hermesos serve: error: serving over MCP needs the MCP SDK: {_MCP_EXTRA}") from None
+    found = _discover(args)
+    if found.problems:
+        _report_broken(found.problems, args)
+        return _PROBLEMS
+    import anyio  # noqa: PLC0415 - installed with the MCP SDK
+
+    _serve_logging(args.debug)
+    try:
+        runtime = found.runtime(grants=(*args.grant, *env_grants()))
+        count = _count(len(runtime.tools), "tool")
+        if args.transport == "stdio":
+            print(f"hermesos serve: serving {count} over stdio", file=sys.stderr)
+            anyio.run(lambda: serve.serve_stdio(runtime, timeout=args.timeout))
+            return _OK
+
+        def listening(url: str) -> None:
+            print(f"hermesos serve: serving {count} at {url}", file=sys.stderr, flush=True)
+
+        port = serve.DEFAULT_PORT if args.port is None else args.port
+        try:
+            anyio.run(
+                lambda: serve.serve_http(
+                    runtime, host=host, port=port, token=token, timeout=args.timeout, on_listening=listening
+                )
+            )
+        except OSError as error:
+            raise _Usage(
+                f"hermesos serve: error: cannot listen on {host} port {port}: {error.strerror or error}"
+            ) from None
+    except ToolError as error:
+        return _report(error, args)
+    return _OK
+
+
+def _port(text: str) -> int:
+    """A ``--port`` value: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 (any free port) to 65535, got {text!r}")
+    return port
+
+
+#: What ``hermesos export --format`` writes, each as the API's ``tools=`` (or MCP's ``tools/list``) takes it.
+EXPORT_FORMATS = ("openai", "openai-responses", "openai-strict", "anthropic", "mcp")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from hermes_core.adapters import AnthropicTools, OpenAITools  # noqa: PLC0415 - only export needs them
+    from hermes_core.serve import mcp_tools  # noqa: PLC0415 - its SDK-free part
+
+    found = _discover(args)
+    if found.problems:
+        _report_broken(found.problems, args)
+        return _PROBLEMS
+    try:
+        runtime = found.runtime()
+        if args.format == "mcp":
+            definitions = mcp_tools(runtime)
+        elif args.format == "anthropic":
+            definitions = AnthropicTools(runtime).definitions()
+        else:
+            api: Literal["chat", "responses"] = "responses" if args.format == "openai-responses" else "chat"
+            definitions = OpenAITools(runtime, api=api, strict=args.format == "openai-strict").definitions()
+    except ToolError as error:
+        return _report(error, args)
+    _print_json(definitions)
     return _OK
 
 
@@ -905,6 +1047,57 @@ _DISABLE_HELP = f"skip a plugin by entry-point or distribution name (repeatable;
 _GRANT_HELP = f"grant a permission pattern: fs:read, fs:*, * (repeatable; {_GRANTS_ENV} adds more)"
 
 
+def _serve_parser(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve the installed tools to MCP clients, over stdio or Streamable HTTP",
+        description="Serve the installed tools as an MCP server (needs the mcp extra: "
+        f"{_MCP_EXTRA}). Tools go by their wire names (fs.read is fs_read); a tool error is a result "
+        "with isError and the error's code. Over stdio (the default), an MCP client starts this command. "
+        "Over HTTP, the server is stateless (each request stands alone, so several processes can serve "
+        "behind a load balancer); an address other than a loopback one needs a bearer token, which every "
+        "request must then carry.",
+        epilog="Exit statuses: 0 ok (stdin ended, or the server was stopped), 1 a plugin is broken, 2 usage "
+        "(no MCP SDK, no token for a public address, an address that cannot be bound), 7 INVALID_DEFINITION "
+        "(two tools with the same wire name, a malformed grant), 130 interrupted.",
+    )
+    serve.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    _repeatable(serve, "--disable", metavar="NAME", help=_DISABLE_HELP)
+    serve.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (the default) or http (Streamable HTTP)"
+    )
+    serve.add_argument("--host", metavar="HOST", help="http: the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=_port, metavar="PORT", help="http: the port (default: 8000; 0: any free port)")
+    tokens = serve.add_mutually_exclusive_group()
+    tokens.add_argument("--token-file", metavar="PATH", help="http: read the bearer token clients must send from PATH")
+    tokens.add_argument(
+        "--token-env", metavar="VARIABLE", help="http: read the bearer token clients must send from VARIABLE"
+    )
+    _repeatable(serve, "--grant", metavar="PERMISSION", help=_GRANT_HELP)
+    serve.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="the most seconds a call may take (default: each tool's own limit, if any)",
+    )
+    serve.set_defaults(run=_serve, json=False)
+
+    export = commands.add_parser(
+        "export",
+        help="print the tools' definitions as an API takes them (OpenAI, Anthropic, MCP), as JSON",
+        description="Print the installed tools' definitions as JSON, as one API takes them: openai (Chat "
+        "Completions' tools=), openai-responses (the Responses API's), openai-strict (Chat Completions in "
+        "strict mode), anthropic (the Messages API's tools=) or mcp (MCP's tools/list). Tools go by their "
+        "wire names.",
+        epilog="Exit statuses: 0 ok, 1 a plugin is broken, 2 usage, 7 INVALID_DEFINITION (a tool the format "
+        "cannot express, such as an open object in strict mode, or two tools with the same wire name).",
+    )
+    export.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    _repeatable(export, "--disable", metavar="NAME", help=_DISABLE_HELP)
+    export.add_argument("--format", choices=EXPORT_FORMATS, required=True, help="the API to write the definitions for")
+    export.set_defaults(run=_export, json=False)
+
+
 def _seconds(text: str) -> float:
     """A ``--timeout`` value: a positive, finite number of seconds."""
     try:
@@ -993,6 +1186,7 @@ def _parser() -> _Parser:
     )
     check.add_argument("--report-progress", action="store_true", help=argparse.SUPPRESS)  # the worker's
     check.set_defaults(run=_check)
+    _serve_parser(commands)
     _install_parser(commands)
     _new_parser(commands)
     parser.set_defaults(run=_help(parser))

@@ -422,6 +422,8 @@ def test_check_lists_every_problem_of_every_plugin_and_exits_1(
         ["plugins", "list"],
         ["call"],
         ["check"],
+        ["serve"],
+        ["export"],
         ["install"],
         ["uninstall"],
         ["new"],

@@ -37,6 +37,7 @@ LAYERS = [
     "adapters",
     "hookspecs",
     "plugins",
+    "serve",
     "_scaffold",
     "cli",
     "testing",

@@ -1,0 +1,424 @@
+"""A runtime's tools as an MCP server, over stdio or Streamable HTTP, on the official MCP Python SDK.
+
+``hermesos serve`` runs it; :func:`mcp_server` builds the SDK's low-level
+``Server`` for any :class:`~hermes_core.Runtime`, and :func:`serve_stdio` and
+:func:`serve_http` run one. The protocol (both of the SDK's eras, the
+handshake and the per-request envelope), the transports and cancellation are
+the SDK's; what this module adds is what a client is shown and told:
+
+* ``tools/list``: each tool under its wire name (:mod:`hermes_core.wire`),
+  with its ``title`` and ``annotations`` when it declares them, its
+  description (tool names in it written as wire names), its input schema as
+  :meth:`~hermes_core.Runtime.definitions` writes it, and an output schema
+  with an object at its root: any other output schema is wrapped as
+  ``{"type": "object", "properties": {"result": ...}, "required": ["result"]}``,
+  as the SDK's own ``MCPServer`` does, and the structured result of such a
+  tool is then ``{"result": value}``.
+* ``tools/call``: through ``await runtime.call(...)``. A result has one text
+  block (a string as it is, anything else as JSON) and ``structuredContent``.
+  A :class:`~hermes_core.ToolError` (an unknown tool, bad input, a denied
+  permission, a handler that failed or ran out of time, a bad output) is a
+  result too, with ``isError: true``: its text is ``CODE: message`` and its
+  ``structuredContent`` the error's ``to_dict()``, both naming tools by their
+  wire names. Nothing a client sends makes the server raise.
+* A client that cancels a call (``notifications/cancelled``, or closing the
+  response stream over HTTP) cancels the task running it: an ``async``
+  handler gets ``CancelledError``.
+* Permissions are the runtime's: nothing a client sends grants anything.
+
+The SDK is imported only by the functions that need it: :func:`mcp_tools`
+(what ``hermesos export --format mcp`` prints) works without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._version import __version__
+from hermes_core.adapters import ARGUMENTS_MAX, result_text
+from hermes_core.errors import ToolError, ToolFailedError
+from hermes_core.runtime import Runtime
+from hermes_core.schema.validators import follow_refs
+from hermes_core.wire import WireNames
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "MCP_PATH",
+    "check_exposure",
+    "is_loopback",
+    "mcp_http_app",
+    "mcp_server",
+    "mcp_tools",
+    "serve_http",
+    "serve_stdio",
+]
+
+#: Where ``hermesos serve --transport http`` listens unless told otherwise: this machine only.
+DEFAULT_HOST: Final = "127.0.0.1"
+#: The port it listens on unless told otherwise.
+DEFAULT_PORT: Final = 8000
+#: The path of the Streamable HTTP endpoint.
+MCP_PATH: Final = "/mcp"
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
+_LOGGER = logging.getLogger("hermes_core")
+
+
+# -- what a client is shown and told -------------------------------------------------------------------
+
+
+def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """*schema* with an object at its root, and whether it had to be wrapped under ``result``.
+
+    The named schemas a wrapped schema refers to (``#/$defs/...``) move up to
+    the wrapper's root, where such a reference is resolved.
+    """
+    if schema.get("type") == "object":
+        return schema, False
+    inner = dict(schema)
+    defs = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+    if defs is not None:
+        wrapped["$defs"] = defs
+    return wrapped, True
+
+
+class _Tools:
+    """A runtime's tools as MCP shows them, and how each call's result is written, computed once."""
+
+    __slots__ = ("listing", "names", "runtime", "timeout", "wrapped")
+
+    def __init__(self, runtime: Runtime, timeout: float | None = None) -> None:
+        names = WireNames(runtime.tools)
+        refs = runtime.schemas
+        listing: list[dict[str, Any]] = []
+        wrapped: dict[str, bool] = {}
+        for tool, definition in zip(runtime.tools.values(), runtime.definitions(), strict=True):
+            output, wraps = _output_schema(follow_refs(tool.output, refs).json_schema(defs=refs))
+            shown: dict[str, Any] = {}
+            for key, value in definition.items():
+                if key == "name":
+                    value = names.to_wire[tool.name]  # noqa: PLW2901 - the same keys, in the same order
+                elif key == "description":
+                    value = names.rewrite(value)  # noqa: PLW2901
+                elif key == "outputSchema":
+                    value = output  # noqa: PLW2901
+                shown[key] = value
+            listing.append(shown)
+            wrapped[tool.name] = wraps
+        self.runtime = runtime
+        self.names = names
+        self.listing = listing
+        self.wrapped = wrapped
+        self.timeout = timeout
+
+    async def call(self, wire: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON."""
+        try:
+            name = self.names.lookup(wire)
+            limit = {} if self.timeout is None else {"timeout": self.timeout}
+            value = await self.runtime.call(name, {} if arguments is None else arguments, **limit)
+        except ToolError as error:
+            return self.failure(error)
+        except Exception as error:  # a permission provider's own failure: the runtime lets it through
+            return self.failure(_provider_failed(wire, error))
+        return {
+            "content": [{"type": "text", "text": result_text(value)}],
+            "structuredContent": {"result": value} if self.wrapped[name] else value,
+            "isError": False,
+            "resultType": "complete",  # required from the 2026-07-28 protocol on; dropped for older ones
+        }
+
+    def failure(self, error: ToolError) -> dict[str, Any]:
+        """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data."""
+        shown = self.names.shown(error)
+        data = shown.to_dict()
+        _rewrite_texts(data, self.names)
+        return {
+            "content": [{"type": "text", "text": f"{shown.code.value}: {data['message']}"}],
+            "structuredContent": data,
+            "isError": True,
+            "resultType": "complete",
+        }
+
+
+def _rewrite_texts(data: Any, names: WireNames) -> None:
+    """Rewrite tool names as wire names in every ``message`` and ``detail`` of an error's data, in place."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in ("message", "detail") and isinstance(value, str):
+                data[key] = names.rewrite(value)
+            else:
+                _rewrite_texts(value, names)
+    elif isinstance(data, list):
+        for item in data:
+            _rewrite_texts(item, names)
+
+
+def _provider_failed(wire: str, error: Exception) -> ToolFailedError:
+    """TOOL_FAILED for an exception that escaped ``runtime.call`` (a permission provider's), logged as a handler's."""
+    call_id = os.urandom(8).hex()
+    _LOGGER.error("%s (call %s) failed: %s raised", wire, call_id, type(error).__name__, exc_info=error)
+    return ToolFailedError.from_exception(wire, error, call_id=call_id)
+
+
+def mcp_tools(runtime: Runtime) -> list[dict[str, Any]]:
+    """The runtime's tools as MCP's ``tools/list`` gives them: plain JSON data, one dict per tool.
+
+    Each has ``name`` (the wire name), ``title`` (when declared),
+    ``description``, ``inputSchema``, ``outputSchema`` (an object at its root)
+    and ``annotations`` (when declared). Needs no MCP SDK.
+
+    Raises:
+        InvalidDefinitionError: two tools have the same wire name.
+    """
+    return _Tools(runtime).listing
+
+
+# -- the SDK's server ----------------------------------------------------------------------------------
+
+
+def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None) -> Server[Any]:
+    """An MCP server (the SDK's low-level ``Server``) of the runtime's tools, for any SDK transport.
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+        name: the server's name, in its ``serverInfo``.
+        timeout: the most seconds a call may take, overriding the tools' own
+            limits, as ``hermesos call --timeout`` does; None: each tool's own.
+
+    Raises:
+        InvalidDefinitionError: two tools have the same wire name.
+        ImportError: the MCP SDK is not installed (``pip install 'hermesos-core[mcp]'``).
+    """
+    import mcp_types as types  # noqa: PLC0415 - see the module docstring
+    from mcp.server.lowlevel import Server  # noqa: PLC0415
+
+    tools = _Tools(runtime, timeout)
+    listing = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in tools.listing])
+    input_schemas = {entry["name"]: entry["inputSchema"] for entry in tools.listing}
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return listing  # one page, whatever the cursor; the SDK writes it out afresh for every request
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+        return await tools.call(params.name, params.arguments)
+
+    server: Server[Any] = Server(
+        name, version=__version__, on_list_tools=list_tools, get_tool_input_schema=input_schemas.get
+    )
+    # A call's result is handed over as wire JSON, which the SDK checks against the protocol's
+    # CallToolResult and writes out: building the model first would do that work twice (a
+    # fifth of a round trip in memory, bench_mcp.py). The handler is registered as the
+    # constructor's on_call_tool would be, under the same method and parameter type.
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server
+
+
+async def serve_stdio(runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None) -> None:
+    """Serve the runtime's tools over stdin and stdout until stdin ends.
+
+    While it serves, what the tools print goes to stderr, never onto the wire
+    (the SDK's ``stdio_server`` sees to it). Arguments as :func:`mcp_server`'s.
+    """
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415 - see the module docstring
+
+    server = mcp_server(runtime, name=name, timeout=timeout)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+# -- Streamable HTTP -----------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """Whether *host* (an address or ``localhost``) is this machine alone; any other name is not."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """Refuse to listen on *host* without a token unless it is a loopback address.
+
+    Raises:
+        ValueError: *host* is reachable from other machines and *token* is None or empty.
+    """
+    if not token and not is_loopback(host):
+        raise ValueError(
+            f"{host} is not a loopback address: other machines could call the tools, so a bearer token is "
+            "required (--token-file PATH or --token-env VARIABLE)"
+        )
+
+
+def _security(host: str) -> Any:
+    """The SDK's Host and Origin checks: on for a loopback address (DNS rebinding), off for any other.
+
+    Behind a load balancer the names clients use are not known here; the
+    bearer token, which a rebinding page cannot send, guards those.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = ["127.0.0.1", "localhost", "[::1]"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *(f"{name}:*" for name in hosts)],
+        allowed_origins=[f"http://{name}{port}" for name in hosts for port in ("", ":*")],
+    )
+
+
+class _BearerToken:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401."""
+
+    __slots__ = ("_app", "_digest")
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        # Digests compared, not the tokens: equal lengths, so the comparison's time says nothing.
+        self._digest = hashlib.sha256(token.encode("utf-8")).digest()
+
+    def _allows(self, headers: Iterable[tuple[bytes, bytes]]) -> bool:
+        given = b""
+        for key, value in headers:
+            if key.lower() == b"authorization":
+                given = value
+                break
+        scheme, _, token = given.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(hashlib.sha256(token.strip()).digest(), self._digest)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan" and not self._allows(scope.get("headers", ())):
+            body = json.dumps({"error": "invalid_token", "error_description": "a valid bearer token is required"})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"www-authenticate", b'Bearer realm="hermesos"'),
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body.encode()})
+            return
+        await self._app(scope, receive, send)
+
+
+def mcp_http_app(
+    runtime: Runtime,
+    *,
+    host: str = DEFAULT_HOST,
+    token: str | None = None,
+    name: str = "hermesos",
+    timeout: float | None = None,
+) -> ASGIApp:
+    """An ASGI application serving the runtime's tools over Streamable HTTP at :data:`MCP_PATH`.
+
+    Stateless: every request stands alone (no session is kept between
+    requests), so any number of processes behind a load balancer serve the
+    same tools. A request body is at most :data:`~hermes_core.adapters.ARGUMENTS_MAX`
+    bytes (413 otherwise).
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+        host: the address it will listen on: on a loopback address, the
+            ``Host`` and ``Origin`` headers must name this machine (DNS
+            rebinding protection).
+        token: when given, every request must carry ``Authorization: Bearer
+            <token>`` (401 otherwise).
+        name: the server's name, in its ``serverInfo``.
+        timeout: as :func:`mcp_server`'s.
+
+    Raises:
+        ValueError: *host* is not a loopback address and no *token* is given.
+    """
+    check_exposure(host, token)
+    server = mcp_server(runtime, name=name, timeout=timeout)
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        transport_security=_security(host),
+        max_request_body_size=ARGUMENTS_MAX,
+    )
+    return _BearerToken(app, token) if token else app
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to *host* and *port* (0: any free port), for uvicorn to serve on."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _url(address: Any) -> str:
+    host, port = address[0], address[1]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+
+
+async def serve_http(
+    runtime: Runtime,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    name: str = "hermesos",
+    timeout: float | None = None,
+    on_listening: Callable[[str], object] | None = None,
+) -> None:
+    """Serve the runtime's tools over Streamable HTTP (with uvicorn) until interrupted (Ctrl-C, SIGTERM).
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+        host: the address to listen on; one that is not a loopback address
+            needs a *token*.
+        port: the port to listen on; 0 for any free one.
+        token: as :func:`mcp_http_app`'s.
+        name: the server's name, in its ``serverInfo``.
+        timeout: as :func:`mcp_server`'s.
+        on_listening: called with the endpoint's URL (``http://127.0.0.1:8000/mcp``)
+            once the socket is bound: with ``port=0``, the way to learn the port.
+
+    Raises:
+        ValueError: *host* is not a loopback address and no *token* is given.
+        OSError: the address cannot be bound (the port is in use, say).
+    """
+    import uvicorn  # noqa: PLC0415 - see the module docstring
+
+    app = mcp_http_app(runtime, host=host, token=token, name=name, timeout=timeout)
+    config = uvicorn.Config(
+        app,
+        log_config=None,  # the application's logging, not uvicorn's own
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,  # a long call does not hold a stopping server for ever
+    )
+    with _listen(host, port) as sock:
+        if on_listening is not None:
+            on_listening(_url(sock.getsockname()))
+        await uvicorn.Server(config).serve(sockets=[sock])
