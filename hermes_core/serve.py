@@ -44,9 +44,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._version import __version__
 from hermes_core.adapters import ARGUMENTS_MAX, result_text
-from hermes_core.errors import ToolError, ToolFailedError
+from hermes_core.errors import ToolError, ToolFailedError, exception_type_name
 from hermes_core.runtime import Runtime
 from hermes_core.schema.validators import follow_refs
+from hermes_core.tools import check_timeout
 from hermes_core.wire import WireNames
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 class _Tools:
     """A runtime's tools as MCP shows them, and how each call's result is written, computed once."""
 
-    __slots__ = ("listing", "names", "runtime", "timeout", "wrapped")
+    __slots__ = ("limit", "listing", "names", "runtime", "wrapped")
 
     def __init__(self, runtime: Runtime, timeout: float | None = None) -> None:
         names = WireNames(runtime.tools)
@@ -123,14 +124,14 @@ class _Tools:
         self.names = names
         self.listing = listing
         self.wrapped = wrapped
-        self.timeout = timeout
+        seconds = check_timeout("mcp_server()", "timeout", timeout)
+        self.limit: dict[str, float] = {} if seconds is None else {"timeout": seconds}
 
     async def call(self, wire: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON."""
         try:
             name = self.names.lookup(wire)
-            limit = {} if self.timeout is None else {"timeout": self.timeout}
-            value = await self.runtime.call(name, {} if arguments is None else arguments, **limit)
+            value = await self.runtime.call(name, {} if arguments is None else arguments, **self.limit)
         except ToolError as error:
             return self.failure(error)
         except Exception as error:  # a permission provider's own failure: the runtime lets it through
@@ -169,10 +170,14 @@ def _rewrite_texts(data: Any, names: WireNames) -> None:
 
 
 def _provider_failed(wire: str, error: Exception) -> ToolFailedError:
-    """TOOL_FAILED for an exception that escaped ``runtime.call`` (a permission provider's), logged as a handler's."""
+    """TOOL_FAILED for an exception that escaped ``runtime.call``: a permission provider's, logged as a handler's."""
     call_id = os.urandom(8).hex()
-    _LOGGER.error("%s (call %s) failed: %s raised", wire, call_id, type(error).__name__, exc_info=error)
-    return ToolFailedError.from_exception(wire, error, call_id=call_id)
+    _LOGGER.error("%s (call %s): a permission provider raised %s", wire, call_id, type(error).__name__, exc_info=error)
+    failed = ToolFailedError(
+        f"a permission provider raised {exception_type_name(error)}", tool=wire, reason="reported", call_id=call_id
+    )
+    failed.__cause__ = error
+    return failed
 
 
 def mcp_tools(runtime: Runtime) -> list[dict[str, Any]]:
@@ -201,7 +206,8 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
             limits, as ``hermesos call --timeout`` does; None: each tool's own.
 
     Raises:
-        InvalidDefinitionError: two tools have the same wire name.
+        InvalidDefinitionError: two tools have the same wire name, or *timeout*
+            is not a positive number or None.
         ImportError: the MCP SDK is not installed (``pip install 'hermesos-core[mcp]'``).
     """
     import mcp_types as types  # noqa: PLC0415 - see the module docstring
@@ -363,12 +369,13 @@ def mcp_http_app(
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to *host* and *port* (0: any free port), for uvicorn to serve on."""
+    """A socket listening on *host* and *port* (0: any free port), for uvicorn to serve on."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
+        sock.listen(2048)  # now: a client told the URL may connect before uvicorn has started (it waits)
     except OSError:
         sock.close()
         raise
@@ -401,7 +408,7 @@ async def serve_http(
         name: the server's name, in its ``serverInfo``.
         timeout: as :func:`mcp_server`'s.
         on_listening: called with the endpoint's URL (``http://127.0.0.1:8000/mcp``)
-            once the socket is bound: with ``port=0``, the way to learn the port.
+            once the socket listens: with ``port=0``, the way to learn the port.
 
     Raises:
         ValueError: *host* is not a loopback address and no *token* is given.

@@ -1,0 +1,785 @@
+"""hermesos serve: real servers (subprocesses, over stdio and Streamable HTTP) called by the MCP SDK's own client.
+
+The servers run ``python -m hermes_core serve`` with the bundled plugins and a
+small fixture plugin (written into a temporary site directory on PYTHONPATH):
+a slow ``async`` tool that leaves marker files when it starts, is cancelled or
+finishes, a tool whose handler raises, one that returns the wrong type, and one
+whose permission provider raises. No server outlives its test: each is killed
+with its process group, and every test checks it left no child behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from hermes_core import Runtime, define_tool
+from hermes_core import schema as s
+from hermes_core.cli import main
+from hermes_core.serve import check_exposure, is_loopback, mcp_tools
+
+if TYPE_CHECKING:
+    from conftest import Site
+
+mcp = pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+PLUGIN = """
+import asyncio, os
+from pathlib import Path
+from hermes_core import define_tool, hookimpl, schema as s
+
+def mark(name):
+    Path(os.environ["HERMESOS_TEST_MARKERS"], name).write_text(name)
+
+async def slow(args):
+    mark("started")
+    try:
+        await asyncio.sleep(args["seconds"])
+    except asyncio.CancelledError:
+        mark("cancelled")
+        raise
+    mark("finished")
+    return args["seconds"]
+
+def tool(name, description, handler, **extra):
+    return define_tool(name=name, description=description, version="1.0.0", handler=handler, **extra)
+
+class Raising:
+    def check(self, tool, permission):
+        if permission == "unit:guarded":
+            raise RuntimeError("the policy service is down: secret-detail")
+        return None
+
+@hookimpl
+def hermes_tools():
+    return [
+        tool("unit.slow", "Sleep for a while; unit.crash fails at once.", slow,
+             input=s.object({"seconds": s.number(minimum=0)}), output=s.number()),
+        tool("unit.crash", "Raise.", lambda args: 1 / 0, input=s.object({})),
+        tool("unit.broken", "Return the wrong type.", lambda args: "seven", input=s.object({}), output=s.integer()),
+        tool("unit.guarded", "Ask a provider that raises.", lambda args: "ok", input=s.object({}),
+             permissions=["unit:guarded"]),
+    ]
+
+@hookimpl
+def hermes_permission_providers():
+    return [Raising()]
+"""
+
+# -- fixtures ----------------------------------------------------------------------------------------
+
+
+def _children() -> set[int]:
+    """The pids of this process's children (Linux: read from /proc; elsewhere, nothing is checked)."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_server_outlives_its_test() -> Iterator[None]:
+    before = _children()
+    yield
+    deadline = time.monotonic() + 5
+    while (left := _children() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:  # a failure, but the next tests should not pay for it
+        os.killpg(pid, signal.SIGKILL)
+    assert not left, f"server processes outlived the test: {sorted(left)}"
+
+
+class Env:
+    """The environment of the servers: the fixture plugin installed, a workspace, a markers directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.site = root / "site"
+        self.workspace = root / "workspace"
+        self.markers = root / "markers"
+        for directory in (self.site, self.workspace, self.markers, root / "config"):
+            directory.mkdir()
+        (self.site / "hermesos_unit_mcp.py").write_text(PLUGIN)
+        info = self.site / "hermesos_unit_mcp-1.0.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: hermesos-unit-mcp\nVersion: 1.0.0\nRequires-Dist: hermesos-core>=0.1\n"
+        )
+        (info / "entry_points.txt").write_text("[hermesos.plugins]\nunitmcp = hermesos_unit_mcp\n")
+        (self.workspace / "notes.txt").write_text("buy milk\n")
+        self.vars = {
+            "PYTHONPATH": os.pathsep.join([str(self.site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            "HERMESOS_FS_ROOT": str(self.workspace),
+            "HERMESOS_TEST_MARKERS": str(self.markers),
+            "XDG_CONFIG_HOME": str(root / "config"),  # no user policy file
+            "HERMESOS_GRANTS": "",
+            "HERMESOS_DISABLE_PLUGINS": "",
+            "HERMESOS_POLICY": "",
+        }
+
+    def marks(self) -> set[str]:
+        return {path.name for path in self.markers.iterdir()}
+
+    def wait_for(self, mark: str, seconds: float = 10) -> None:
+        deadline = time.monotonic() + seconds
+        while mark not in self.marks():
+            assert time.monotonic() < deadline, f"no {mark!r} marker within {seconds} s: {self.marks()}"
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    return Env(tmp_path)
+
+
+SERVE = [sys.executable, "-m", "hermes_core", "serve"]
+
+
+@asynccontextmanager
+async def stdio(env: Env, *options: str, mode: str = "auto", log: Path | None = None) -> AsyncIterator[Client]:
+    """A Client of ``hermesos serve`` over stdio: the SDK's stdio client starts it, and stops it at the end."""
+    params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], *options], env=env.vars)
+    with (log or env.markers.parent / "stdio.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client
+
+
+class HTTPServer:
+    """``hermesos serve --transport http --port 0`` in its own process group, and the URL it printed."""
+
+    def __init__(self, env: Env, *options: str, extra_env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            [*SERVE, "--transport", "http", "--port", "0", *options],
+            env={**os.environ, **env.vars, **(extra_env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.err: str | None = None
+        line = self.process.stderr.readline() if self.process.stderr else ""
+        found = re.search(r"http://\S+/mcp", line)
+        if found is None:
+            self.stop()
+            pytest.fail(f"the server printed no URL: {line!r}")
+        # A server on every address (0.0.0.0) is reached on the loopback one.
+        self.url = found.group().replace("//0.0.0.0:", "//127.0.0.1:")
+        self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def stop(self) -> str:
+        """Kill the server's process group (once); what it wrote on stderr."""
+        if self.err is None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.err = self.process.communicate(timeout=10)[1] or ""
+        return self.err
+
+
+@pytest.fixture
+def http_server(env: Env) -> Iterator[Callable[..., HTTPServer]]:
+    started: list[HTTPServer] = []
+
+    def start(*options: str, extra_env: dict[str, str] | None = None) -> HTTPServer:
+        server = HTTPServer(env, *options, extra_env=extra_env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def run(function: Callable[[], Any]) -> Any:
+    return anyio.run(function)
+
+
+def text(result: Any) -> str:
+    assert len(result.content) == 1
+    return str(result.content[0].text)
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    """The error a failed call's result carries; its text is its code and message."""
+    assert result.is_error
+    data: dict[str, Any] = result.structured_content
+    assert text(result) == f"{data['code']}: {data['message']}"
+    return data
+
+
+# -- stdio --------------------------------------------------------------------------------------------
+
+
+def test_stdio_lists_wire_names_hints_and_object_output_schemas(env: Env) -> None:
+    async def scenario() -> None:
+        async with stdio(env) as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(listed) == {
+                "fs_read",
+                "fs_write",
+                "fs_list",
+                "fs_stat",
+                "fs_mkdir",
+                "fs_delete",
+                "math_eval",
+                "unit_slow",
+                "unit_crash",
+                "unit_broken",
+                "unit_guarded",
+            }
+            read = listed["fs_read"]
+            assert read.title == "Read a text file"
+            assert read.annotations is not None
+            assert read.annotations.model_dump(by_alias=True, exclude_none=True) == {
+                "title": "Read a text file",
+                "readOnlyHint": True,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            }
+            delete = listed["fs_delete"].annotations
+            assert delete is not None
+            assert (delete.read_only_hint, delete.destructive_hint) == (False, True)
+            assert read.input_schema["properties"]["path"] == {
+                "$ref": "#/$defs/fs.path",
+                "description": "The file to read, relative to the workspace root, such as 'src/app.py'",
+            }
+            assert "fs.path" in read.input_schema["$defs"]
+            assert read.output_schema is not None
+            assert read.output_schema["type"] == "object"  # an object already: not wrapped
+            assert "result" not in read.output_schema["properties"]
+            assert listed["math_eval"].output_schema == {
+                "type": "object",
+                "properties": {
+                    "result": {
+                        "type": "number",
+                        "description": "The value: an integer if every step was exact integer arithmetic, "
+                        "else a decimal",
+                    }
+                },
+                "required": ["result"],
+            }
+            assert listed["unit_slow"].description == "Sleep for a while; unit_crash fails at once."
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # the 2026 protocol (the default), and the 2025 handshake
+def test_stdio_calls_and_every_error_is_an_error_result(env: Env, mode: str) -> None:
+    async def scenario() -> None:
+        async with stdio(env, mode=mode) as client:
+            result = await client.call_tool("math_eval", {"expression": "2 ** 10"})
+            assert not result.is_error
+            assert text(result) == "1024"
+            assert result.structured_content == {"result": 1024}
+
+            missing = error_of(await client.call_tool("math.eval", {"expression": "1"}))
+            assert missing["code"] == "TOOL_NOT_FOUND"
+            assert missing["suggestions"] == ["math_eval"]  # a name the client can send
+            assert 'such as "math_eval"' in missing["message"]
+
+            invalid = error_of(await client.call_tool("math_eval", {"expression": 5}))
+            assert invalid["code"] == "INPUT_INVALID"
+            assert invalid["tool"] == "math_eval"
+            assert [(issue["path"], issue["kind"]) for issue in invalid["issues"]] == [(["expression"], "type")]
+            assert invalid["message"].startswith("math_eval was called with invalid input:")
+
+            denied = error_of(await client.call_tool("fs_read", {"path": "notes.txt"}))
+            assert denied["code"] == "PERMISSION_DENIED"
+            assert (denied["tool"], denied["permission"]) == ("fs_read", "fs:read")
+            assert "fs.read" not in denied["message"]
+
+            failed = error_of(await client.call_tool("unit_crash", {}))
+            assert failed["code"] == "TOOL_FAILED"
+            assert (failed["reason"], failed["exception"]) == ("raised", "ZeroDivisionError")
+            assert failed["message"].startswith("unit_crash failed: its handler raised ZeroDivisionError.")
+
+            broken = error_of(await client.call_tool("unit_broken", {}))
+            assert broken["code"] == "OUTPUT_INVALID"
+            assert broken["issues"][0]["kind"] == "type"
+
+            provider = error_of(await client.call_tool("unit_guarded", {}))
+            assert provider["code"] == "TOOL_FAILED"
+            assert provider["message"].startswith("unit_guarded failed: a permission provider raised RuntimeError.")
+            assert "secret-detail" not in json.dumps(provider)  # an exception's text is never shown
+
+            # The server is still serving after all that.
+            assert text(await client.call_tool("math_eval", {"expression": "1 + 1"})) == "2"
+
+    run(scenario)
+    log = (env.markers.parent / "stdio.log").read_text()
+    # The operator's log names the tool and the call; the traceback is printed only with --debug.
+    assert re.search(r"^hermesos serve: ERROR: unit\.crash \(call [0-9a-f]{16}\) failed", log, re.MULTILINE)
+    assert "Traceback" not in log
+
+
+def test_a_client_cancelling_a_call_cancels_its_handler(env: Env) -> None:
+    async def scenario() -> None:
+        async with stdio(env) as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "unit_slow", {"seconds": 30})
+                await anyio.to_thread.run_sync(env.wait_for, "started")
+                group.cancel_scope.cancel()  # the client sends notifications/cancelled
+            await anyio.to_thread.run_sync(env.wait_for, "cancelled")
+            assert "finished" not in env.marks()
+            # The connection goes on.
+            assert text(await client.call_tool("math_eval", {"expression": "6 * 7"})) == "42"
+
+    run(scenario)
+
+
+def _line(process: subprocess.Popen[str], message: dict[str, Any] | str) -> None:
+    assert process.stdin is not None
+    process.stdin.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
+    process.stdin.flush()
+
+
+def _answer(process: subprocess.Popen[str]) -> dict[str, Any]:
+    assert process.stdout is not None
+    answer: dict[str, Any] = json.loads(process.stdout.readline())
+    return answer
+
+
+def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(env: Env) -> None:
+    """Raw JSON lines: not JSON, bad parameters, an unknown method; then stdin closes during a slow call."""
+    process = subprocess.Popen(
+        SERVE,
+        env={**os.environ, **env.vars},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        _line(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+        assert _answer(process)["result"]["serverInfo"]["name"] == "hermesos"
+        _line(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _line(process, "this is not JSON")
+        _line(process, "[1, 2, 3]")
+        call = {"jsonrpc": "2.0", "method": "tools/call"}
+        _line(process, {**call, "id": 2, "params": {"name": "math_eval", "arguments": [1, 2]}})
+        assert _answer(process)["error"]["code"] == -32602  # the SDK's INVALID_PARAMS, no traceback
+        _line(process, {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
+        assert _answer(process)["error"]["code"] == -32601
+        _line(process, {**call, "id": 4, "params": {"name": "math_eval", "arguments": {"expression": "2 + 2"}}})
+        assert _answer(process)["result"]["structuredContent"] == {"result": 4}
+        _line(process, {**call, "id": 5, "params": {"name": "unit_slow", "arguments": {"seconds": 30}}})
+        env.wait_for("started")
+        assert process.stdin is not None
+        process.stdin.close()  # the client went away mid-call
+        assert process.wait(10) == 0
+        assert process.stderr is not None
+        err = process.stderr.read()
+        assert "Traceback" not in err
+        assert err.startswith("hermesos serve: serving 11 tools over stdio")
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+# -- Streamable HTTP ----------------------------------------------------------------------------------
+
+
+def test_http_lists_calls_and_applies_grants_and_the_timeout(env: Env, http_server: Callable[..., HTTPServer]) -> None:
+    server = http_server("--grant", "fs:read", "--timeout", "0.5")
+
+    async def scenario() -> None:
+        for mode in ("auto", "legacy"):
+            async with Client(server.url, mode=mode) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert {"fs_read", "math_eval", "unit_slow"} <= names
+                read = await client.call_tool("fs_read", {"path": "notes.txt"})
+                assert not read.is_error
+                assert read.structured_content is not None
+                assert read.structured_content["content"] == "buy milk\n"
+                assert json.loads(text(read)) == read.structured_content
+                # --grant fs:read grants that, and nothing else; a client cannot grant itself more.
+                denied = error_of(
+                    await client.call_tool("fs_write", {"path": "x.txt", "content": "x", "grants": ["*"]})
+                )
+                assert denied["code"] == "PERMISSION_DENIED"
+                denied = error_of(await client.call_tool("fs_write", {"path": "x.txt", "content": "x"}))
+                assert denied["code"] == "PERMISSION_DENIED"
+                started = time.monotonic()
+                late = error_of(await client.call_tool("unit_slow", {"seconds": 30}))
+                assert time.monotonic() - started < 10
+                assert (late["code"], late["reason"], late["retryable"]) == ("TOOL_FAILED", "timeout", True)
+                assert late["message"].startswith("unit_slow did not finish within 0.5 seconds.")
+
+    run(scenario)
+    assert env.marks() == {"started", "cancelled"}  # the timeout cancelled the handler
+    assert not (env.workspace / "x.txt").exists()
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), error.read()
+
+
+LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def test_http_on_loopback_refuses_other_hosts_and_oversized_bodies(
+    env: Env, http_server: Callable[..., HTTPServer]
+) -> None:
+    server = http_server()
+    status, _, body = _post(server.url, LIST, {**JSON_HEADERS, "Host": f"localhost:{server.port}"})
+    assert status == 200
+    assert b'"math_eval"' in body
+    # DNS rebinding: a page on another name that resolves to this machine.
+    status, _, _ = _post(server.url, LIST, {**JSON_HEADERS, "Host": f"evil.example:{server.port}"})
+    assert status == 421
+    status, _, _ = _post(server.url, LIST, {**JSON_HEADERS, "Origin": "https://evil.example"})
+    assert status == 403
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        connection.putrequest("POST", "/mcp")
+        for key, value in JSON_HEADERS.items():
+            connection.putheader(key, value)
+        connection.putheader("Content-Length", str(64 * 1024 * 1024))
+        connection.endheaders()
+        assert connection.getresponse().status == 413  # refused before the body is read
+    finally:
+        connection.close()
+
+
+def test_http_off_loopback_needs_the_token_on_every_request(env: Env, http_server: Callable[..., HTTPServer]) -> None:
+    token = "correct-horse-battery-staple"
+    server = http_server("--host", "0.0.0.0", "--token-env", "MCP_TOKEN", extra_env={"MCP_TOKEN": token})
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}, {"Authorization": "Basic x"}):
+        status, answer_headers, body = _post(server.url, LIST, {**JSON_HEADERS, **headers})
+        assert status == 401, headers
+        assert answer_headers["www-authenticate"].startswith("Bearer")
+        assert json.loads(body)["error"] == "invalid_token"
+    for path in ("/", "/mcp/", "/other"):  # every request, whatever it asks for
+        status, _, _ = _post(server.url.replace("/mcp", path), LIST, JSON_HEADERS)
+        assert status == 401
+    status, _, body = _post(server.url, LIST, {**JSON_HEADERS, "Authorization": f"Bearer {token}"})
+    assert status == 200
+    assert b'"math_eval"' in body
+
+    async def scenario() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(server.url, http_client=http)) as client,
+        ):
+            assert text(await client.call_tool("math_eval", {"expression": "3 * 3"})) == "9"
+
+    run(scenario)
+
+
+def test_http_survives_a_client_that_leaves_mid_call(env: Env, http_server: Callable[..., HTTPServer]) -> None:
+    server = http_server()
+
+    async def leave() -> None:
+        with anyio.move_on_after(30):
+            async with Client(server.url) as client, anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "unit_slow", {"seconds": 30})
+                await anyio.to_thread.run_sync(env.wait_for, "started")
+                group.cancel_scope.cancel()
+        # Leaving closed the response stream, which cancels the handler.
+        await anyio.to_thread.run_sync(env.wait_for, "cancelled")
+
+    async def again() -> None:
+        async with Client(server.url) as client:
+            assert text(await client.call_tool("math_eval", {"expression": "40 + 2"})) == "42"
+
+    run(leave)
+    run(again)
+    assert "finished" not in env.marks()
+    err = server.stop()
+    assert "Traceback" not in err
+
+
+# -- in process: usage errors, the listing, export --------------------------------------------------
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_public_address_without_a_token_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_main(capsys, "serve", "--transport", "http", "--host", "0.0.0.0")
+    assert status == 2
+    assert out == ""
+    assert err == (
+        "hermesos serve: error: 0.0.0.0 is not a loopback address: other machines could call the tools, "
+        "so a bearer token is required (--token-file PATH or --token-env VARIABLE)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--host", "127.0.0.1"], "hermesos serve: error: --host only apply to --transport http"),
+        (
+            ["--transport", "http", "--token-env", "HERMESOS_TEST_NO_SUCH_VARIABLE"],
+            "hermesos serve: error: --token-env names HERMESOS_TEST_NO_SUCH_VARIABLE, which is not set or empty",
+        ),
+    ],
+)
+def test_serve_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    status, _, err = run_main(capsys, "serve", *argv)
+    assert (status, err) == (2, message + "\n")
+
+
+def test_an_empty_token_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("\n")
+    status, _, err = run_main(capsys, "serve", "--transport", "http", "--token-file", str(tmp_path / "token"))
+    assert (status, err) == (2, f"hermesos serve: error: --token-file {tmp_path / 'token'} is empty\n")
+
+
+def test_serve_without_the_sdk_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # import mcp raises ImportError
+    status, _, err = run_main(capsys, "serve")
+    assert status == 2
+    assert err == "hermesos serve: error: serving over MCP needs the MCP SDK: pip install 'hermesos-core[mcp]'\n"
+
+
+def test_loopback_addresses() -> None:
+    assert all(map(is_loopback, ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "::", "192.168.1.2", "example.com", ""]))
+    check_exposure("127.0.0.1", None)
+    check_exposure("0.0.0.0", "token")
+    with pytest.raises(ValueError, match="not a loopback address"):
+        check_exposure("::", "")
+
+
+async def _add(args: dict[str, int]) -> int:
+    return args["a"] + args["b"]
+
+
+def test_mcp_tools_wraps_what_is_not_an_object_and_moves_its_defs_up() -> None:
+    point = s.object({"x": s.number(), "y": s.number()})
+    runtime = Runtime(
+        [
+            define_tool(
+                name="geo.mid",
+                description="The middle of a and b; geo.far is the other one.",
+                version="1.0.0",
+                input=s.object({"a": s.ref("point"), "b": s.ref("point")}),
+                output=s.nullable(s.ref("point")),
+                handler=lambda args: None,
+                title="Middle point",
+                read_only=True,
+            ),
+            define_tool(
+                name="geo.far",
+                description="Far.",
+                version="1.0.0",
+                input=s.ref("pair"),
+                output=s.ref("point"),
+                handler=lambda args: {"x": 0, "y": 0},
+            ),
+        ],
+        schemas={"point": point, "pair": s.object({"a": s.ref("point")})},
+    )
+    mid, far = mcp_tools(runtime)
+    point_json = {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+        "required": ["x", "y"],
+        "additionalProperties": False,
+    }
+    assert mid == {
+        "name": "geo_mid",
+        "title": "Middle point",
+        "description": "The middle of a and b; geo_far is the other one.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/point"}, "b": {"$ref": "#/$defs/point"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+            "$defs": {"point": point_json},
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"result": {"anyOf": [{"$ref": "#/$defs/point"}, {"type": "null"}]}},
+            "required": ["result"],
+            "$defs": {"point": point_json},
+        },
+        "annotations": {"title": "Middle point", "readOnlyHint": True},
+    }
+    # A ref to an object is followed: the object is at the root, not wrapped.
+    assert far["inputSchema"]["properties"] == {"a": {"$ref": "#/$defs/point"}}
+    assert far["outputSchema"] == point_json
+    assert list(far) == ["name", "description", "inputSchema", "outputSchema"]
+
+
+def test_structured_results_follow_the_listing_in_process() -> None:
+    """Through the SDK's in-memory transport: the wrapped output validates against the listed schema."""
+    runtime = Runtime(
+        [
+            define_tool(
+                name="math.add",
+                description="Add.",
+                version="1.0.0",
+                input=s.object({"a": s.integer(), "b": s.integer()}),
+                output=s.integer(),
+                handler=_add,
+            )
+        ]
+    )
+    from hermes_core.serve import mcp_server
+
+    async def scenario() -> None:
+        async with Client(mcp_server(runtime), mode="legacy") as client:
+            result = await client.call_tool("math_add", {"a": 2, "b": 3})  # the client checks it
+            assert (text(result), result.structured_content) == ("5", {"result": 5})
+        async with Client(mcp_server(runtime)) as client:
+            result = await client.call_tool("math_add", {"a": 2, "b": 3})
+            assert (text(result), result.structured_content) == ("5", {"result": 5})
+
+    asyncio.run(scenario())
+
+
+MATH_DESCRIPTION = (
+    "Evaluate an arithmetic expression and return its value as a number.\n\n"
+    "Supports integers and decimals, + - * / // % ** (power) and parentheses, the functions abs, round, min, "
+    "max, sqrt, floor, ceil, exp, log (natural, or log(x, base)), sin, cos, tan (radians), and the constants "
+    "pi and e. Integer arithmetic is exact (up to 1,000 digits); / always gives a decimal. No variables, "
+    "strings or other Python."
+)
+MATH_INPUT = {
+    "type": "object",
+    "properties": {
+        "expression": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
+            "description": "Arithmetic as Python writes it, such as (2 + 3) * 4 or sqrt(2) / 2",
+        }
+    },
+    "required": ["expression"],
+    "additionalProperties": False,
+}
+MATH_STRICT_INPUT = {
+    "type": "object",
+    "properties": {
+        "expression": {
+            "type": "string",
+            "description": "Arithmetic as Python writes it, such as (2 + 3) * 4 or sqrt(2) / 2",
+        }
+    },
+    "required": ["expression"],
+    "additionalProperties": False,
+}
+MATH_FUNCTION = {"name": "math_eval", "description": MATH_DESCRIPTION, "parameters": MATH_INPUT}
+EXPORTED = {
+    "openai": [{"type": "function", "function": MATH_FUNCTION}],
+    "openai-responses": [{"type": "function", **MATH_FUNCTION}],
+    "openai-strict": [
+        {"type": "function", "function": {**MATH_FUNCTION, "parameters": MATH_STRICT_INPUT, "strict": True}}
+    ],
+    "anthropic": [{"name": "math_eval", "description": MATH_DESCRIPTION, "input_schema": MATH_INPUT}],
+    "mcp": [
+        {
+            "name": "math_eval",
+            "title": "Evaluate arithmetic",
+            "description": MATH_DESCRIPTION,
+            "inputSchema": MATH_INPUT,
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "result": {
+                        "type": "number",
+                        "description": "The value: an integer if every step was exact integer arithmetic, "
+                        "else a decimal",
+                    }
+                },
+                "required": ["result"],
+            },
+            "annotations": {
+                "title": "Evaluate arithmetic",
+                "readOnlyHint": True,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        }
+    ],
+}
+
+
+@pytest.fixture
+def only_math(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The bundled plugins, with hermesos-fs disabled and no policy file."""
+    monkeypatch.setenv("HERMESOS_DISABLE_PLUGINS", "hermesos-fs")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    for name in ("HERMESOS_POLICY", "HERMESOS_GRANTS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("only_math")
+@pytest.mark.parametrize("format", list(EXPORTED))
+def test_export_prints_each_format(capsys: pytest.CaptureFixture[str], format: str) -> None:  # noqa: A002
+    status, out, err = run_main(capsys, "export", "--format", format)
+    assert (status, err) == (0, "")
+    assert json.loads(out) == EXPORTED[format]
+
+
+def test_export_reports_what_a_format_cannot_express(
+    capsys: pytest.CaptureFixture[str], site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    tags = (
+        'define_tool(name="unit.tags", description="Tag.", version="1.0.0", '
+        'input=s.object({"tags": s.record(s.string())}), handler=dict)'
+    )
+    site.install(site.plugin(f"@hookimpl\ndef hermes_tools():\n    return [{tags}]\n"))
+    status, out, err = run_main(capsys, "export", "--format", "openai-strict")
+    assert (status, out) == (7, "")
+    assert err == (
+        'INVALID_DEFINITION: tool "unit.tags": input cannot be given to OpenAI\'s strict mode: field "tags" is a '
+        "record (s.record()), whose keys strict mode cannot leave open.\n"
+    )
+    status, out, _ = run_main(capsys, "export", "--format", "openai")
+    assert status == 0
+    assert json.loads(out)[-1]["function"]["name"] == "unit_tags"
+
+
+def test_export_without_format_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_main(capsys, "export")
+    assert status == 2
+    assert "the following arguments are required: --format" in err
