@@ -1,19 +1,36 @@
-"""The main job: the installed tools, listed and called through the hermesos command.
+"""The main job: the installed tools, listed and called through the hermesos command, and given to models.
 
 Runs the real ``hermesos`` command of this environment, in a fresh workspace
 directory (the root hermesos-fs confines itself to), and prints each command
-as a shell would show it. Then runs ``core_demo.py``: the core on its own,
-with each of the seven error codes as a model receives it.
+as a shell would show it. Then one model turn through each SDK adapter: the
+real OpenAI and Anthropic clients, talking to a ``ScriptedModel`` on
+127.0.0.1 (no network, no key), are given the tools' definitions, receive
+two tool calls (one succeeds, one fails with an error that says where), and
+send the results back. Then the MCP SDK's stdio client lists and calls the
+tools through ``hermesos serve``. Last, ``core_demo.py``: the core on its
+own, with each of the seven error codes as a model receives it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+
+from hermes_core import Runtime, load_runtime
+from hermes_core.adapters import AnthropicTools, OpenAITools
+from hermes_core.testing import ScriptedCall, ScriptedModel
 
 HERMES = Path(sys.executable).with_name("hermesos")
 
@@ -38,6 +55,125 @@ STEPS = [
 ]
 
 
+# -- a model turn through each SDK adapter ------------------------------------------------------------
+
+QUESTION = "What is on my todo list, and what is 2 to the power of 10?"
+ANSWER = "Your todo list says: buy milk. And 2 to the power of 10 is 1024."
+TODO = ScriptedCall("fs_read", {"path": "notes/todo.txt"})
+POWER = ScriptedCall("math_eval", {"expression": "2 ** 10"})
+
+
+@contextlib.contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    """Run the block with *env* as the process environment (the plugins read their settings when loaded)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _show(label: str, lines: list[str]) -> None:
+    """*lines* after a label, each line of each indented under the first."""
+    rows = [row for line in lines for row in line.splitlines()] or [""]
+    print(f"  {label:<15}{rows[0]}")
+    for row in rows[1:]:
+        print(" " * 17 + row)
+
+
+def openai_turns(runtime: Runtime) -> None:
+    """Chat Completions: definitions out; two calls in, the second's arguments not JSON; results back; a retry."""
+    tools = OpenAITools(runtime)
+    script = [[TODO, ScriptedCall("math_eval", '{"expression": "2 ** 10"')], POWER, ANSWER]  # a "}" is missing
+    with ScriptedModel(script) as model, openai.OpenAI(base_url=model.base_url + "/v1", api_key="offline") as client:
+        messages: list[Any] = [{"role": "user", "content": QUESTION}]
+        calls: list[Any] = []
+        while True:
+            response = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools.definitions())
+            received = model.requests[-1].body  # what the SDK sent, as the server read it
+            if calls:
+                results = received["messages"][-len(calls) :]
+                _show("results sent:", [f"[{result['tool_call_id']}] {result['content']}" for result in results])
+            else:
+                _show("tools sent:", [", ".join(tool["function"]["name"] for tool in received["tools"])])
+            message = response.choices[0].message
+            messages.append(message)
+            calls = [call for call in message.tool_calls or [] if call.type == "function"]
+            if not calls:
+                _show("model answers:", [message.content or ""])
+                return
+            _show("model calls:", [f"{call.function.name} {call.function.arguments}  [{call.id}]" for call in calls])
+            messages += [tools.handle_sync(call) for call in calls]
+
+
+def anthropic_turns(runtime: Runtime) -> None:
+    """Messages: definitions out; two tool_use blocks in, the second's expression wrong; results back; a retry."""
+    tools = AnthropicTools(runtime)
+    script = [[TODO, ScriptedCall("math_eval", {"expression": "2 ^ 10"})], POWER, ANSWER]
+    with ScriptedModel(script) as model, anthropic.Anthropic(base_url=model.base_url, api_key="offline") as client:
+        messages: list[Any] = [{"role": "user", "content": QUESTION}]
+        definitions: Any = tools.definitions()
+        while True:
+            response = client.messages.create(
+                model="claude-sonnet-5", max_tokens=1024, messages=messages, tools=definitions
+            )
+            received = model.requests[-1].body
+            if len(messages) > 1:
+                results = received["messages"][-1]["content"]
+                _show(
+                    "results sent:",
+                    [
+                        f"[{result['tool_use_id']}]{' (is_error)' if result['is_error'] else ''} {result['content']}"
+                        for result in results
+                    ],
+                )
+            else:
+                _show("tools sent:", [", ".join(tool["name"] for tool in received["tools"])])
+            messages.append({"role": "assistant", "content": response.content})
+            uses = [block for block in response.content if block.type == "tool_use"]
+            if not uses:
+                _show("model answers:", ["".join(block.text for block in response.content if block.type == "text")])
+                return
+            _show("model calls:", [f"{use.name} {json.dumps(use.input)}  [{use.id}]" for use in uses])
+            messages.append({"role": "user", "content": [tools.handle_sync(use) for use in uses]})
+
+
+# -- the MCP SDK's client through hermesos serve -----------------------------------------------------------
+
+
+async def mcp_session(env: dict[str, str], workspace: str) -> None:
+    """List the tools and call two of them through ``hermesos serve`` (stdio), with the MCP SDK's own client."""
+    from mcp import Client, StdioServerParameters  # noqa: PLC0415 - only this step needs the MCP SDK
+    from mcp.client.stdio import stdio_client  # noqa: PLC0415
+
+    argv = ["serve", "--grant", "fs:read"]
+    print(f"  (the client starts: hermesos {shlex.join(argv)})", flush=True)
+    params = StdioServerParameters(command=str(HERMES), args=argv, env=env, cwd=workspace)
+    async with Client(stdio_client(params, errlog=sys.stderr)) as client:
+        listed = (await client.list_tools()).tools
+        _show("tools/list:", [", ".join(tool.name for tool in listed)])
+        for name, arguments in [("fs_read", {"path": "notes/todo.txt"}), ("fs_read", {"pth": "notes/todo.txt"})]:
+            result = await client.call_tool(name, arguments)
+            text = "".join(block.text for block in result.content if block.type == "text")
+            _show("tools/call:", [f"{name} {json.dumps(arguments)}"])
+            _show("isError:" if result.is_error else "result:", [text])
+
+
+def model_turns(env: dict[str, str], workspace: str) -> None:
+    """The tools given to models through the SDKs, and to an MCP client through hermesos serve."""
+    with _environment(env):
+        runtime = load_runtime(grants=["fs:read"])
+    print("\n# The tools given to a model through the OpenAI adapter (the openai client; a scripted model)", flush=True)
+    openai_turns(runtime)
+    print("\n# The same through the Anthropic adapter (the anthropic client; a scripted model)", flush=True)
+    anthropic_turns(runtime)
+    print("\n# The MCP SDK's stdio client, listing and calling the tools through hermesos serve", flush=True)
+    asyncio.run(mcp_session(env, workspace))
+
+
 def main() -> int:
     """Run the steps in a temporary workspace; return 0 unless the demo itself went wrong."""
     with tempfile.TemporaryDirectory(prefix="hermesos-demo-") as workspace:
@@ -50,6 +186,7 @@ def main() -> int:
             done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
             if done.returncode:
                 print(f"(exit status {done.returncode})", flush=True)
+        model_turns(env, workspace)
     print("\n# The core on its own: examples/core_demo.py\n", flush=True)
     return subprocess.call([sys.executable, str(Path(__file__).with_name("core_demo.py"))])
 
