@@ -465,7 +465,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         given = [flag for flag, name in _HTTP_ONLY if getattr(args, name) is not None]
         if given:
-            raise _Usage(f"hermesos serve: error: {', '.join(given)} only apply to --transport http")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise _Usage(f"hermesos serve: error: {' and '.join(given)} only {verb} to --transport http")
     host = serve.DEFAULT_HOST if args.host is None else args.host
     token = _token(args)
     if args.transport == "http":

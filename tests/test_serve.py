@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx2
 import pytest
 
 from hermes_core import Runtime, define_tool
@@ -42,7 +43,6 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 PLUGIN = """
 import asyncio, os
@@ -498,7 +498,7 @@ def test_http_off_loopback_needs_the_token_on_every_request(env: Env, http_serve
     async def scenario() -> None:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
-            create_mcp_http_client(headers=headers) as http,
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
             Client(streamable_http_client(server.url, http_client=http)) as client,
         ):
             assert text(await client.call_tool("math_eval", {"expression": "3 * 3"})) == "9"
@@ -551,7 +551,11 @@ def test_a_public_address_without_a_token_is_refused(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--host", "127.0.0.1"], "hermesos serve: error: --host only apply to --transport http"),
+        (["--host", "127.0.0.1"], "hermesos serve: error: --host only applies to --transport http"),
+        (
+            ["--port", "0", "--token-env", "T"],
+            "hermesos serve: error: --port and --token-env only apply to --transport http",
+        ),
         (
             ["--transport", "http", "--token-env", "HERMESOS_TEST_NO_SUCH_VARIABLE"],
             "hermesos serve: error: --token-env names HERMESOS_TEST_NO_SUCH_VARIABLE, which is not set or empty",
@@ -561,6 +565,14 @@ def test_a_public_address_without_a_token_is_refused(capsys: pytest.CaptureFixtu
 def test_serve_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     status, _, err = run_main(capsys, "serve", *argv)
     assert (status, err) == (2, message + "\n")
+
+
+def test_a_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_main(capsys, "serve", "--transport", "http", "--port", "70000")
+    assert status == 2
+    assert err.endswith(
+        "hermesos serve: argument --port: must be a port number from 0 (any free port) to 65535, got '70000'\n"
+    )
 
 
 def test_an_empty_token_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
