@@ -31,6 +31,7 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -38,7 +39,7 @@ import re
 import shlex
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 from hermes_core._version import __version__
@@ -447,15 +448,23 @@ class _ServeLog:
         return True
 
 
-def _serve_logging(debug: bool) -> None:
+@contextlib.contextmanager
+def _serve_logging(debug: bool) -> Iterator[None]:
+    """While serving, warnings and errors of every logger (the runtime's, the SDK's) go to stderr."""
     import logging  # noqa: PLC0415 - only serve logs
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("hermesos serve: %(levelname)s: %(message)s"))
     handler.addFilter(_ServeLog(debug))
     root = logging.getLogger()
+    level = root.level
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:  # main() may be called again in this process (the tests do)
+        root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -484,30 +493,29 @@ def _serve(args: argparse.Namespace) -> int:
         return _PROBLEMS
     import anyio  # noqa: PLC0415 - installed with the MCP SDK
 
-    _serve_logging(args.debug)
+    port = serve.DEFAULT_PORT if args.port is None else args.port
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
         count = _count(len(runtime.tools), "tool")
-        if args.transport == "stdio":
-            print(f"hermesos serve: serving {count} over stdio", file=sys.stderr)
-            anyio.run(lambda: serve.serve_stdio(runtime, timeout=args.timeout))
-            return _OK
 
         def listening(url: str) -> None:
             print(f"hermesos serve: serving {count} at {url}", file=sys.stderr, flush=True)
 
-        port = serve.DEFAULT_PORT if args.port is None else args.port
-        try:
-            anyio.run(
-                lambda: serve.serve_http(
-                    runtime, host=host, port=port, token=token, timeout=args.timeout, on_listening=listening
-                )
-            )
-        except OSError as error:
-            raise _Usage(
-                f"hermesos serve: error: cannot listen on {host} port {port}: {error.strerror or error}"
-            ) from None
-    except ToolError as error:
+        with _serve_logging(args.debug):
+            if args.transport == "stdio":
+                print(f"hermesos serve: serving {count} over stdio", file=sys.stderr, flush=True)
+                anyio.run(lambda: serve.serve_stdio(runtime, timeout=args.timeout))
+            else:
+                try:
+                    anyio.run(
+                        lambda: serve.serve_http(
+                            runtime, host=host, port=port, token=token, timeout=args.timeout, on_listening=listening
+                        )
+                    )
+                except OSError as error:  # binding: uvicorn handles what happens to a connection afterwards
+                    reason = error.strerror or str(error)
+                    raise _Usage(f"hermesos serve: error: cannot listen on {host} port {port}: {reason}") from None
+    except ToolError as error:  # a malformed grant, two tools of one wire name: before anything is served
         return _report(error, args)
     return _OK
 

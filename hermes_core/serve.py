@@ -235,7 +235,7 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
 
 
 async def serve_stdio(runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None) -> None:
-    """Serve the runtime's tools over stdin and stdout until stdin ends.
+    """Serve the runtime's tools over stdin and stdout until stdin ends (or the client stops reading stdout).
 
     While it serves, what the tools print goes to stderr, never onto the wire
     (the SDK's ``stdio_server`` sees to it). Arguments as :func:`mcp_server`'s.
@@ -243,8 +243,11 @@ async def serve_stdio(runtime: Runtime, *, name: str = "hermesos", timeout: floa
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 - see the module docstring
 
     server = mcp_server(runtime, name=name, timeout=timeout)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        pass  # the client closed its end of stdout: there is nobody left to serve
 
 
 # -- Streamable HTTP -----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -365,8 +366,9 @@ def _answer(process: subprocess.Popen[str]) -> dict[str, Any]:
     return answer
 
 
-def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(env: Env) -> None:
-    """Raw JSON lines: not JSON, bad parameters, an unknown method; then stdin closes during a slow call."""
+@pytest.fixture
+def raw(env: Env) -> Iterator[subprocess.Popen[str]]:
+    """``hermesos serve`` over stdio, with pipes the test writes JSON lines to and reads them from."""
     process = subprocess.Popen(
         SERVE,
         env={**os.environ, **env.vars},
@@ -376,36 +378,59 @@ def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(e
         text=True,
         start_new_session=True,
     )
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
     try:
-        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
         _line(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
         assert _answer(process)["result"]["serverInfo"]["name"] == "hermesos"
         _line(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _line(process, "this is not JSON")
-        _line(process, "[1, 2, 3]")
-        call = {"jsonrpc": "2.0", "method": "tools/call"}
-        _line(process, {**call, "id": 2, "params": {"name": "math_eval", "arguments": [1, 2]}})
-        assert _answer(process)["error"]["code"] == -32602  # the SDK's INVALID_PARAMS, no traceback
-        _line(process, {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
-        assert _answer(process)["error"]["code"] == -32601
-        _line(process, {**call, "id": 4, "params": {"name": "math_eval", "arguments": {"expression": "2 + 2"}}})
-        assert _answer(process)["result"]["structuredContent"] == {"result": 4}
-        _line(process, {**call, "id": 5, "params": {"name": "unit_slow", "arguments": {"seconds": 30}}})
-        env.wait_for("started")
-        assert process.stdin is not None
-        process.stdin.close()  # the client went away mid-call
-        assert process.wait(10) == 0
-        assert process.stderr is not None
-        err = process.stderr.read()
-        assert "Traceback" not in err
-        assert err.startswith("hermesos serve: serving 11 tools over stdio")
+        yield process
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None and not stream.closed:
                 stream.close()
+
+
+def _stopped_quietly(process: subprocess.Popen[str]) -> None:
+    """The server exits 0 by itself, having written no traceback."""
+    assert process.wait(10) == 0
+    assert process.stderr is not None
+    err = process.stderr.read()
+    assert "Traceback" not in err
+    assert err.startswith("hermesos serve: serving 11 tools over stdio")
+
+
+CALL = {"jsonrpc": "2.0", "method": "tools/call"}
+
+
+def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(
+    env: Env, raw: subprocess.Popen[str]
+) -> None:
+    """Raw JSON lines: not JSON, bad parameters, an unknown method; then stdin closes during a slow call."""
+    _line(raw, "this is not JSON")
+    _line(raw, "[1, 2, 3]")
+    _line(raw, {**CALL, "id": 2, "params": {"name": "math_eval", "arguments": [1, 2]}})
+    assert _answer(raw)["error"]["code"] == -32602  # the SDK's INVALID_PARAMS, no traceback
+    _line(raw, {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
+    assert _answer(raw)["error"]["code"] == -32601
+    _line(raw, {**CALL, "id": 4, "params": {"name": "math_eval", "arguments": {"expression": "2 + 2"}}})
+    assert _answer(raw)["result"]["structuredContent"] == {"result": 4}
+    _line(raw, {**CALL, "id": 5, "params": {"name": "unit_slow", "arguments": {"seconds": 30}}})
+    env.wait_for("started")
+    assert raw.stdin is not None
+    raw.stdin.close()  # the client went away mid-call
+    _stopped_quietly(raw)
+
+
+def test_stdio_stops_quietly_when_the_client_stops_reading(env: Env, raw: subprocess.Popen[str]) -> None:
+    _line(raw, {**CALL, "id": 2, "params": {"name": "unit_slow", "arguments": {"seconds": 0.2}}})
+    assert raw.stdout is not None
+    raw.stdout.close()  # the answer has nowhere to go
+    env.wait_for("finished")
+    _line(raw, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    _stopped_quietly(raw)
 
 
 # -- Streamable HTTP ----------------------------------------------------------------------------------
@@ -572,6 +597,21 @@ def test_a_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     assert status == 2
     assert err.endswith(
         "hermesos serve: argument --port: must be a port number from 0 (any free port) to 65535, got '70000'\n"
+    )
+
+
+def test_a_port_in_use_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, _, err = run_main(capsys, "serve", "--transport", "http", "--port", str(port))
+    assert (status, err) == (
+        2,
+        f"hermesos serve: error: cannot listen on 127.0.0.1 port {port}: Address already in use\n",
     )
 
 
