@@ -1,4 +1,4 @@
-"""The ``hermesos`` command: list, inspect and call the installed tools, install, write and diagnose plugins.
+"""The ``hermesos`` command: list, inspect, call, serve and export the tools; install, write, diagnose plugins.
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
@@ -9,12 +9,13 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 
 ====  ============================================================
 0     success
-1     a plugin is broken: ``check`` found problems, ``call`` refused to start,
-      ``tools list`` could not list every tool, ``install`` installed a broken
-      plugin
+1     a plugin is broken: ``check`` found problems, ``call``, ``serve`` or
+      ``export`` refused to start, ``tools list`` could not list every tool,
+      ``install`` installed a broken plugin
 2     usage error: unknown command or option, input that is not a JSON
       value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``,
-      ``new plugin`` with a bad name or a directory in use
+      ``new plugin`` with a bad name or a directory in use, ``serve`` without
+      the MCP SDK, without a token off loopback, or on a port in use
 3     ``TOOL_NOT_FOUND``
 4     ``INPUT_INVALID``
 5     ``PERMISSION_DENIED``

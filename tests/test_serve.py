@@ -424,12 +424,15 @@ def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(
     _stopped_quietly(raw)
 
 
-def test_stdio_stops_quietly_when_the_client_stops_reading(env: Env, raw: subprocess.Popen[str]) -> None:
+def test_stdio_stops_quietly_when_the_client_dies_mid_call(env: Env, raw: subprocess.Popen[str]) -> None:
+    """The answer cannot be written (a broken pipe), and then stdin ends: no traceback, exit 0."""
     _line(raw, {**CALL, "id": 2, "params": {"name": "unit_slow", "arguments": {"seconds": 0.2}}})
     assert raw.stdout is not None
     raw.stdout.close()  # the answer has nowhere to go
     env.wait_for("finished")
     _line(raw, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    assert raw.stdin is not None
+    raw.stdin.close()
     _stopped_quietly(raw)
 
 
