@@ -52,6 +52,7 @@ from hermes_core.wire import WireNames
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
@@ -276,13 +277,13 @@ def check_exposure(host: str, token: str | None) -> None:
         )
 
 
-def _security(host: str) -> Any:
+def _security(host: str) -> TransportSecuritySettings:
     """The SDK's Host and Origin checks: on for a loopback address (DNS rebinding), off for any other.
 
     Behind a load balancer the names clients use are not known here; the
     bearer token, which a rebinding page cannot send, guards those.
     """
-    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415 - see the module docstring
 
     if not is_loopback(host):
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -295,14 +296,14 @@ def _security(host: str) -> Any:
 
 
 class _BearerToken:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401."""
+    """ASGI middleware: every request must carry ``Authorization: Bearer <token>``, else 401 (HTTP) or a close."""
 
     __slots__ = ("_app", "_digest")
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
         # Digests compared, not the tokens: equal lengths, so the comparison's time says nothing.
-        self._digest = hashlib.sha256(token.encode("utf-8")).digest()
+        self._digest = hashlib.sha256(token.strip().encode("utf-8")).digest()
 
     def _allows(self, headers: Iterable[tuple[bytes, bytes]]) -> bool:
         given = b""
@@ -314,7 +315,10 @@ class _BearerToken:
         return scheme.lower() == b"bearer" and hmac.compare_digest(hashlib.sha256(token.strip()).digest(), self._digest)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "lifespan" and not self._allows(scope.get("headers", ())):
+        if scope["type"] == "websocket" and not self._allows(scope.get("headers", ())):
+            await send({"type": "websocket.close", "code": 1008})  # policy violation: never accepted
+            return
+        if scope["type"] == "http" and not self._allows(scope.get("headers", ())):
             body = json.dumps({"error": "invalid_token", "error_description": "a valid bearer token is required"})
             await send(
                 {

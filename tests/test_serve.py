@@ -838,3 +838,35 @@ def test_export_without_format_is_a_usage_error(capsys: pytest.CaptureFixture[st
     status, _, err = run_main(capsys, "export")
     assert status == 2
     assert "the following arguments are required: --format" in err
+
+
+def test_a_websocket_without_the_token_is_closed() -> None:
+    from hermes_core.serve import mcp_http_app
+
+    app = mcp_http_app(Runtime(), host="0.0.0.0", token="t0ken")
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(
+        app({"type": "websocket", "path": "/mcp", "headers": [(b"authorization", b"Bearer nope")]}, receive, send)
+    )
+    assert sent == [{"type": "websocket.close", "code": 1008}]
+
+
+def test_neither_import_nor_help_imports_the_sdk() -> None:
+    script = (
+        "import sys\n"
+        "import hermes_core\n"
+        "from hermes_core.cli import main\n"
+        "for argv in (['--help'], ['serve', '--help'], ['export', '--help']):\n"
+        "    main(argv)\n"
+        "heavy = ('mcp', 'mcp_types', 'uvicorn', 'starlette', 'anyio', 'pydantic')\n"
+        "print(sorted({name.split('.')[0] for name in sys.modules} & set(heavy)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
