@@ -89,6 +89,7 @@ def test_responses_definitions() -> None:
         "name": "notes_search",
         "description": SEARCH_DESCRIPTION,
         "parameters": SEARCH_PARAMETERS,
+        "strict": False,  # required by the Responses API, which takes a function without it as strict
     }
 
 
@@ -383,3 +384,69 @@ def test_result_text() -> None:
     assert result_text("plain") == "plain"
     assert result_text({"a": [1, "é"]}) == '{"a": [1, "é"]}'
     assert result_text(None) == "null"
+
+
+def test_strict_mode_inlines_a_ref_that_has_a_description_beside_it() -> None:
+    path = s.string(min_length=1, description="A path.")
+    reader = define_tool(
+        name="demo.read",
+        description="Read.",
+        version="1.0.0",
+        input=s.object({"path": s.ref("demo.path", description="The file to read."), "also": s.ref("demo.path")}),
+        handler=dict,
+    )
+    parameters = OpenAITools(Runtime([reader], schemas={"demo.path": path}), strict=True).definitions()[0]["function"][
+        "parameters"
+    ]
+    assert parameters["properties"] == {
+        "path": {"type": "string", "description": "The file to read."},
+        "also": {"$ref": "#/$defs/demo.path"},  # alone, a ref stays a ref
+    }
+    assert parameters["$defs"] == {"demo.path": {"type": "string", "description": "A path."}}
+
+
+def test_field_descriptions_name_tools_by_their_wire_names() -> None:
+    lister = define_tool(
+        name="notes.open",
+        description="Open a note.",
+        version="1.0.0",
+        input=s.object({"id": s.string(description="An id, as notes.search gives it.")}),
+        handler=dict,
+    )
+    tools = AnthropicTools(Runtime([lister, search]))
+    schema = tools.definitions()[0]["input_schema"]
+    assert schema["properties"]["id"]["description"] == "An id, as notes_search gives it."
+
+
+def test_handle_sync_runs_a_plain_handler_without_an_event_loop() -> None:
+    seen: list[bool] = []
+
+    def probe(args: dict[str, Any]) -> str:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            seen.append(False)
+        else:
+            seen.append(True)
+        return "ok"
+
+    probing = define_tool(name="demo.probe", description="Probe.", version="1.0.0", input=s.object({}), handler=probe)
+    assert OpenAITools(Runtime([probing])).handle_sync(chat_call("demo_probe", "{}"))["content"] == "ok"
+    assert seen == [False]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "content"),
+    [
+        (' \n{"text": "milk"}\n ', '["milk:10:None"]'),
+        ("", "INPUT_INVALID"),  # {} is missing text
+        (
+            '{"text": "milk"} {"text": "tea"}',
+            "INPUT_INVALID: notes_search was called with invalid input: input is not valid JSON: Extra data at line 1, "
+            "column 18; send a JSON object.",
+        ),
+    ],
+)
+def test_argument_text_around_the_value(arguments: str, content: str) -> None:
+    message = OpenAITools(runtime("notes:read")).handle_sync(chat_call("notes_search", arguments))
+    assert message["content"].startswith(content)

@@ -236,23 +236,13 @@ async def anthropic_turn_async(
 
 # -- definitions ---------------------------------------------------------------------------------------
 
-_RESPONSES_STRICT_MISSING = (
-    "OpenAITools(api='responses') leaves 'strict' out of a definition that is not strict; FunctionToolParam "
-    "requires it, and Responses treats a function without it as strict"
-)
-
 
 @pytest.mark.parametrize(
     ("api", "strict"),
     [
         pytest.param("chat", False, id="chat"),
         pytest.param("chat", True, id="chat-strict"),
-        pytest.param(
-            "responses",
-            False,
-            id="responses",
-            marks=pytest.mark.xfail(reason=_RESPONSES_STRICT_MISSING, raises=pydantic.ValidationError),
-        ),
+        pytest.param("responses", False, id="responses"),
         pytest.param("responses", True, id="responses-strict"),
     ],
 )
