@@ -18,6 +18,12 @@ one sample takes about ``--sample-ms``; then, for ``--rounds`` rounds, every
 contender takes one sample, in a shuffled order, the garbage collector off
 while it runs. A ratio hermes/SDK is the median, over rounds, of the two
 contenders' ratio within the same round.
+
+Over stdio, a round trip's wall time is mostly the SDK's transport and the
+scheduler handing the pipes between three processes, and it swings with
+whatever else the machine runs. On Linux the script also reads each server
+process's CPU time per call from /proc: what serving a call costs that
+process, steadier than the wall time, reported beside it (not a target).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import gc
 import importlib.metadata
 import itertools
 import json
+import os
 import platform
 import random
 import statistics
@@ -88,27 +95,64 @@ def serve(which: str) -> None:
 # -- measuring ---------------------------------------------------------------------------------
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user and system) process *pid* has used, from /proc (None where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_pid(which: str) -> int | None:
+    """The pid of this process's child serving ``--serve which`` (Linux; None elsewhere)."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = stat.read_text().rsplit(")", 1)[1].split()[1]
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if parent == me and b"--serve" in argv and which.encode() in argv:
+            return int(stat.parent.name)
+    return None
+
+
 @dataclass
 class Contender:
-    """One client calling ``add`` on one server; its samples are seconds per call, one per round."""
+    """One client calling ``add`` on one server; its samples are seconds per call, one per round.
+
+    For a server in a process of its own, ``cpu`` holds that process's CPU
+    seconds per call in each sample: what serving a call costs, whatever else
+    the machine is doing (wall times over stdio depend on how the scheduler
+    hands the pipes between three processes).
+    """
 
     key: str
     label: str
     client: Client
+    pid: int | None = None
     number: int = 0
     samples: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    _cpu_used: float = 0.0
 
     async def time(self, number: int) -> float:
         call = self.client.call_tool
+        cpu_before = None if self.pid is None else _cpu_seconds(self.pid)
         gc.collect()
         gc.disable()
         try:
             started = time.perf_counter()
             for _ in itertools.repeat(None, number):
                 await call("add", ARGS)
-            return time.perf_counter() - started
+            elapsed = time.perf_counter() - started
         finally:
             gc.enable()
+        cpu_after = None if self.pid is None else _cpu_seconds(self.pid)
+        if cpu_before is not None and cpu_after is not None:
+            self._cpu_used = cpu_after - cpu_before
+        return elapsed
 
     async def calibrate(self, sample_s: float) -> None:
         """The loop count for which one sample takes about *sample_s* (as ``timeit.autorange``)."""
@@ -125,6 +169,8 @@ class Contender:
 
     async def sample(self) -> None:
         self.samples.append(await self.time(self.number) / self.number)
+        if self.pid is not None:
+            self.cpu.append(self._cpu_used / self.number)
 
 
 async def check(contender: Contender) -> None:
@@ -159,7 +205,9 @@ async def run(args: argparse.Namespace) -> list[tuple[str, Contender, Contender]
             pair = []
             for which in ("hermes", "sdk"):
                 client = await stack.enter_async_context(Client(_server(key, which), mode=mode))
-                pair.append(Contender(f"{key}.{which}", f"{'hermesos' if which == 'hermes' else 'MCPServer'}", client))
+                server = "hermesos" if which == "hermes" else "MCPServer"
+                pid = _server_pid(which) if key == "stdio" else None
+                pair.append(Contender(f"{key}.{which}", server, client, pid))
             pairs.append((label, pair[0], pair[1]))
         contenders = [c for _, h, p in pairs for c in (h, p)]
         for c in contenders:
@@ -207,14 +255,31 @@ def report(pairs: list[tuple[str, Contender, Contender]], args: argparse.Namespa
         missed += not met
         results[label] = ratio
         print(f"  {label:<48} {ratio:>5.2f}x   <= {TARGET:.2f}x  {'met' if met else 'NOT MET'}")
+    cpu_pairs = [(label, h, p) for label, h, p in pairs if h.cpu and p.cpu]
+    if cpu_pairs:
+        print()
+        # /proc counts CPU time in clock ticks (10 ms): a sample of 100 ms or more keeps the rounding small.
+        print("the server process's CPU time per call (µs, median), and the same-round ratio: not a target")
+        for label, hermes, peer in cpu_pairs:
+            ratio = statistics.median(h / p for h, p in zip(hermes.cpu, peer.cpu, strict=True) if p)
+            cpu_h, cpu_p = _us(statistics.median(hermes.cpu)), _us(statistics.median(peer.cpu))
+            print(f"  {label:<48} hermesos {cpu_h:>8}  MCPServer {cpu_p:>8}  {ratio:>5.2f}x")
+            results[f"{label}, server CPU"] = ratio
     print()
     if args.json:
         data = {
             "machine": info,
             "rounds": args.rounds,
             "sample_ms": args.sample_ms,
-            "contenders": {c.key: {"number": c.number, "samples_s": c.samples} for _, h, p in pairs for c in (h, p)},
-            "ratios": {label: {"ratio": ratio, "target": TARGET} for label, ratio in results.items()},
+            "contenders": {
+                c.key: {"number": c.number, "samples_s": c.samples, "server_cpu_s": c.cpu}
+                for _, h, p in pairs
+                for c in (h, p)
+            },
+            "ratios": {
+                label: {"ratio": ratio, "target": None if "CPU" in label else TARGET}
+                for label, ratio in results.items()
+            },
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
