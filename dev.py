@@ -3,7 +3,7 @@
 
     python3 dev.py demo    # the main job: the demo
     python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
-    python3 dev.py bench   # the benchmarks: against the peer libraries, plugin discovery, start-up
+    python3 dev.py bench   # the benchmarks: against the peer libraries, the adapters, MCP, plugin discovery, start-up
     python3 dev.py fuzz [N]  # the fuzz targets with N inputs each (default 5,000), random, with statistics
     python3 dev.py lint    # ruff and mypy only
     python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
@@ -27,7 +27,14 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"demo": "examples", "test": "test,lint,docs", "lint": "lint", "docs": "docs", "bench": "bench", "fuzz": "test"}
+EXTRAS = {
+    "demo": "examples",
+    "test": "test,lint,docs",
+    "lint": "lint",
+    "docs": "docs",
+    "bench": "bench",
+    "fuzz": "test",
+}
 
 
 def _run(*args: str | Path) -> int:
@@ -86,9 +93,11 @@ def main(argv: list[str]) -> int:
         return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
     if job == "bench":
         core = _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
+        adapters = _run(PYTHON, ROOT / "bench" / "bench_adapters.py")
+        mcp = _run(PYTHON, ROOT / "bench" / "bench_mcp.py")
         plugins = _run(PYTHON, ROOT / "bench" / "bench_plugins.py")
         startup = _run(PYTHON, ROOT / "bench" / "bench_startup.py")
-        return core or plugins or startup
+        return core or adapters or mcp or plugins or startup
     if job == "fuzz":
         examples = rest[0] if rest else "5000"
         env = {**os.environ, "HERMESOS_FUZZ_EXAMPLES": examples, "HERMESOS_FUZZ_RANDOM": "1"}
