@@ -323,13 +323,17 @@ class _Adapter:
         A failed call's text is the error's code, then its message for the model.
         """
         wire, raw, null_is_absent = self._parts(call)
-        # Awaited here, not in a helper coroutine: one frame fewer on every call (bench_adapters).
+        # One frame, no helper coroutine, the common case first: this is on every call (bench_adapters).
         try:
-            name, arguments = self._prepared(wire, raw, null_is_absent)
-            text, failed = result_text(await self.runtime.call(name, arguments)), False
+            name = self.names.to_name.get(wire) if type(wire) is str else None
+            if name is None or null_is_absent or type(raw) is not str:
+                name, arguments = self._prepared(wire, raw, null_is_absent)
+            else:
+                arguments = _arguments(wire, raw)
+            result = await self.runtime.call(name, arguments)
         except ToolError as error:
-            text, failed = self._failure(error), True
-        return self._message(call, text, failed)
+            return self._message(call, self._failure(error), True)
+        return self._message(call, result_text(result), False)
 
     def handle_sync(self, call: Any) -> dict[str, Any]:
         """:meth:`handle`, from code without an event loop, through ``runtime.call_sync``.
