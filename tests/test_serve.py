@@ -764,7 +764,7 @@ MATH_STRICT_INPUT = {
 MATH_FUNCTION = {"name": "math_eval", "description": MATH_DESCRIPTION, "parameters": MATH_INPUT}
 EXPORTED = {
     "openai": [{"type": "function", "function": MATH_FUNCTION}],
-    "openai-responses": [{"type": "function", **MATH_FUNCTION}],
+    "openai-responses": [{"type": "function", **MATH_FUNCTION, "strict": False}],
     "openai-strict": [
         {"type": "function", "function": {**MATH_FUNCTION, "parameters": MATH_STRICT_INPUT, "strict": True}}
     ],
