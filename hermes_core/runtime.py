@@ -37,6 +37,7 @@ from hermes_core.errors import (
     ToolError,
     ToolFailedError,
     ToolNotFoundError,
+    exception_type_name,
 )
 from hermes_core.names import suggest
 from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
@@ -223,7 +224,12 @@ class Runtime:
         """Lookup, permissions and input: everything before the handler."""
         entry = self._lookup(name)
         if entry.gate is not None:
-            entry.gate()
+            try:
+                entry.gate()
+            except ToolError:
+                raise
+            except Exception as error:  # a permission provider's own failure: the call is not made
+                raise _provider_failure(entry, error) from error
         return entry, _checked(entry.input, value, InputInvalidError, entry.name)
 
     def call(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Awaitable[Any]:  # noqa: A002
@@ -371,6 +377,16 @@ def _logger() -> Any:
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())
     return logger
+
+
+def _provider_failure(entry: _Entry, error: Exception) -> ToolFailedError:
+    """TOOL_FAILED for a permission provider that raised (or answered neither True, False nor None), logged."""
+    call_id = _call_id()
+    _logger().error(
+        "%s (call %s): a permission provider raised %s", entry.name, call_id, type(error).__name__, exc_info=error
+    )
+    detail = f"a permission provider raised {exception_type_name(error)}, so the call was not made"
+    return ToolFailedError(detail, tool=entry.name, reason="reported", call_id=call_id)
 
 
 def _fail(entry: _Entry, error: Exception, seconds: float | None, call_id: str | None) -> NoReturn:

@@ -36,15 +36,13 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import logging
-import os
 import socket
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._version import __version__
 from hermes_core.adapters import ARGUMENTS_MAX, result_text
-from hermes_core.errors import ToolError, ToolFailedError, exception_type_name
+from hermes_core.errors import ToolError, ToolNotFoundError
 from hermes_core.runtime import Runtime
 from hermes_core.schema.validators import follow_refs
 from hermes_core.tools import check_timeout
@@ -76,7 +74,6 @@ DEFAULT_PORT: Final = 8000
 MCP_PATH: Final = "/mcp"
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
-_LOGGER = logging.getLogger("hermes_core")
 
 
 # -- what a client is shown and told -------------------------------------------------------------------
@@ -135,8 +132,6 @@ class _Tools:
             value = await self.runtime.call(name, {} if arguments is None else arguments, **self.limit)
         except ToolError as error:
             return self.failure(error)
-        except Exception as error:  # a permission provider's own failure: the runtime lets it through
-            return self.failure(_provider_failed(wire, error))
         return {
             "content": [{"type": "text", "text": result_text(value)}],
             "structuredContent": {"result": value} if self.wrapped[name] else value,
@@ -148,7 +143,10 @@ class _Tools:
         """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data."""
         shown = self.names.shown(error)
         data = shown.to_dict()
-        _rewrite_texts(data, self.names)
+        if not isinstance(
+            shown, ToolNotFoundError
+        ):  # it quotes the name the client sent; its suggestions are wire names
+            _rewrite_texts(data, self.names)
         return {
             "content": [{"type": "text", "text": f"{shown.code.value}: {data['message']}"}],
             "structuredContent": data,
@@ -168,17 +166,6 @@ def _rewrite_texts(data: Any, names: WireNames) -> None:
     elif isinstance(data, list):
         for item in data:
             _rewrite_texts(item, names)
-
-
-def _provider_failed(wire: str, error: Exception) -> ToolFailedError:
-    """TOOL_FAILED for an exception that escaped ``runtime.call``: a permission provider's, logged as a handler's."""
-    call_id = os.urandom(8).hex()
-    _LOGGER.error("%s (call %s): a permission provider raised %s", wire, call_id, type(error).__name__, exc_info=error)
-    failed = ToolFailedError(
-        f"a permission provider raised {exception_type_name(error)}", tool=wire, reason="reported", call_id=call_id
-    )
-    failed.__cause__ = error
-    return failed
 
 
 def mcp_tools(runtime: Runtime) -> list[dict[str, Any]]:

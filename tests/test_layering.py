@@ -1,9 +1,10 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
-Layers, lowest first: ``_version`` and ``_frozen`` (import nothing of ours),
-``errors``, ``names``, ``schema``, ``settings``, ``tools``, ``permissions``,
-``checks``, ``tracing``, ``_aio``, ``runtime``, ``hookspecs``, ``plugins``,
-``cli``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
+Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
+(import nothing of ours), ``_docstrings``, ``errors``, ``names``, ``wire``,
+``schema``, ``settings``, ``hints``, ``tools``, ``permissions``, ``checks``,
+``tracing``, ``_aio``, ``runtime``, ``adapters``, ``hookspecs``, ``plugins``,
+``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
 ``_nodes`` ← ``_compile`` ← ``validators`` ← the package's ``__init__``.
 """

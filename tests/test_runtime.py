@@ -24,6 +24,7 @@ from hermes_core import (
     StaticGrants,
     Tool,
     ToolError,
+    ToolFailedError,
     ToolNotFoundError,
     define_tool,
     reject,
@@ -435,13 +436,17 @@ def test_tools_without_permissions_never_ask_providers() -> None:
     assert provider.asked == []
 
 
-def test_provider_exceptions_are_not_swallowed() -> None:
+def test_provider_exceptions_are_not_swallowed(caplog: pytest.LogCaptureFixture) -> None:
     class Broken:
         def check(self, tool: Tool, permission: str) -> bool | None:
             raise OSError("policy store unreachable")
 
-    with pytest.raises(OSError, match="policy store unreachable"):
+    with pytest.raises(ToolFailedError) as caught:
         Runtime([write_tool()], grants=["*"], providers=[Broken()]).call_sync("fs.write", GOOD)
+    assert isinstance(caught.value.__cause__, OSError)  # chained, and logged with its traceback
+    (record,) = [r for r in caplog.records if r.name == "hermes_core"]
+    assert record.getMessage().endswith(": a permission provider raised OSError")
+    assert record.exc_info is not None
 
 
 def test_a_provider_answer_other_than_true_false_none_is_a_type_error() -> None:
@@ -449,8 +454,10 @@ def test_a_provider_answer_other_than_true_false_none_is_a_type_error() -> None:
         def check(self, tool: Tool, permission: str) -> Any:
             return "yes"
 
-    with pytest.raises(TypeError, match="must return True, False or None"):
+    with pytest.raises(ToolFailedError) as caught:
         Runtime([write_tool()], providers=[Sloppy()]).call_sync("fs.write", GOOD)
+    assert isinstance(caught.value.__cause__, TypeError)
+    assert "must return True, False or None" in str(caught.value.__cause__)
 
 
 def test_an_object_without_check_is_not_a_provider() -> None:
@@ -740,3 +747,23 @@ def test_a_runtime_is_immutable_once_built() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError, match="immutable"):
         del runtime._entries
     assert runtime.call_sync("math.add", {"a": 1, "b": 2}) == 3
+
+
+def test_a_permission_provider_that_raises_fails_the_call_closed_as_tool_failed() -> None:
+    class Broken:
+        def check(self, tool: Any, permission: str) -> bool | None:
+            raise RuntimeError("the policy service is down: token=secret")
+
+    class Answers:
+        def check(self, tool: Any, permission: str) -> Any:
+            return "yes"
+
+    for provider, raised in ((Broken(), "RuntimeError"), (Answers(), "TypeError")):
+        runtime = Runtime([write_tool()], grants=["fs:write"], providers=[provider])
+        with pytest.raises(ToolFailedError) as caught:
+            runtime.call_sync("fs.write", {"path": "a", "contents": "b"})
+        assert str(caught.value).startswith(
+            f"fs.write failed: a permission provider raised {raised}, so the call was not made."
+        )
+        assert "secret" not in str(caught.value.to_dict())
+        assert caught.value.__cause__ is not None

@@ -326,7 +326,9 @@ def test_stdio_calls_and_every_error_is_an_error_result(env: Env, mode: str) -> 
 
             provider = error_of(await client.call_tool("unit_guarded", {}))
             assert provider["code"] == "TOOL_FAILED"
-            assert provider["message"].startswith("unit_guarded failed: a permission provider raised RuntimeError.")
+            assert provider["message"].startswith(
+                "unit_guarded failed: a permission provider raised RuntimeError, so the call was not made."
+            )
             assert "secret-detail" not in json.dumps(provider)  # an exception's text is never shown
 
             # The server is still serving after all that.
