@@ -21,24 +21,16 @@ import asyncio
 import copy
 import gc
 import importlib.metadata
-import itertools
-import json
-import os
-import platform
-import random
-import statistics
 import sys
-import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
 import fastjsonschema
 import jsonschema
 import msgspec
 import pydantic
+from _method import Case, Comparison, Contender, arguments, machine, report, require, time_all
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict  # pydantic needs it, not typing's, before Python 3.12
@@ -192,98 +184,6 @@ class AddArgs(TypedDict):
     b: int
 
 
-# -- measuring ---------------------------------------------------------------------------------
-
-_SYNC = """
-def _bench(_n):
-    _t0 = _clock()
-    for _ in _repeat(None, _n):
-{stmt}
-    return _clock() - _t0
-"""
-
-_ASYNC = """
-async def _bench(_n):
-    _t0 = _clock()
-    for _ in _repeat(None, _n):
-{stmt}
-    return _clock() - _t0
-"""
-
-
-@dataclass
-class Contender:
-    """One statement to time. ``stmt`` runs with the names in ``env``; ``await`` makes it async."""
-
-    key: str
-    label: str
-    stmt: str
-    env: dict[str, Any]
-    number: int = 0
-    samples: list[float] = field(default_factory=list)  # seconds per operation, one per round
-    _run: Callable[[int], float] | None = None
-
-    def compile(self, loop: asyncio.AbstractEventLoop) -> None:
-        is_async = "await " in self.stmt
-        template = _ASYNC if is_async else _SYNC
-        source = template.format(stmt=textwrap.indent(textwrap.dedent(self.stmt).strip(), " " * 8))
-        namespace: dict[str, Any] = {**self.env, "_clock": time.perf_counter, "_repeat": itertools.repeat}
-        exec(compile(source, f"<bench {self.key}>", "exec"), namespace)
-        bench = namespace["_bench"]
-        if is_async:
-            self._run = lambda n: loop.run_until_complete(bench(n))
-        else:
-            self._run = bench
-
-    def time(self, number: int) -> float:
-        """Seconds for *number* operations, with the garbage collector off (as ``timeit`` does)."""
-        assert self._run is not None
-        gc.collect()
-        gc.disable()
-        try:
-            return self._run(number)
-        finally:
-            gc.enable()
-
-    def calibrate(self, sample_s: float) -> None:
-        """Find the loop count for which one sample takes at least *sample_s* (as ``timeit.autorange``)."""
-        self.time(1)  # warm up
-        number = 1
-        while True:
-            for factor in (1, 2, 5):
-                n = number * factor
-                if self.time(n) >= sample_s / 2:
-                    # Time once more at the chosen count, scaled up to the target duration.
-                    elapsed = self.time(n)
-                    self.number = max(1, int(n * sample_s / max(elapsed, 1e-9)))
-                    return
-            number *= 10
-
-    def sample(self) -> None:
-        self.samples.append(self.time(self.number) / self.number)
-
-
-@dataclass(frozen=True)
-class Case:
-    title: str
-    contenders: list[Contender]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """hermes/peer, and the target (the highest acceptable ratio) if there is one."""
-
-    hermes: str
-    peer: str
-    label: str
-    target: float | None = None
-
-
-def _require(condition: bool, what: str) -> None:
-    if not condition:
-        raise RuntimeError(f"benchmark set-up is wrong: {what}")
-
-
 # -- the contenders ----------------------------------------------------------------------------
 
 
@@ -299,29 +199,29 @@ def validation_cases() -> tuple[Case, Case]:
     fjs_payload, fjs_bad = copy.deepcopy(PAYLOAD), invalid_payload()
 
     # Every contender accepts the valid payload and fills in the default where it can ...
-    _require(WRITE.parse(PAYLOAD)["options"]["encoding"] == "utf-8", "hermes accepts, with the default")
-    _require(td.validate_python(PAYLOAD)["options"]["encoding"] == "utf-8", "pydantic TypedDict default")
-    _require(model.validate_python(PAYLOAD).options.encoding == "utf-8", "pydantic model default")
-    _require(msgspec.convert(PAYLOAD, WriteStruct).options.encoding == "utf-8", "msgspec default")
+    require(WRITE.parse(PAYLOAD)["options"]["encoding"] == "utf-8", "hermes accepts, with the default")
+    require(td.validate_python(PAYLOAD)["options"]["encoding"] == "utf-8", "pydantic TypedDict default")
+    require(model.validate_python(PAYLOAD).options.encoding == "utf-8", "pydantic model default")
+    require(msgspec.convert(PAYLOAD, WriteStruct).options.encoding == "utf-8", "msgspec default")
     validator.validate(PAYLOAD)  # jsonschema validates only: it has no parsed value to fill a default into
-    _require(fast_validate(fjs_payload)["options"]["encoding"] == "utf-8", "fastjsonschema default")
-    _require("encoding" not in PAYLOAD["options"], "the shared payload is left as it was")
+    require(fast_validate(fjs_payload)["options"]["encoding"] == "utf-8", "fastjsonschema default")
+    require("encoding" not in PAYLOAD["options"], "the shared payload is left as it was")
 
     # ... rejects the invalid one, with a message that points at files[7].path ...
     def rejects(call: Callable[[], object], error: type[Exception], where: str, name: str) -> None:
         try:
             call()
         except error as exc:
-            _require(where in str(exc), f"{name}'s message names {where}: {exc}")
+            require(where in str(exc), f"{name}'s message names {where}: {exc}")
         else:
-            _require(False, f"{name} rejects the invalid payload")
+            require(False, f"{name} rejects the invalid payload")
 
     rejects(lambda: WRITE.parse(bad), SchemaError, "files.7.path", "hermes")
     rejects(lambda: td.validate_python(bad), pydantic.ValidationError, "files.7.path", "pydantic TypedDict")
     rejects(lambda: model.validate_python(bad), pydantic.ValidationError, "files.7.path", "pydantic model")
     rejects(lambda: msgspec.convert(bad, WriteStruct), msgspec.ValidationError, "$.files[7].path", "msgspec")
     rejects(lambda: validator.validate(bad), jsonschema.ValidationError, "files", "jsonschema")
-    _require([e.json_path for e in validator.iter_errors(bad)] == ["$.files[7].path"], "jsonschema finds the one fault")
+    require([e.json_path for e in validator.iter_errors(bad)] == ["$.files[7].path"], "jsonschema finds the one fault")
     rejects(lambda: fast_validate(fjs_bad), fastjsonschema.JsonSchemaValueException, "files[7].path", "fastjsonschema")
 
     # ... and unknown keys at every level.
@@ -449,7 +349,7 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     inline_tool = add_tool("math.add_inline", inline=True)
     async_tool = add_tool("math.add_async", add_handler_async)
     runtime = Runtime([tool, inline_tool, async_tool, add_decorated, add_decorated_async], grants=["math:add"])
-    _require(add_decorated.input == ADD_INPUT and add_decorated.output == s.integer(), "@tool derives the schemas")
+    require(add_decorated.input == ADD_INPUT and add_decorated.output == s.integer(), "@tool derives the schemas")
     in_ta = TypeAdapter(AddArgs)
     out_ta = TypeAdapter(int, config=ConfigDict(strict=True))
     server = MCPServer("bench")
@@ -468,28 +368,28 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     big = Runtime([*others, tool], grants=["math:add"])
     build_s = time.perf_counter() - started
 
-    _require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
-    _require(runtime.call_sync("math.add_decorated", args) == 3, "hermes call_sync @tool")
+    require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
+    require(runtime.call_sync("math.add_decorated", args) == 3, "hermes call_sync @tool")
     for name in ("math.add", "math.add_inline", "math.add_async", "math.add_decorated_async"):
-        _require(loop.run_until_complete(runtime.call(name, args)) == 3, f"hermes call {name}")
-    _require(out_ta.validate_python(add_handler(in_ta.validate_python(args))) == 3, "pydantic")
+        require(loop.run_until_complete(runtime.call(name, args)) == 3, f"hermes call {name}")
+    require(out_ta.validate_python(add_handler(in_ta.validate_python(args))) == 3, "pydantic")
     for name in ("add", "add_async"):
         result = loop.run_until_complete(server.call_tool(name, args))
-        _require("3" in repr(result) and "error=True" not in repr(result), f"MCP {name}: {result!r}")
-    _require(lc_tool.invoke(args) == 3, "LangChain")
-    _require(len(big.tools) == tool_count and big.call_sync("math.add", args) == 3, "the big runtime")
+        require("3" in repr(result) and "error=True" not in repr(result), f"MCP {name}: {result!r}")
+    require(lc_tool.invoke(args) == 3, "LangChain")
+    require(len(big.tools) == tool_count and big.call_sync("math.add", args) == 3, "the big runtime")
     try:
         runtime.call_sync("math.add", bad_args)
     except InputInvalidError as exc:
-        _require('"a" must be an integer' in str(exc), f"hermes error message: {exc}")
+        require('"a" must be an integer' in str(exc), f"hermes error message: {exc}")
     else:
-        _require(False, "hermes rejects the bad input")
+        require(False, "hermes rejects the bad input")
     try:
         in_ta.validate_python(bad_args)
     except pydantic.ValidationError as exc:
-        _require("a\n" in str(exc), f"pydantic error message: {exc}")
+        require("a\n" in str(exc), f"pydantic error message: {exc}")
     else:
-        _require(False, "pydantic rejects the bad input")
+        require(False, "pydantic rejects the bad input")
 
     env = {
         "runtime": runtime,
@@ -621,106 +521,11 @@ def comparisons(tool_count: int) -> list[Comparison]:
     ]
 
 
-# -- reporting ---------------------------------------------------------------------------------
-
-
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.partition(":")[2].strip()
-                break
-    info = {
-        "cpu": cpu,
-        "nproc": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "os": f"{platform.system()} {platform.release()}",
-    }
-    for dist in ("hermesos-core", "pydantic", "pydantic-core", "msgspec", "jsonschema", "fastjsonschema", "mcp"):
-        info[dist] = importlib.metadata.version(dist)
-    info["langchain-core"] = importlib.metadata.version("langchain-core")
-    return info
-
-
-def _us(seconds: float) -> str:
-    micro = seconds * 1e6
-    return f"{micro:,.2f}" if micro < 100 else f"{micro:,.1f}"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:.2f}x" if value >= 0.1 else f"{value:.3f}x"
-
-
-def paired_ratio(hermes: Contender, peer: Contender) -> float:
-    return statistics.median(h / p for h, p in zip(hermes.samples, peer.samples, strict=True))
-
-
-def report(cases: list[Case], comps: list[Comparison], info: dict[str, str], args: argparse.Namespace) -> int:
-    by_key = {c.key: c for case in cases for c in case.contenders}
-    print()
-    print("machine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
-    print(f"method: {args.rounds} interleaved rounds, samples of ~{args.sample_ms:g} ms, per-op times in µs")
-    width = max(len(c.label) for c in by_key.values()) + 2
-    for case in cases:
-        print()
-        print(case.title)
-        print(f"  {'contender':<{width}} {'best':>10} {'median':>10} {'ops/sample':>11}")
-        for c in case.contenders:
-            best, median = _us(min(c.samples)), _us(statistics.median(c.samples))
-            print(f"  {c.label:<{width}} {best:>10} {median:>10} {c.number:>11,}")
-    print()
-    print("ratios (median over rounds of the same-round ratio; below 1 means hermes is faster)")
-    lwidth = max(len(c.label) for c in comps) + 2
-    print(f"  {'comparison':<{lwidth}} {'ratio':>7} {'of bests':>9}   target")
-    missed = 0
-    for comp in comps:
-        hermes, peer = by_key[comp.hermes], by_key[comp.peer]
-        ratio = paired_ratio(hermes, peer)
-        best = min(hermes.samples) / min(peer.samples)
-        verdict = ""
-        if comp.target is not None:
-            met = ratio <= comp.target
-            missed += not met
-            verdict = f"<= {comp.target:.2f}x  {'met' if met else 'NOT MET'}"
-        print(f"  {comp.label:<{lwidth}} {_ratio(ratio):>7} {_ratio(best):>9}   {verdict}")
-    print()
-    if args.json:
-        data = {
-            "machine": info,
-            "rounds": args.rounds,
-            "sample_ms": args.sample_ms,
-            "contenders": {
-                c.key: {"label": c.label, "number": c.number, "samples_s": c.samples} for c in by_key.values()
-            },
-            "ratios": {
-                comp.label: {
-                    "ratio": paired_ratio(by_key[comp.hermes], by_key[comp.peer]),
-                    "target": comp.target,
-                }
-                for comp in comps
-            },
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        print(f"results written to {args.json}")
-    return missed
-
-
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 rounds of 5 ms samples")
-    parser.add_argument("--rounds", type=int, default=30, help="rounds of samples (default 30)")
-    parser.add_argument("--sample-ms", type=float, default=25.0, help="length of one sample (default 25 ms)")
-    parser.add_argument("--tools", type=int, default=10_000, help="tools in the big runtime (default 10,000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order within a round")
-    parser.add_argument("--json", type=Path, help="also write the raw samples and ratios to this file")
-    parser.add_argument("--strict", action="store_true", help="exit with status 1 when a target is not met")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.rounds, args.sample_ms = 5, 5.0
+    def tools_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--tools", type=int, default=10_000, help="tools in the big runtime (default 10,000)")
 
+    args = arguments(__doc__.split("\n\n")[0], argv, tools_option)
     started = time.perf_counter()
     loop = asyncio.new_event_loop()
     try:
@@ -731,27 +536,13 @@ def main(argv: list[str]) -> int:
             f"set-up: define_tool x{args.tools:,} took {define_s:.2f} s, "
             f"Runtime() over them {build_s * 1e3:.0f} ms; every contender checked"
         )
-        # Set-up made many long-lived objects (10,000 tools, the peers' modules): freeze them,
-        # so the collection before each sample only walks what the benchmarks themselves left behind.
-        gc.collect()
-        gc.freeze()
-        contenders = [c for case in cases for c in case.contenders]
-        print(
-            f"timing {len(contenders)} contenders, {args.rounds} rounds of ~{args.sample_ms:g} ms samples ...",
-            flush=True,
-        )
-        for c in contenders:
-            c.compile(loop)
-            c.calibrate(args.sample_ms / 1e3)
-        order = random.Random(args.seed)
-        for _ in range(args.rounds):
-            order.shuffle(contenders)
-            for c in contenders:
-                c.sample()
+        time_all(cases, loop, args)
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
-    missed = report(cases, comparisons(args.tools), machine(), args)
+    info = machine(("hermesos-core", "pydantic", "pydantic-core", "msgspec", "jsonschema", "fastjsonschema", "mcp"))
+    info["langchain-core"] = importlib.metadata.version("langchain-core")
+    missed = report(cases, comparisons(args.tools), info, args)
     print(f"{missed} target(s) not met; total run time {time.perf_counter() - started:.0f} s")
     return 1 if args.strict and missed else 0
 
