@@ -135,6 +135,9 @@ def _arguments(wire: str, raw: Any) -> Any:
         raise InputInvalidError(wire, [Issue((), "too_deep", "nests arrays and objects too deeply")]) from None
 
 
+_DESCRIPTION = frozenset({"description"})
+
+
 # -- OpenAI's strict mode ------------------------------------------------------------------------------
 
 
@@ -178,18 +181,6 @@ def _strict(schema: dict[str, Any], defs: Mapping[str, Any] | None = None) -> di
         items = out.pop("prefixItems")
         out["items"] = items[0] if len(items) == 1 else {"anyOf": items}
     return out
-
-
-def _described(schema: Any, rewrite: Callable[[str], str]) -> Any:
-    """*schema* (exported JSON Schema) with *rewrite* applied to every description in it."""
-    if isinstance(schema, dict):
-        return {
-            key: rewrite(value) if key == "description" and isinstance(value, str) else _described(value, rewrite)
-            for key, value in schema.items()
-        }
-    if isinstance(schema, list):
-        return [_described(item, rewrite) for item in schema]
-    return schema
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -291,7 +282,7 @@ class _Adapter:
             "name": self.names.to_wire[tool.name],
             "description": self.names.rewrite(tool.description),
             # Fields' descriptions name tools too ("as fs.list gives it").
-            "parameters": _described(follow_refs(tool.input, refs).json_schema(defs=refs), self.names.rewrite),
+            "parameters": self.names.rewrite_in(follow_refs(tool.input, refs).json_schema(defs=refs), _DESCRIPTION),
         }
 
     def _prepared(self, wire: Any, raw: Any, null_is_absent: bool) -> tuple[str, Any]:

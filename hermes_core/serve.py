@@ -146,7 +146,7 @@ class _Tools:
         if not isinstance(
             shown, ToolNotFoundError
         ):  # it quotes the name the client sent; its suggestions are wire names
-            _rewrite_texts(data, self.names)
+            data = self.names.rewrite_in(data, _TEXTS)
         return {
             "content": [{"type": "text", "text": f"{shown.code.value}: {data['message']}"}],
             "structuredContent": data,
@@ -155,17 +155,8 @@ class _Tools:
         }
 
 
-def _rewrite_texts(data: Any, names: WireNames) -> None:
-    """Rewrite tool names as wire names in every ``message`` and ``detail`` of an error's data, in place."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key in ("message", "detail") and isinstance(value, str):
-                data[key] = names.rewrite(value)
-            else:
-                _rewrite_texts(value, names)
-    elif isinstance(data, list):
-        for item in data:
-            _rewrite_texts(item, names)
+# The texts of an error's data that may name tools: its message, and each issue's detail and message.
+_TEXTS = frozenset({"message", "detail"})
 
 
 def mcp_tools(runtime: Runtime) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import final
+from typing import Any, final
 
 from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, ToolError, ToolNotFoundError
@@ -107,6 +107,23 @@ class WireNames:
         if self._renamed is None:
             return text
         return self._renamed.sub(lambda match: self.to_wire[match.group(1)], text)
+
+    def rewrite_in(self, data: Any, keys: frozenset[str]) -> Any:
+        """A copy of JSON *data* with :meth:`rewrite` applied to every string under one of *keys*, at any depth.
+
+        >>> WireNames(["fs.list"]).rewrite_in({"a": [{"description": "see fs.list"}]}, frozenset({"description"}))
+        {'a': [{'description': 'see fs_list'}]}
+        """
+        if self._renamed is None:
+            return data
+        if isinstance(data, dict):
+            return {
+                key: self.rewrite(value) if key in keys and isinstance(value, str) else self.rewrite_in(value, keys)
+                for key, value in data.items()
+            }
+        if isinstance(data, list):
+            return [self.rewrite_in(item, keys) for item in data]
+        return data
 
     def lookup(self, wire: object) -> str:
         """The tool name whose wire name is *wire*.
