@@ -81,6 +81,7 @@ EVERY_COMBINATOR: list[Callable[..., s.Schema]] = [
     lambda **kw: s.string(min_length=1, max_length=5, pattern="^a", **kw),
     lambda **kw: s.integer(minimum=0, maximum=9, **kw),
     lambda **kw: s.number(minimum=-1.5, maximum=2.5, **kw),
+    lambda **kw: s.number(exclusive_minimum=0, exclusive_maximum=1, multiple_of=0.25, **kw),
     s.boolean,
     s.null,
     lambda **kw: s.literal("x", **kw),
@@ -452,6 +453,39 @@ def test_message_bounds() -> None:
     assert message(s.number(maximum=1.5), 2) == "value must be at most 1.5"
 
 
+def test_message_exclusive_bounds_and_steps() -> None:
+    assert message(s.integer(exclusive_minimum=0), 0) == "value must be greater than 0"
+    assert message(s.number(exclusive_maximum=1.5), 1.5) == "value must be less than 1.5"
+    assert message(s.number(multiple_of=0.5), 0.7) == "value must be a multiple of 0.5"
+    assert parse_error(s.number(multiple_of=0.5), 0.7).issues[0].kind == "invalid"
+    # A bound and the step are each reported: every issue, not the first.
+    assert issues(s.integer(exclusive_maximum=10, multiple_of=3), 10) == [((), "too_big"), ((), "invalid")]
+
+
+@pytest.mark.parametrize(
+    ("schema", "accepted", "rejected"),
+    [
+        (s.integer(exclusive_minimum=0, exclusive_maximum=3), [1, 2, 2.0], [0, 3, -1]),
+        (s.number(minimum=0, exclusive_minimum=0), [1e-300, 0.5], [0, -0.0]),
+        (s.integer(multiple_of=3), [0, -3, 9.0, 3 * 10**30], [1, 10]),
+        # The float rule of JSON Schema's reference validator and its test suite:
+        (s.number(multiple_of=0.0001), [0.0075, 1, 0], [0.00751]),
+        (s.integer(multiple_of=1e-8), [12391239123], []),
+        (s.number(multiple_of=0.123456789), [], [1e308]),
+        (s.number(multiple_of=1.5), [4.5, 0, -3], [4, 35]),
+        (s.number(multiple_of=0.1), [0.2], [0.3]),  # 0.3 / 0.1 == 2.9999999999999996, as jsonschema says
+    ],
+)
+def test_exclusive_bounds_and_multiple_of(schema: s.Schema, accepted: list[Any], rejected: list[Any]) -> None:
+    reference = jsonschema.Draft202012Validator(schema.json_schema())
+    for value in accepted:
+        assert attempt(schema, value) is None, value
+        assert reference.is_valid(value)
+    for value in rejected:
+        assert attempt(schema, value) is not None, value
+        assert not reference.is_valid(value)
+
+
 def test_message_pattern_quotes_the_pattern_as_json() -> None:
     assert message(s.string(pattern='^[a-z]+"$'), "A") == 'value must match the pattern "^[a-z]+\\"$"'
 
@@ -519,6 +553,7 @@ def test_a_key_with_a_lone_surrogate_is_reported_at_its_object_not_in_a_path() -
 
 SECRET_CASES = [
     s.integer(),
+    s.union(s.integer(exclusive_minimum=0), s.string(max_length=1)),
     s.string(min_length=100),
     s.string(max_length=3),
     s.string(pattern="^[0-9]+$"),
@@ -1026,6 +1061,15 @@ def test_deeply_nested_schemas_compile_and_report_full_paths() -> None:
         (lambda: s.number(maximum=math.inf), "s.number()", "maximum"),
         (lambda: s.number(minimum=math.nan), "s.number()", "minimum"),
         (lambda: s.number(minimum="1"), "s.number()", "minimum"),
+        (lambda: s.integer(exclusive_minimum=1, maximum=1), "s.integer()", "exclusive_minimum"),
+        (lambda: s.number(minimum=2, exclusive_maximum=2), "s.number()", "minimum"),
+        (lambda: s.number(exclusive_minimum=3, exclusive_maximum=2), "s.number()", "exclusive_minimum"),
+        (lambda: s.number(exclusive_maximum=math.nan), "s.number()", "exclusive_maximum"),
+        (lambda: s.number(exclusive_minimum=10**400), "s.number()", "exclusive_minimum"),
+        (lambda: s.integer(multiple_of=0), "s.integer()", "multiple_of"),
+        (lambda: s.number(multiple_of=-0.5), "s.number()", "multiple_of"),
+        (lambda: s.number(multiple_of=True), "s.number()", "multiple_of"),
+        (lambda: s.number(multiple_of=math.inf), "s.number()", "multiple_of"),
         (lambda: s.string(pattern="("), "s.string()", "pattern"),
         (lambda: s.string(pattern=b"x"), "s.string()", "pattern"),
         (lambda: s.string(min_length=True), "s.string()", "min_length"),
@@ -1077,6 +1121,14 @@ def test_golden_definition_messages() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         s.integer(minimum=5, maximum=1)
     assert str(caught.value) == "s.integer(): minimum is 5, greater than maximum 1; it must be at most maximum."
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.number(exclusive_minimum=1, maximum=1)
+    assert str(caught.value) == (
+        "s.number(): exclusive_minimum is 1, not less than maximum 1; it must be less than maximum."
+    )
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.number(multiple_of=0)
+    assert str(caught.value) == "s.number(): multiple_of must be a positive number or None, got 0."
     with pytest.raises(InvalidDefinitionError) as caught:
         s.array(s.optional(s.string()))
     assert str(caught.value) == (
@@ -1244,6 +1296,11 @@ def test_json_schema_of_an_object() -> None:
         (s.string(max_length=3, pattern="^a"), {"type": "string", "maxLength": 3, "pattern": "^a"}),
         (s.integer(minimum=0, maximum=5), {"type": "integer", "minimum": 0, "maximum": 5}),
         (s.number(minimum=0.5), {"type": "number", "minimum": 0.5}),
+        (
+            s.integer(minimum=0, exclusive_minimum=0, exclusive_maximum=9, multiple_of=3),
+            {"type": "integer", "minimum": 0, "exclusiveMinimum": 0, "exclusiveMaximum": 9, "multipleOf": 3},
+        ),
+        (s.number(multiple_of=0.25), {"type": "number", "multipleOf": 0.25}),
         (s.boolean(), {"type": "boolean"}),
         (s.null(), {"type": "null"}),
         (s.literal(1), {"const": 1}),

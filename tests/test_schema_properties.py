@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import schema as s
-from hermes_core.errors import IssueKind, SchemaError
+from hermes_core.errors import InvalidDefinitionError, IssueKind, SchemaError
 from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._nodes import MISSING, json_equal, unicode_ok
 
@@ -62,16 +62,26 @@ def _string_schema(draw: st.DrawFn) -> s.Schema:
     return s.string(min_length=low, max_length=high, pattern=pattern)
 
 
-@st.composite
-def _integer_schema(draw: st.DrawFn) -> s.Schema:
-    low, high = draw(_bounds([-2, 0, 1, 2.5, 3]))
-    return s.integer(minimum=low, maximum=high)
+STEPS: list[int | float] = [1, 2, 3, 0.5, 0.1, 0.25, 1e-8, 0.0001, 1.5]
 
 
 @st.composite
-def _number_schema(draw: st.DrawFn) -> s.Schema:
-    low, high = draw(_bounds([-2.5, 0, 0.5, 1, 3]))
-    return s.number(minimum=low, maximum=high)
+def _numeric(draw: st.DrawFn, make: Callable[..., s.Schema], choices: list[Any]) -> s.Schema:
+    low, high = draw(_bounds(choices))
+    above, below = draw(_bounds(choices))
+    step = draw(st.none() | st.sampled_from(STEPS))
+    try:
+        return make(minimum=low, maximum=high, exclusive_minimum=above, exclusive_maximum=below, multiple_of=step)
+    except InvalidDefinitionError:  # the exclusive bounds leave no value beside the inclusive ones
+        return make(minimum=low, maximum=high, multiple_of=step)
+
+
+def _integer_schema() -> st.SearchStrategy[s.Schema]:
+    return _numeric(s.integer, [-2, 0, 1, 2.5, 3])
+
+
+def _number_schema() -> st.SearchStrategy[s.Schema]:
+    return _numeric(s.number, [-2.5, 0, 0.5, 1, 3])
 
 
 LEAVES = st.one_of(
@@ -173,10 +183,19 @@ def _shaped(schema: s.Schema) -> st.SearchStrategy[Any]:
             return sized
         return sized | st.from_regex(schema.pattern).filter(unicode_ok)
     if isinstance(schema, s.IntegerSchema | s.NumberSchema):
-        low = math.floor(schema.minimum) if schema.minimum is not None else -3
-        high = math.ceil(schema.maximum) if schema.maximum is not None else 3
+        lows = [bound for bound in (schema.minimum, schema.exclusive_minimum) if bound is not None]
+        highs = [bound for bound in (schema.maximum, schema.exclusive_maximum) if bound is not None]
+        low = math.floor(max(lows)) if lows else -3
+        high = math.ceil(min(highs)) if highs else 3
         ints = st.integers(low - 1, high + 1)
-        return ints | ints.map(float) | st.floats(low - 1, high + 1, allow_nan=False)
+        near = (
+            ints | ints.map(float) | st.floats(low - 1, high + 1, allow_nan=False) | st.sampled_from([*lows, *highs, 0])
+        )
+        if schema.multiple_of is None:
+            return near
+        step = schema.multiple_of
+        multiples = st.builds(lambda k, part: k * step + part, st.integers(-40, 40), st.sampled_from([0, 0, step / 2]))
+        return near | multiples | st.sampled_from([0.3, 0.0075, 0.00751, 12391239123, 1e308, 4.5, 35])
     if isinstance(schema, s.BooleanSchema):
         return st.booleans()
     if isinstance(schema, s.NullSchema):

@@ -218,47 +218,95 @@ def string(
 
 
 def _bounded(
-    cls: type[IntegerSchema] | type[NumberSchema], decl: str, minimum: Any, maximum: Any, description: Any
+    cls: type[IntegerSchema] | type[NumberSchema], decl: str, declared: dict[str, Any], description: Any
 ) -> Any:
-    low = _check_bound(decl, "minimum", minimum)
-    high = _check_bound(decl, "maximum", maximum)
-    _check_order(decl, "minimum", low, "maximum", high)
-    return cls(low, high, _check_description(decl, description))
+    bounds = {name: _check_bound(decl, name, value) for name, value in declared.items()}
+    step = bounds.pop("multiple_of")
+    if step is not None and step <= 0:
+        raise InvalidDefinitionError(decl, "multiple_of", f"must be a positive number or None, got {_describe(step)}")
+    # Every lower bound against every upper one; an exclusive bound leaves no value when they are equal.
+    for low_name in ("minimum", "exclusive_minimum"):
+        for high_name in ("maximum", "exclusive_maximum"):
+            low, high = bounds[low_name], bounds[high_name]
+            if low is None or high is None:
+                continue
+            if low_name == "minimum" and high_name == "maximum":
+                _check_order(decl, low_name, low, high_name, high)
+            elif low >= high:
+                raise InvalidDefinitionError(
+                    decl, low_name, f"is {low}, not less than {high_name} {high}; it must be less than {high_name}"
+                )
+    return cls(**bounds, multiple_of=step, description=_check_description(decl, description))
 
 
 def integer(
-    *, minimum: float | None = None, maximum: float | None = None, description: str | None = None
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: float | None = None,
+    exclusive_maximum: float | None = None,
+    multiple_of: float | None = None,
+    description: str | None = None,
 ) -> IntegerSchema:
     """An integer, never a bool; an integral float such as ``1.0`` is accepted and parses to ``1``.
 
-    The bounds are inclusive, as :func:`number`'s; *description* says what the integer means.
+    The bounds and the step are :func:`number`'s; *description* says what the integer means.
 
     Raises:
         InvalidDefinitionError: a bound is not a finite number within a 64-bit
-            float's range, or the bounds are crossed.
+            float's range, the bounds leave no value, or the step is not positive.
 
     """
-    schema: IntegerSchema = _bounded(IntegerSchema, "s.integer()", minimum, maximum, description)
+    declared = {
+        "minimum": minimum,
+        "maximum": maximum,
+        "exclusive_minimum": exclusive_minimum,
+        "exclusive_maximum": exclusive_maximum,
+        "multiple_of": multiple_of,
+    }
+    schema: IntegerSchema = _bounded(IntegerSchema, "s.integer()", declared, description)
     return schema
 
 
 def number(
-    *, minimum: float | None = None, maximum: float | None = None, description: str | None = None
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: float | None = None,
+    exclusive_maximum: float | None = None,
+    multiple_of: float | None = None,
+    description: str | None = None,
 ) -> NumberSchema:
     """A finite number (``int`` or ``float``), never a bool, NaN or an infinity.
 
     Args:
         minimum: the smallest value allowed (inclusive).
         maximum: the largest value allowed (inclusive).
+        exclusive_minimum: a value the number must be greater than.
+        exclusive_maximum: a value the number must be less than.
+        multiple_of: a positive step the number must be a multiple of, as JSON
+            Schema's ``multipleOf`` decides: an int step exactly, a float step by
+            float division (``0.0075`` is a multiple of ``0.0001``; ``0.3`` is not
+            one of ``0.1``, as ``0.3 / 0.1`` is ``2.9999999999999996``).
         description: what the number means, for the model.
 
+    A bound may be given both inclusive and exclusive; both are checked and exported.
+
     Raises:
-        InvalidDefinitionError: a bound is not a finite number within a 64-bit
-            float's range (JSON Schema's readers hold numbers as floats; a larger
-            int would read as infinity there), or the bounds are crossed.
+        InvalidDefinitionError: a bound or the step is not a finite number within
+            a 64-bit float's range (JSON Schema's readers hold numbers as floats;
+            a larger int would read as infinity there), a lower bound is above an
+            upper one (or equal, where either is exclusive), or the step is not positive.
 
     """
-    made: NumberSchema = _bounded(NumberSchema, "s.number()", minimum, maximum, description)
+    declared = {
+        "minimum": minimum,
+        "maximum": maximum,
+        "exclusive_minimum": exclusive_minimum,
+        "exclusive_maximum": exclusive_maximum,
+        "multiple_of": multiple_of,
+    }
+    made: NumberSchema = _bounded(NumberSchema, "s.number()", declared, description)
     return made
 
 

@@ -45,6 +45,7 @@ from hermes_core.schema._shared import (
     Path,
     copy_json,
     key_issue,
+    multiple_ok,
     path_key,
     raised_issue,
     size_issue,
@@ -111,6 +112,7 @@ class _Codegen:
             "_size": size_issue,
             "_key_issue": key_issue,
             "_key": path_key,
+            "_multiple": multiple_ok,
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
@@ -204,10 +206,10 @@ class _Codegen:
                 tests.append(f"{self.const(node._regex.search)}({var}) is not None")
             return " and ".join(tests)
         if isinstance(node, IntegerSchema):
-            return " and ".join([f"type({var}) is int", *self.bounds(node.minimum, node.maximum, var)])
+            return " and ".join([f"type({var}) is int", *self.bounds(node, var)])
         if isinstance(node, NumberSchema):
             kind = f"(type({var}) is int or (type({var}) is float and {var} - {var} == 0.0))"
-            return " and ".join([kind, *self.bounds(node.minimum, node.maximum, var)])
+            return " and ".join([kind, *self.bounds(node, var)])
         if isinstance(node, BooleanSchema):
             return f"({var} is True or {var} is False)"
         if isinstance(node, NullSchema):
@@ -216,12 +218,20 @@ class _Codegen:
             return f"type({var}) is str and {var} in {self.const(frozenset(node.values))}"
         return None
 
-    def bounds(self, low: float | None, high: float | None, var: str) -> list[str]:
+    def bounds(self, node: IntegerSchema | NumberSchema, var: str) -> list[str]:
         tests = []
-        if low is not None:
-            tests.append(f"{var} >= {self.const(low)}")
-        if high is not None:
-            tests.append(f"{var} <= {self.const(high)}")
+        for bound, operator in (
+            (node.minimum, ">="),
+            (node.maximum, "<="),
+            (node.exclusive_minimum, ">"),
+            (node.exclusive_maximum, "<"),
+        ):
+            if bound is not None:
+                tests.append(f"{var} {operator} {self.const(bound)}")
+        if isinstance(node.multiple_of, int):
+            tests.append(f"{var} % {self.const(node.multiple_of)} == 0")
+        elif node.multiple_of is not None:
+            tests.append(f"_multiple({var}, {self.const(node.multiple_of)})")
         return tests
 
     def emit(

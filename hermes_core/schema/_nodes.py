@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from hermes_core._frozen import frozen
-from hermes_core.errors import Issue, SchemaError
+from hermes_core.errors import Issue, IssueKind, SchemaError
 from hermes_core.names import suggest
 from hermes_core.schema._shared import (
     BAD,
@@ -36,6 +36,7 @@ from hermes_core.schema._shared import (
     json_equal,
     key_issue,
     listing,
+    multiple_ok,
     path_key,
     raised_issue,
     size_issue,
@@ -235,25 +236,41 @@ class StringSchema(Schema):
         return BAD if bad else value
 
 
-def _bound_issue(issues: list[Issue], path: Path, value: float, low: float | None, high: float | None) -> bool:
-    if low is not None and value < low:
-        issues.append(Issue(path, "too_small", f"must be at least {as_json(low)}"))
-        return True
-    if high is not None and value > high:
-        issues.append(Issue(path, "too_big", f"must be at most {as_json(high)}"))
-        return True
-    return False
+def _bound_issue(issues: list[Issue], path: Path, value: float, node: _Numeric) -> bool:
+    """Append the issue for the first bound *value* misses (lower bounds first); True when one was added."""
+    kind: IssueKind
+    if node.minimum is not None and value < node.minimum:
+        detail, kind = f"must be at least {as_json(node.minimum)}", "too_small"
+    elif node.exclusive_minimum is not None and value <= node.exclusive_minimum:
+        detail, kind = f"must be greater than {as_json(node.exclusive_minimum)}", "too_small"
+    elif node.maximum is not None and value > node.maximum:
+        detail, kind = f"must be at most {as_json(node.maximum)}", "too_big"
+    elif node.exclusive_maximum is not None and value >= node.exclusive_maximum:
+        detail, kind = f"must be less than {as_json(node.exclusive_maximum)}", "too_big"
+    else:
+        return False
+    issues.append(Issue(path, kind, detail))
+    return True
 
 
 @frozen
 class _Numeric(Schema):
-    """Shared by integer and number: inclusive bounds, exported as JSON Schema's minimum and maximum."""
+    """Shared by integer and number: bounds (inclusive and exclusive) and a step, as JSON Schema has them."""
 
     minimum: int | float | None = None
     maximum: int | float | None = None
+    exclusive_minimum: int | float | None = None
+    exclusive_maximum: int | float | None = None
+    multiple_of: int | float | None = None
     description: str | None = None
 
-    _keywords = (("minimum", "minimum"), ("maximum", "maximum"))
+    _keywords = (
+        ("minimum", "minimum"),
+        ("maximum", "maximum"),
+        ("exclusive_minimum", "exclusiveMinimum"),
+        ("exclusive_maximum", "exclusiveMaximum"),
+        ("multiple_of", "multipleOf"),
+    )
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
@@ -269,9 +286,11 @@ class _Numeric(Schema):
         if isinstance(number, float) and not math.isfinite(number):
             issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
             return BAD
-        if _bound_issue(issues, path, number, self.minimum, self.maximum):
-            return BAD
-        return number
+        bad = _bound_issue(issues, path, number, self)
+        if self.multiple_of is not None and not multiple_ok(number, self.multiple_of):
+            issues.append(Issue(path, "invalid", f"must be a multiple of {as_json(self.multiple_of)}"))
+            bad = True
+        return BAD if bad else number
 
 
 @frozen

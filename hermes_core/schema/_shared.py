@@ -12,6 +12,7 @@ import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 from hermes_core.errors import Issue, IssueKind
@@ -33,6 +34,7 @@ __all__ = [
     "json_equal",
     "key_issue",
     "listing",
+    "multiple_ok",
     "path_key",
     "raised_issue",
     "size_issue",
@@ -140,6 +142,24 @@ def json_equal(a: object, b: object) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     return False
+
+
+def multiple_ok(number: int | float, step: int | float) -> bool:
+    """Whether *number* is a multiple of *step* (positive), as JSON Schema's ``multipleOf`` decides.
+
+    An int step divides exactly. A float step divides in floats, and the
+    quotient must be integral: the rule of the ``jsonschema`` reference
+    validator, by which the JSON-Schema-Test-Suite is passed (``0.0075`` is a
+    multiple of ``0.0001``). Where the float quotient overflows, the division
+    is done exactly, in fractions.
+    """
+    if isinstance(step, int):
+        return number % step == 0
+    try:
+        quotient = number / step
+        return int(quotient) == quotient
+    except OverflowError:  # a quotient past the float range: exact, and never more than a few hundred digits
+        return (Fraction(number) / Fraction(step)).denominator == 1
 
 
 def copy_json(value: Any) -> Any:

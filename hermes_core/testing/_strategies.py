@@ -48,6 +48,8 @@ _TRIES = 3
 _INT_SPAN = 2**53
 _FLOAT_MAX = int(sys.float_info.max)
 _NEVER = math.inf
+# How many steps of a multiple_of an unbounded side of a number spans.
+_SPAN_STEPS = 1000
 
 _Kinds = frozenset[str]
 _ALL_KINDS: _Kinds = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -404,13 +406,8 @@ class _Plan:
             return self.valid(self.named[node.name], budget - 1)
         if isinstance(node, s.StringSchema):
             return _strings(node)
-        if isinstance(node, s.IntegerSchema):
-            integers = _bounded_integers(node.minimum, node.maximum)
-            return st.one_of(integers, integers, integers.map(_integral_float))
-        if isinstance(node, s.NumberSchema):
-            low = None if node.minimum is None else _float_from(node.minimum, up=True, strictly=False)
-            high = None if node.maximum is None else _float_from(node.maximum, up=False, strictly=False)
-            return _bounded_integers(node.minimum, node.maximum) | _floats(low, high)
+        if isinstance(node, s.IntegerSchema | s.NumberSchema):
+            return self._valid_number(node)
         if isinstance(node, s.BooleanSchema):
             return st.booleans()
         if isinstance(node, s.NullSchema):
@@ -440,6 +437,36 @@ class _Plan:
                 return st.none()
             return st.none() | self.valid(node.schema, budget)
         raise TypeError(f"no strategy for {type(node).__name__}")  # pragma: no cover - every node is above
+
+    def _valid_number(self, node: s.IntegerSchema | s.NumberSchema) -> SearchStrategy[Any]:
+        low, high = _inclusive(node)
+        integers = _bounded_integers(*_integer_bounds(node))
+        if isinstance(node, s.IntegerSchema):
+            numbers = st.one_of(integers, integers, integers.map(_integral_float))
+        else:
+            # An exclusive bound is moved to the nearest float inside it.
+            low_float = _float_from(node.minimum, up=True, strictly=False) if node.minimum is not None else None
+            if node.exclusive_minimum is not None:
+                beyond = _float_from(node.exclusive_minimum, up=True, strictly=True)
+                low_float = beyond if low_float is None or beyond is None else max(low_float, beyond)
+            high_float = _float_from(node.maximum, up=False, strictly=False) if node.maximum is not None else None
+            if node.exclusive_maximum is not None:
+                below = _float_from(node.exclusive_maximum, up=False, strictly=True)
+                high_float = below if high_float is None or below is None else min(high_float, below)
+            numbers = integers | _floats(low_float, high_float)
+        if node.multiple_of is None:
+            return numbers
+        # Multiples of the step within the bounds; a float step's multiples are kept only if
+        # the float division says so (see multiple_ok), which most are.
+        step = node.multiple_of
+        first = -_SPAN_STEPS if low is None else math.ceil(low / step)
+        last = first + 2 * _SPAN_STEPS if high is None else min(math.floor(high / step), first + 2 * _SPAN_STEPS)
+        if low is None and high is not None:
+            first = last - 2 * _SPAN_STEPS
+        multiples = st.integers(first, last).map(lambda k: k * step) if first <= last else st.nothing()
+        if isinstance(node, s.IntegerSchema):
+            multiples = multiples.filter(lambda x: float(x).is_integer()).map(int)
+        return multiples.filter(self.accepts(node))
 
     def _valid_object(self, node: s.ObjectSchema, budget: int) -> SearchStrategy[Any]:
         required: dict[str, SearchStrategy[Any]] = {}
@@ -497,7 +524,16 @@ class _Plan:
         if isinstance(node, s.StringSchema):
             return self._invalid_string(node)
         if isinstance(node, s.IntegerSchema | s.NumberSchema):
-            return _out_of_bounds(node.minimum, node.maximum)
+            ways = _out_of_bounds(*_inclusive(node))
+            if node.multiple_of is not None:
+                # Between two multiples: a third of a step past one, or an integer that is not a multiple.
+                step = node.multiple_of
+                off = st.builds(
+                    lambda k, part: k * step + part * step, st.integers(-50, 50), st.sampled_from([0.5, 1 / 3])
+                )
+                nudged = st.builds(lambda k: k * step + 1, st.integers(-50, 50)) if isinstance(step, int) else off
+                ways.append(_rejected(off | nudged, self.accepts(node), self.rejects_surely(node)))
+            return ways
         if isinstance(node, s.EnumSchema):
             near = st.sampled_from(_near_members(node.values)) | _SCALARS
             return [_rejected(near, self.accepts(node), self.rejects_surely(node))]
@@ -610,6 +646,32 @@ def _strings(node: s.StringSchema) -> SearchStrategy[str]:
     return matches.filter(
         lambda text: low <= len(text) and (high is None or len(text) <= high) and regex.search(text) is not None
     )
+
+
+def _inclusive(node: s.IntegerSchema | s.NumberSchema) -> tuple[float | None, float | None]:
+    """The tightest inclusive bounds of *node* that hold every value it accepts, exclusive ones counted.
+
+    An exclusive bound stands for itself here: the values just past it are
+    what the strategies then draw (valid ones are kept off it, see ``_valid_number``).
+    """
+    low, high = node.minimum, node.maximum
+    if node.exclusive_minimum is not None:
+        low = node.exclusive_minimum if low is None else max(low, node.exclusive_minimum)
+    if node.exclusive_maximum is not None:
+        high = node.exclusive_maximum if high is None else min(high, node.exclusive_maximum)
+    return low, high
+
+
+def _integer_bounds(node: s.IntegerSchema | s.NumberSchema) -> tuple[float | None, float | None]:
+    """The inclusive bounds of the integers *node* accepts: an exclusive bound's own integer left out."""
+    low, high = node.minimum, node.maximum
+    if node.exclusive_minimum is not None:
+        past = math.floor(node.exclusive_minimum) + 1
+        low = past if low is None else max(math.ceil(low), past)
+    if node.exclusive_maximum is not None:
+        before = math.ceil(node.exclusive_maximum) - 1
+        high = before if high is None else min(math.floor(high), before)
+    return low, high
 
 
 def _out_of_bounds(minimum: float | None, maximum: float | None) -> list[SearchStrategy[Any]]:
