@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from hermes_core.errors import InvalidDefinitionError, shorten
-from hermes_core.names import check_name
+from hermes_core.names import case_key, check_name
 from hermes_core.permissions import PermissionProvider
 from hermes_core.schema import NullableSchema, ObjectSchema, OptionalSchema, RefSchema, Schema, UnionSchema
 from hermes_core.schema.validators import default_problem, follow_refs
@@ -35,12 +35,13 @@ def _kind(value: object) -> str:
 
 
 def check_tools(source: str, field: str, tools: Iterable[object]) -> dict[str, Tool]:
-    """The tools by name, each a :class:`Tool`, each name once.
+    """The tools by name, each a :class:`Tool`, each name once, no two names differing only in case.
 
     Raises:
-        InvalidDefinitionError: an item is not a Tool, or two share a name.
+        InvalidDefinitionError: an item is not a Tool, or two share a name or differ only in its case.
     """
     checked: dict[str, Tool] = {}
+    cased: dict[str, str] = {}  # case_key -> the name first given
     for index, tool in enumerate(tools):
         if not isinstance(tool, Tool):
             raise InvalidDefinitionError(
@@ -49,6 +50,14 @@ def check_tools(source: str, field: str, tools: Iterable[object]) -> dict[str, T
         if tool.name in checked:
             raise InvalidDefinitionError(
                 f'tool "{tool.name}"', "name", "is registered twice; each tool name must be unique in a runtime"
+            )
+        other = cased.setdefault(case_key(tool.name), tool.name)
+        if other != tool.name:
+            raise InvalidDefinitionError(
+                f'tools "{other}" and "{tool.name}"',
+                None,
+                "have names that differ only in case, which models and clients that fold case cannot tell apart; "
+                "rename one of them",
             )
         checked[tool.name] = tool
     return checked

@@ -1,10 +1,18 @@
 """Names of tools and of named schemas: the one rule they follow, and suggestions for a mistyped one.
 
-A name is dot-separated lowercase segments, each a letter then letters,
-digits or underscores, at most :data:`NAME_MAX` characters: ``fs.write``,
-``http.get``, ``fs.path``. Tools and named schemas share the rule, and every
-layer that takes a name (``define_tool``, ``s.ref``, ``Runtime(schemas=...)``,
-the plugin loader) checks it with :func:`check_name`.
+A name is one or more segments joined by ``.``, each a letter or ``_`` then
+letters of either case, digits, ``_`` or ``-``, at most :data:`NAME_MAX`
+characters in all: ``fs.write``, ``getTinyImage``, ``Weather_GetForecast``,
+``api.Users.get_user``, the names MCP servers and function-calling APIs give
+their tools, so any such tool is hosted under its own name. Tools and named
+schemas share the rule, and every layer that takes a name (``define_tool``,
+``s.ref``, ``Runtime(schemas=...)``, the plugin loader) checks it with
+:func:`check_name`.
+
+Names are case-sensitive, but two tools whose names differ only in case
+(``getTinyImage``, ``gettinyimage``) clash as a name given twice does: models
+and clients that fold case could not tell them apart. :func:`case_key` is what
+such names share, and the checks that refuse a name given twice compare it.
 
 :func:`suggest` answers a mistyped name with the closest registered ones. Up
 to :data:`MAX_COMPARED` names, it compares the name with every one of them; a
@@ -24,10 +32,19 @@ from typing import Final, final
 from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, shorten
 
-__all__ = ["MAX_COMPARED", "NAME_MAX", "NAME_PATTERN", "NameIndex", "check_name", "is_name", "suggest"]
+__all__ = [
+    "MAX_COMPARED",
+    "NAME_MAX",
+    "NAME_PATTERN",
+    "NameIndex",
+    "case_key",
+    "check_name",
+    "is_name",
+    "suggest",
+]
 
-#: Dot-separated lowercase segments, each ``[a-z][a-z0-9_]*``.
-NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
+#: Segments joined by ``.``, each ``[A-Za-z_][A-Za-z0-9_-]*`` (what MCP allows within a segment).
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*\Z")
 #: The longest name allowed.
 NAME_MAX = 64
 #: The most registered names :func:`suggest` compares a mistyped name with (difflib's ratio): all
@@ -44,6 +61,11 @@ def is_name(name: object) -> bool:
     return isinstance(name, str) and len(name) <= NAME_MAX and NAME_PATTERN.match(name) is not None
 
 
+def case_key(name: str) -> str:
+    """What names differing only in case share: ``getTinyImage`` and ``gettinyimage`` → ``gettinyimage``."""
+    return name.casefold()
+
+
 def check_name(declaration: str, field: str | None, name: object, *, example: str) -> str:
     """Return *name* if it follows the rule.
 
@@ -56,7 +78,7 @@ def check_name(declaration: str, field: str | None, name: object, *, example: st
     raise InvalidDefinitionError(
         declaration,
         field,
-        "must be dot-separated lowercase segments, each a letter then letters, digits or underscores, "
+        "must be segments joined by '.', each a letter or '_' then letters, digits, '_' or '-', "
         f"at most {NAME_MAX} characters (such as {example!r}), got {shorten(repr(name))}",
     )
 

@@ -42,6 +42,7 @@ from hermes_core.checks import (
     check_write_roots,
 )
 from hermes_core.errors import InvalidDefinitionError, sentence
+from hermes_core.names import case_key
 from hermes_core.permissions import PermissionProvider, env_grants
 from hermes_core.runtime import Runtime
 from hermes_core.schema import Schema
@@ -446,21 +447,33 @@ def _disabled_names(disable: Iterable[str]) -> frozenset[str]:
     return frozenset(canonicalize_name(name.strip()) for name in names if name.strip())
 
 
-def _conflicts(plugin: Plugin, tools: dict[str, PluginOrigin], schemas: dict[str, PluginOrigin]) -> None:
-    """Raise if *plugin* contributes a tool or schema name an earlier plugin already did."""
-    for kind, names, seen in (
-        ("tool", [t.name for t in plugin.tools], tools),
-        ("schema", list(plugin.schemas), schemas),
-    ):
-        for name in names:
-            if name in seen:
-                other = seen[name]
-                raise InvalidDefinitionError(
-                    str(plugin.origin),
-                    f'{kind} "{name}"',
-                    f"is also contributed by {other}; {kind} names must be unique across installed plugins: "
-                    f"uninstall or disable one of {other.distribution} and {plugin.origin.distribution}",
-                )
+def _conflicts(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]], schemas: dict[str, PluginOrigin]) -> None:
+    """Raise if *plugin* contributes a tool or schema name an earlier plugin already did.
+
+    A tool name clashes with one differing only in case too (``getTinyImage``,
+    ``gettinyimage``), as in a runtime: *tools* is keyed by :func:`case_key`,
+    holding the name as given and the plugin that gave it.
+    """
+    for tool in plugin.tools:
+        if case_key(tool.name) in tools:
+            name, other = tools[case_key(tool.name)]
+            same = "is also" if name == tool.name else f'differs only in case from the tool "{name}"'
+            raise InvalidDefinitionError(
+                str(plugin.origin),
+                f'tool "{tool.name}"',
+                f"{same} contributed by {other}; tool names must be unique across installed plugins, and differ "
+                f"in more than case: uninstall or disable one of {other.distribution} and "
+                f"{plugin.origin.distribution}",
+            )
+    for name in plugin.schemas:
+        if name in schemas:
+            other = schemas[name]
+            raise InvalidDefinitionError(
+                str(plugin.origin),
+                f'schema "{name}"',
+                f"is also contributed by {other}; schema names must be unique across installed plugins: "
+                f"uninstall or disable one of {other.distribution} and {plugin.origin.distribution}",
+            )
 
 
 def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
@@ -537,7 +550,7 @@ def discover_plugins(
             plugins.append(_failed(origin, error, strict=strict))
 
     # Checks across plugins, in order of distribution name: of two that clash, the later loses.
-    tools: dict[str, PluginOrigin] = {}
+    tools: dict[str, tuple[str, PluginOrigin]] = {}  # case_key -> the tool's name and its plugin
     schemas: dict[str, PluginOrigin] = {}
     for index, plugin in enumerate(plugins):
         if not plugin.ok:
@@ -547,7 +560,7 @@ def discover_plugins(
         except InvalidDefinitionError as error:
             plugins[index] = _failed(plugin.origin, error, strict=strict)
             continue
-        tools.update((tool.name, plugin.origin) for tool in plugin.tools)
+        tools.update((case_key(tool.name), (tool.name, plugin.origin)) for tool in plugin.tools)
         schemas.update((name, plugin.origin) for name in plugin.schemas)
 
     # A plugin whose refs do not resolve is dropped; dropping it may unresolve another's, so repeat.

@@ -52,7 +52,7 @@ class Tool:
     malformed one raises :class:`~hermes_core.InvalidDefinitionError`.
 
     Attributes:
-        name: dotted lowercase name, e.g. ``fs.write``.
+        name: the tool's name, e.g. ``fs.write`` or ``getTinyImage`` (see :mod:`hermes_core.names`).
         description: what the tool does; the model reads it to decide whether to call it.
         version: semantic version of the tool.
         input: the object schema (or ``s.ref``) its input must match.
@@ -311,8 +311,10 @@ def define_tool(
     """Declare a tool, checking every field now.
 
     Args:
-        name: dot-separated lowercase segments, each ``[a-z][a-z0-9_]*``, at
-            most 64 characters (``fs.write``, ``http.get``).
+        name: segments joined by ``.``, each ``[A-Za-z_][A-Za-z0-9_-]*``, at
+            most 64 characters (``fs.write``, ``getTinyImage``,
+            ``api.Users.get_user``); case-sensitive, but no two tools of a
+            runtime may differ only in case.
         description: what the tool does and when to use it; must not be blank,
             because it is what a model reads to decide whether to call the tool.
         version: a semantic version such as ``1.0.0`` or ``2.1.0-rc.1+build.5``.

@@ -774,3 +774,19 @@ def test_a_handler_that_cannot_take_the_input_and_a_bad_default_are_shown_by_che
         'tool "notes.add": field "limit" has a default that does not match its schema: '
         "default must be an integer, got string.",
     ]
+
+
+def test_check_reports_tool_names_differing_only_in_case_across_plugins(site: Site) -> None:
+    first = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.Weather_GetForecast")]'))
+    second = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.weather_getforecast")]'))
+    done = script(site, "check")
+    assert done.returncode == 1
+    *problems, summary = done.stdout.splitlines()
+    assert summary.endswith(" healthy, 1 problem")
+    assert problems == [
+        f'problem: plugin {second} 1.0.0 (entry point "{entry_point(second)}" = {module(second)}): '
+        f'tool "unit.weather_getforecast" differs only in case from the tool "unit.Weather_GetForecast" contributed '
+        f'by plugin {first} 1.0.0 (entry point "{entry_point(first)}" = {module(first)}); tool names must be unique '
+        "across installed plugins, and differ in more than case: uninstall or disable one of "
+        f"{first} and {second}.",
+    ]

@@ -7,27 +7,70 @@ import pytest
 
 from hermes_core import InvalidDefinitionError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
+from hermes_core.errors import shorten
 from hermes_core.names import MAX_COMPARED, NAME_MAX, NameIndex, _close_matches, _fold, check_name, is_name, suggest
 
+RULE = (
+    "must be segments joined by '.', each a letter or '_' then letters, digits, '_' or '-', "
+    "at most 64 characters (such as 'fs.path'), got "
+)
 
-@pytest.mark.parametrize("name", ["fs", "fs.write", "a.b_c.d9", "x" * NAME_MAX])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fs",
+        "fs.write",
+        "a.b_c.d9",
+        "x" * NAME_MAX,
+        # Names MCP servers and function-calling APIs give their tools, hosted as they are.
+        "getTinyImage",
+        "Weather_GetForecast",
+        "api.Users.get_user",
+        "a-b.c_d",
+        "_private",
+        "_",
+        "a._b.C-",
+        "fs-write",
+        "FS.Write",
+        "A" + "-" * (NAME_MAX - 1),
+    ],
+)
 def test_names_that_follow_the_rule(name: str) -> None:
     assert is_name(name)
     assert check_name("s.ref()", "name", name, example="fs.path") == name
 
 
 @pytest.mark.parametrize(
-    "name", ["", "Fs", "fs.", ".fs", "fs..write", "fs-write", "9fs", "fs.9", "x" * (NAME_MAX + 1), 3]
+    "name",
+    [
+        "",
+        "1abc",
+        "a..b",
+        ".a",
+        "a.",
+        "a b",
+        "é",
+        "café",
+        "-a",
+        "a.-b",
+        "fs.9",
+        "fs/write",
+        "fs:write",
+        "fs.write\n",
+        "\u212a",  # KELVIN SIGN: a letter, but not an ASCII one
+        "x" * (NAME_MAX + 1),
+        "a." * 32 + "b",  # 65 characters, each segment fine
+        3,
+        None,
+    ],
 )
 def test_names_that_do_not(name: object) -> None:
     assert not is_name(name)
     with pytest.raises(InvalidDefinitionError) as caught:
         check_name("Runtime()", "schemas name", name, example="fs.path")
     assert (caught.value.declaration, caught.value.field) == ("Runtime()", "schemas name")
-    assert caught.value.detail.startswith(
-        "must be dot-separated lowercase segments, each a letter then letters, digits or underscores, "
-        "at most 64 characters (such as 'fs.path'), got "
-    )
+    assert caught.value.detail == RULE + shorten(repr(name))
 
 
 def test_a_long_bad_name_is_shortened_in_the_message() -> None:
@@ -44,6 +87,22 @@ def test_suggestions_put_case_and_separator_slips_first_then_close_spellings() -
     assert suggest("fs.reed", names, limit=1) == ("fs.read",)
     assert suggest("weather.today", names) == ()
     assert suggest("fs.read", {"fs.read": 1}) == ("fs.read",)  # a mapping's keys are its names
+
+
+def test_a_name_misspelt_in_case_suggests_the_name_as_given() -> None:
+    names = ["getTinyImage", "getLargeImage", "Weather_GetForecast", "api.Users.get_user"]
+    assert suggest("getTinyimage", names)[0] == "getTinyImage"
+    assert suggest("weather_getforecast", names) == ("Weather_GetForecast",)
+    assert suggest("api.users.get_user", names)[0] == "api.Users.get_user"
+
+
+def test_names_are_case_sensitive() -> None:
+    tool = define_tool(name="getTinyImage", description="d", version="1.0.0", input=s.object({}), handler=dict)
+    runtime = Runtime([tool])
+    assert runtime.call_sync("getTinyImage", {}) == {}
+    with pytest.raises(ToolNotFoundError) as caught:
+        runtime.call_sync("gettinyimage", {})
+    assert caught.value.suggestions == ("getTinyImage",)
 
 
 # -- suggestions at scale: the same answers, in bounded time ------------------------------------------

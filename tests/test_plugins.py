@@ -110,7 +110,7 @@ def test_a_plugin_whose_schema_came_from_a_broken_plugin_is_dropped_too(site: Si
     )
     found = discover_plugins(strict=False)
     by_name = {p.origin.distribution: p for p in mine(site, found)}
-    assert "hermes_schemas name must be dot-separated lowercase segments" in by_name[base].problems[0].message
+    assert "hermes_schemas name must be segments joined by '.'" in by_name[base].problems[0].message
     assert 'refers to the schema "unit.shared"' in by_name[user].problems[0].message
     with pytest.raises(InvalidDefinitionError, match=base):
         discover_plugins()
@@ -218,6 +218,34 @@ def test_clashing_tool_names_name_both_distributions_and_the_later_one_loses(sit
     found = discover_plugins(strict=False)
     assert found.origin("unit.same") is not None
     assert {p.origin.distribution: p.ok for p in mine(site, found)} == {first: True, second: False}
+
+
+def test_tool_names_differing_only_in_case_clash_across_plugins(site: Site) -> None:
+    first = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.getTinyImage")]'))
+    second = site.install(site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.gettinyimage")]'))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert caught.value.field == 'tool "unit.gettinyimage"'
+    assert caught.value.detail.startswith(
+        f'differs only in case from the tool "unit.getTinyImage" contributed by plugin {first} 1.0.0 (entry point '
+    )
+    assert (
+        "tool names must be unique across installed plugins, and differ in more than case: "
+        f"uninstall or disable one of {first} and {second}" in str(caught.value)
+    )
+    found = discover_plugins(strict=False)
+    assert found.origin("unit.getTinyImage") is not None
+    assert {p.origin.distribution: p.ok for p in mine(site, found)} == {first: True, second: False}
+
+
+def test_tool_names_differing_only_in_case_clash_within_a_plugin(site: Site) -> None:
+    dist = site.install(
+        site.plugin('@hookimpl\ndef hermes_tools():\n    return [make("unit.Forecast"), make("unit.forecast")]')
+    )
+    found = discover_plugins(strict=False)
+    (plugin,) = [p for p in mine(site, found) if p.origin.distribution == dist]
+    assert not plugin.ok
+    assert 'tools "unit.Forecast" and "unit.forecast" have names that differ only in case' in plugin.problems[0].message
 
 
 def test_hermes_grants_are_read_and_checked() -> None:

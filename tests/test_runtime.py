@@ -484,6 +484,19 @@ def test_duplicate_tool_names_are_refused_naming_the_tool() -> None:
     assert "registered twice" in str(caught.value)
 
 
+def test_tool_names_differing_only_in_case_are_refused_naming_both() -> None:
+    def named(name: str) -> Tool:
+        return define_tool(name=name, description="d", version="1.0.0", input=s.object({}), handler=dict)
+
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([named("getTinyImage"), add_tool(), named("gettinyimage")])
+    assert str(caught.value) == (
+        'tools "getTinyImage" and "gettinyimage" have names that differ only in case, which models and clients '
+        "that fold case cannot tell apart; rename one of them."
+    )
+    assert set(Runtime([named("getTinyImage"), named("getTinyImage2")]).tools) == {"getTinyImage", "getTinyImage2"}
+
+
 def test_only_tools_can_be_registered() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         Runtime([add_tool(), "math.add"])  # type: ignore[list-item]
@@ -557,7 +570,7 @@ def test_a_ref_input_must_name_an_object_schema() -> None:
 @pytest.mark.parametrize(
     ("schemas", "field"),
     [
-        ({"Fs.Path": PATH}, "schemas name"),
+        ({"fs path": PATH}, "schemas name"),
         ({"fs." + "p" * 62: PATH}, "schemas name"),  # 65 characters: names are at most 64, like tool names
         ({"fs.path": "string"}, 'schemas["fs.path"]'),
         ({"fs.path": s.optional(PATH)}, 'schemas["fs.path"]'),

@@ -244,8 +244,8 @@ def test_check_plugin_checks_an_installed_distribution_and_only_it(site: Site) -
 
 
 def test_check_plugin_reports_a_broken_plugin_and_a_misnamed_fake(site: Site) -> None:
-    broken = site.install(site.plugin('def hermes_tools():\n    return [make("unit.Bad")]'))
-    with pytest.raises(AssertionError, match=r'tool "unit.Bad": name must'):
+    broken = site.install(site.plugin('def hermes_tools():\n    return [make("unit.bad!")]'))
+    with pytest.raises(AssertionError, match=r'tool "unit.bad!": name must'):
         check_plugin(broken)
     good = site.install(site.plugin('def hermes_tools():\n    return [make("unit.good")]'))
     with pytest.raises(AssertionError, match=r'^handlers names the tool "unit.god", .* did you mean "unit.good"\?$'):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, ToolFailedError, ToolNotFoundError
-from hermes_core.names import NAME_MAX, NAME_PATTERN
+from hermes_core.names import NAME_MAX, NAME_PATTERN, is_name
 from hermes_core.wire import WIRE_PATTERN, WireNames, wire_name
 
 
@@ -41,10 +41,51 @@ def test_a_long_name_is_shortened_with_a_stable_hash() -> None:
 tool_names = st.from_regex(NAME_PATTERN, fullmatch=True).filter(lambda name: len(name) <= NAME_MAX)
 
 
+@pytest.mark.parametrize(
+    ("name", "wire"),
+    [
+        ("getTinyImage", "getTinyImage"),
+        ("Weather_GetForecast", "Weather_GetForecast"),
+        ("a-b", "a-b"),
+        ("_private", "_private"),
+        ("api.Users.get_user", "api_Users_get_user"),
+        ("a-b.c_d", "a-b_c_d"),
+        ("A" + ".b" * 31 + "c", "A" + "_b" * 31 + "c"),  # 64 characters: mapped one for one, never hashed
+    ],
+)
+def test_names_of_either_case_keep_their_case_on_the_wire(name: str, wire: str) -> None:
+    assert is_name(name)
+    assert wire_name(name) == wire
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(tool_names)
 def test_every_tool_name_has_a_wire_name_the_apis_accept(name: str) -> None:
-    assert WIRE_PATTERN.match(wire_name(name))
+    wire = wire_name(name)
+    assert WIRE_PATTERN.match(wire)
+    # A name is at most 64 characters and each maps to one, so no name of the rule is ever hashed.
+    assert wire == name.replace(".", "_")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(tool_names, max_size=8))
+def test_wire_names_clash_exactly_when_their_case_folds_do(names: list[str]) -> None:
+    folded = [wire_name(name).casefold() for name in dict.fromkeys(names)]
+    if len(set(folded)) == len(folded):
+        wires = WireNames(dict.fromkeys(names))
+        assert all(wires.lookup(wires.to_wire[name]) == name for name in names)
+    else:
+        with pytest.raises(InvalidDefinitionError):
+            WireNames(dict.fromkeys(names))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(tool_names.filter(lambda name: "." not in name), max_size=8))
+def test_wire_names_of_undotted_names_distinct_in_case_fold_never_clash(names: list[str]) -> None:
+    # Without a dot a name is its own wire name: names that a runtime accepts (no two differing only in
+    # case) are always accepted by WireNames; dotted ones may still clash with an underscored twin.
+    distinct = list({name.casefold(): name for name in names}.values())
+    assert dict(WireNames(distinct).to_wire) == {name: name for name in distinct}
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
