@@ -79,6 +79,7 @@ WRITE = s.object(
 
 EVERY_COMBINATOR: list[Callable[..., s.Schema]] = [
     lambda **kw: s.string(min_length=1, max_length=5, pattern="^a", **kw),
+    lambda **kw: s.string(format="email", **kw),
     lambda **kw: s.integer(minimum=0, maximum=9, **kw),
     lambda **kw: s.number(minimum=-1.5, maximum=2.5, **kw),
     lambda **kw: s.number(exclusive_minimum=0, exclusive_maximum=1, multiple_of=0.25, **kw),
@@ -486,6 +487,64 @@ def test_exclusive_bounds_and_multiple_of(schema: s.Schema, accepted: list[Any],
         assert not reference.is_valid(value)
 
 
+FORMAT_CASES = {
+    "date-time": (
+        ["1963-06-19T08:30:06.283185Z", "1963-06-19t08:30:06z", "1998-12-31T23:59:60Z", "1998-12-31T15:59:60-08:00"],
+        ["1998-12-31T23:59:61Z", "1998-12-31T22:59:60Z", "1990-02-31T15:59:59-08:00", "1963-06-19 08:30:06Z",
+         "1963-06-19T08:30:06", "1990-12-31T15:59:59-24:00"],
+    ),
+    "date": (["1963-06-19", "2020-02-29"], ["2021-02-29", "2020-13-01", "1963-6-19", "2020-01-32", "0000-01-01"]),
+    "time": (["08:30:06Z", "23:59:60Z", "15:59:60-08:00", "08:30:06.5+01:00"], ["08:30:06", "22:59:60Z", "24:00:00Z"]),
+    "email": (
+        ["joe.bloggs@example.com", "te~st@example.com", '"joe bloggs"@example.com', "joe@[127.0.0.1]",
+         "joe@[IPv6:::1]"],
+        ["2962", ".test@example.com", "test.@example.com", "te..st@example.com", "joe@invalid=domain.com",
+         "joe@[127.0.0.300]", "a b@example.com"],
+    ),
+    "uri": (
+        ["http://foo.bar/?baz=qux#quux", "ldap://[2001:db8::7]/c=GB?objectClass?one", "mailto:John.Doe@example.com",
+         "urn:oasis:names:specification:docbook:dtd:xml:4.1.2", "file:///etc/hosts", "tel:+1-816-555-1212"],
+        ["//foo.bar/?baz=qux#quux", "/abc", "abc", "http:// shouldfail.com", "bar,baz:foo", "http://example.com/é",
+         "http://[::1", "http://a/%zz"],
+    ),
+    "uuid": (
+        ["2EB8AA08-AA98-11EA-B4AA-73B441D16380", "2eb8aa08-aa98-11ea-b4aa-73b441d16380"],
+        ["2eb8aa08aa9811eab4aa73b441d16380", "{2eb8aa08-aa98-11ea-b4aa-73b441d16380}", "2eb8aa08-aa98-11ea-b4aa"],
+    ),
+    "ipv4": (["192.168.0.1", "0.0.0.0"], ["127.0.0.0.1", "256.256.256.256", "127.0", "0x7f000001", "087.10.0.1"]),
+    "ipv6": (["::1", "::ffff:1.2.3.4", "2001:db8::1"], ["12345::", "::laptop", "fe80::a%eth1", "1:1:1:1:1:1:1:1:1"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FORMAT_CASES)
+def test_checked_formats_accept_and_reject_as_the_rfcs_say(name: str) -> None:
+    schema = s.string(format=name)
+    accepted, rejected = FORMAT_CASES[name]
+    for text in accepted:
+        assert attempt(schema, text) is None, text
+    for text in rejected:
+        assert issues(schema, text) == [((), "pattern")], text
+
+
+def test_message_formats_say_what_the_string_must_be_never_what_it_was() -> None:
+    assert message(s.string(format="date-time"), "soon") == (
+        "value must be a date-time (RFC 3339) such as 2024-05-01T12:00:00Z"
+    )
+    assert message(s.string(format="date"), "x") == "value must be a date (RFC 3339) such as 2024-05-01"
+    assert message(s.string(format="time"), "x") == "value must be a time with an offset (RFC 3339) such as 12:00:00Z"
+    assert message(s.string(format="email"), "x") == "value must be an email address such as name@example.com"
+    assert message(s.string(format="uri"), "x") == "value must be an absolute URI such as https://example.com/page"
+    assert message(s.string(format="uuid"), "x") == "value must be a UUID such as 123e4567-e89b-12d3-a456-426614174000"
+    assert message(s.string(format="ipv4"), "x") == "value must be an IPv4 address such as 192.0.2.1"
+    assert message(s.string(format="ipv6"), "x") == "value must be an IPv6 address such as 2001:db8::1"
+
+
+def test_an_unknown_format_is_an_annotation() -> None:
+    schema = s.string(format="hostname", max_length=3)
+    assert schema.parse("!!") == "!!"
+    assert schema.json_schema() == {"type": "string", "maxLength": 3, "format": "hostname"}
+
+
 def test_message_pattern_quotes_the_pattern_as_json() -> None:
     assert message(s.string(pattern='^[a-z]+"$'), "A") == 'value must match the pattern "^[a-z]+\\"$"'
 
@@ -557,6 +616,8 @@ SECRET_CASES = [
     s.string(min_length=100),
     s.string(max_length=3),
     s.string(pattern="^[0-9]+$"),
+    s.string(format="date-time"),
+    s.string(format="email"),
     s.enum(["w", "a"]),
     s.literal("w"),
     s.union(s.integer(), s.boolean()),
@@ -1070,6 +1131,8 @@ def test_deeply_nested_schemas_compile_and_report_full_paths() -> None:
         (lambda: s.number(multiple_of=-0.5), "s.number()", "multiple_of"),
         (lambda: s.number(multiple_of=True), "s.number()", "multiple_of"),
         (lambda: s.number(multiple_of=math.inf), "s.number()", "multiple_of"),
+        (lambda: s.string(format=1), "s.string()", "format"),
+        (lambda: s.string(format=""), "s.string()", "format"),
         (lambda: s.string(pattern="("), "s.string()", "pattern"),
         (lambda: s.string(pattern=b"x"), "s.string()", "pattern"),
         (lambda: s.string(min_length=True), "s.string()", "min_length"),
@@ -1294,6 +1357,7 @@ def test_json_schema_of_an_object() -> None:
     ("schema", "exported"),
     [
         (s.string(max_length=3, pattern="^a"), {"type": "string", "maxLength": 3, "pattern": "^a"}),
+        (s.string(format="date-time"), {"type": "string", "format": "date-time"}),
         (s.integer(minimum=0, maximum=5), {"type": "integer", "minimum": 0, "maximum": 5}),
         (s.number(minimum=0.5), {"type": "number", "minimum": 0.5}),
         (

@@ -184,6 +184,7 @@ def string(
     min_length: int | None = None,
     max_length: int | None = None,
     pattern: str | None = None,
+    format: str | None = None,  # noqa: A002 - JSON Schema's keyword
     description: str | None = None,
 ) -> StringSchema:
     """A string of valid Unicode.
@@ -193,11 +194,15 @@ def string(
         max_length: the most characters allowed.
         pattern: a regular expression searched anywhere in the string, with
             ``re.search`` (JSON Schema's unanchored rule); anchor it with ``^...$``.
+        format: JSON Schema's ``format``. ``date-time``, ``date``, ``time`` (RFC
+            3339), ``email``, ``uri``, ``uuid``, ``ipv4`` and ``ipv6`` are checked;
+            any other name is exported as an annotation and not checked.
         description: what the string means, for the model.
 
     Raises:
         InvalidDefinitionError: a bound is not a non-negative integer (at most
-            ``sys.maxsize``), the bounds are crossed, or the pattern does not compile.
+            ``sys.maxsize``), the bounds are crossed, the pattern does not
+            compile, or the format is not a string.
 
     """
     decl = "s.string()"
@@ -214,7 +219,18 @@ def string(
             raise InvalidDefinitionError(
                 decl, "pattern", f"is not a valid regular expression ({exc}); fix the pattern {pattern!r}"
             ) from None
-    return StringSchema(low, high, pattern, _check_description(decl, description), regex)
+    if format is not None and (not isinstance(format, str) or not format or not unicode_ok(format)):
+        raise InvalidDefinitionError(
+            decl, "format", f"must be a format name such as 'date-time' or None, got {_describe(format)}"
+        )
+    return StringSchema(
+        min_length=low,
+        max_length=high,
+        pattern=pattern,
+        format=format,
+        description=_check_description(decl, description),
+        _regex=regex,
+    )
 
 
 def _bounded(

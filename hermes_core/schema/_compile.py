@@ -18,6 +18,7 @@ from typing import Any
 
 from hermes_core._frozen import frozen
 from hermes_core.errors import InvalidDefinitionError, Issue
+from hermes_core.schema._formats import FORMATS
 from hermes_core.schema._nodes import (
     AnySchema,
     ArraySchema,
@@ -204,6 +205,8 @@ class _Codegen:
                 tests.append(f"len({var}) <= {node.max_length}")
             if node._regex is not None:
                 tests.append(f"{self.const(node._regex.search)}({var}) is not None")
+            if node.format in FORMATS:
+                tests.append(f"{self.const(FORMATS[node.format][0])}({var})")
             return " and ".join(tests)
         if isinstance(node, IntegerSchema):
             return " and ".join([f"type({var}) is int", *self.bounds(node, var)])

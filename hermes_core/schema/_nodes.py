@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from hermes_core._frozen import frozen
 from hermes_core.errors import Issue, IssueKind, SchemaError
 from hermes_core.names import suggest
+from hermes_core.schema._formats import FORMATS
 from hermes_core.schema._shared import (
     BAD,
     CLOSED_ENTRIES,
@@ -210,16 +211,22 @@ class Schema:
 
 @frozen
 class StringSchema(Schema):
-    """A string: valid Unicode, optionally bounded in length (code points) and matched by a pattern."""
+    """A string: valid Unicode, optionally bounded in length (code points), matched by a pattern, of a format."""
 
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
+    format: str | None = None
     description: str | None = None
     _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     _json_type = "string"
-    _keywords = (("min_length", "minLength"), ("max_length", "maxLength"), ("pattern", "pattern"))
+    _keywords = (
+        ("min_length", "minLength"),
+        ("max_length", "maxLength"),
+        ("pattern", "pattern"),
+        ("format", "format"),
+    )
     _expects = "a string"
     _holds = str
 
@@ -232,6 +239,10 @@ class StringSchema(Schema):
         bad = size_issue(issues, path, len(value), low=self.min_length, high=self.max_length, unit="character")
         if self._regex is not None and self._regex.search(value) is None:
             issues.append(Issue(path, "pattern", f"must match the pattern {as_json(self.pattern)}"))
+            bad = True
+        checked = FORMATS.get(self.format) if self.format is not None else None
+        if checked is not None and not checked[0](value):
+            issues.append(Issue(path, "pattern", f"must be {checked[1]}"))
             bad = True
         return BAD if bad else value
 

@@ -21,6 +21,7 @@ import re
 import string
 import sys
 from collections.abc import Callable, Mapping
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -580,6 +581,9 @@ class _Plan:
             ways.append(
                 _rejected(_text(low, high), lambda text: regex.search(text) is not None, self.rejects_surely(node))
             )
+        if node.format in _FORMAT_MISSES:
+            misses = st.sampled_from(_FORMAT_MISSES[node.format]) | _text(low, high)
+            ways.append(_rejected(misses, self.accepts(node), self.rejects_surely(node)))
         return ways
 
     def _invalid_array(self, node: s.ArraySchema, budget: int) -> list[SearchStrategy[Any]]:
@@ -629,11 +633,56 @@ def _surrogate_in(text: str, index: int, surrogate: str) -> str:
     return text[:index] + surrogate + text[index + 1 :]
 
 
+def _offset(minutes: int) -> str:
+    if minutes == 0:
+        return "Z"
+    sign = "+" if minutes > 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02}:{abs(minutes) % 60:02}"
+
+
+_OFFSETS = st.integers(-(23 * 60 + 59), 23 * 60 + 59).map(_offset)
+_DATES = st.dates(min_value=date(1, 1, 1)).map(lambda day: day.isoformat())
+_TIMES = st.builds(lambda moment, offset: moment.isoformat() + offset, st.times(), _OFFSETS)
+
+# Values of each checked format (s.string(format=...)), and strings close to them that are not.
+_FORMAT_VALUES: dict[str, SearchStrategy[str]] = {
+    "date": _DATES,
+    "time": _TIMES,
+    "date-time": st.builds(lambda day, moment, t: f"{day}{t}{moment}", _DATES, _TIMES, st.sampled_from("Tt")),
+    "email": st.sampled_from(["name@example.com", "a.b+c@mail.example.org", '"a b"@example.com', "x@[192.0.2.1]"]),
+    "uri": st.sampled_from(["https://example.com/page?q=1#top", "mailto:name@example.com", "urn:isbn:0451450523"])
+    | st.builds(lambda path: "https://example.com/" + path, st.text(string.ascii_letters + "-._~/", max_size=8)),
+    "uuid": st.uuids().map(str) | st.uuids().map(lambda found: str(found).upper()),
+    "ipv4": st.ip_addresses(v=4).map(str),
+    "ipv6": st.ip_addresses(v=6).map(str),
+}
+_FORMAT_MISSES: dict[str, list[str]] = {
+    "date": ["2024-02-30", "2023-02-29", "2024-13-01", "2024-5-1", "20240501", "2024-05-01T00:00:00Z"],
+    "time": ["12:00:00", "24:00:00Z", "12:60:00Z", "12:00:60Z", "12:00:00+24:00", "1200Z"],
+    "date-time": ["2024-05-01 12:00:00Z", "2024-05-01T12:00:00", "2024-02-30T12:00:00Z", "2024-05-01T23:59:61Z"],
+    "email": ["name", "name@", "@example.com", ".name@example.com", "na..me@example.com", "a b@example.com"],
+    "uri": ["example.com", "/page", "//example.com/page", "https://exa mple.com", "http://[::1", "https://é.com"],
+    "uuid": ["123e4567e89b12d3a456426614174000", "{123e4567-e89b-12d3-a456-426614174000}", "123e4567-e89b"],
+    "ipv4": ["256.0.0.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "::1"],
+    "ipv6": ["::1::", "12345::", "fe80::1%eth0", "1:2:3:4:5:6:7:8:9", "1.2.3.4"],
+}
+
+
 def _strings(node: s.StringSchema) -> SearchStrategy[str]:
     low, high = node.min_length or 0, node.max_length
+    if node.format in _FORMAT_VALUES:
+        # A format and other constraints together: the format's values that meet them, and text that does.
+        check = compile_schema(node, {})
+        formatted = _FORMAT_VALUES[node.format]
+        candidates = formatted if node.pattern is None else formatted | _patterned(node.pattern, low, high)
+        return candidates.filter(lambda text: check.run(text)[0])
     if node.pattern is None:
         return _text(low, high)
-    regex = re.compile(node.pattern)
+    return _patterned(node.pattern, low, high)
+
+
+def _patterned(pattern: str, low: int, high: int | None) -> SearchStrategy[str]:
+    regex = re.compile(pattern)
     # The pattern is searched (re.search): a full match is one, and so is text around a match.
     match = st.from_regex(regex, fullmatch=True, alphabet=_CHARS)
     matches = match | st.from_regex(regex, alphabet=_CHARS)
