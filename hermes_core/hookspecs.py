@@ -76,7 +76,7 @@ def hermes_schemas() -> Mapping[str, Schema]:  # type: ignore[empty-body]
     Called once per load, after every plugin is imported.
 
     Returns:
-        A mapping of name (dotted lowercase like tool names, e.g. ``fs.path``)
+        A mapping of name (the grammar of tool names, e.g. ``fs.path``)
         to schema. Names must be unique across all installed plugins.
     """
 
