@@ -88,6 +88,8 @@ EVERY_COMBINATOR: list[Callable[..., s.Schema]] = [
     lambda **kw: s.literal("x", **kw),
     lambda **kw: s.enum(["w", 1, True, None], **kw),
     lambda **kw: s.array(s.string(), min_items=1, max_items=3, **kw),
+    lambda **kw: s.array(s.integer(), unique_items=True, **kw),
+    lambda **kw: s.const({"a": [1, True]}, **kw),
     lambda **kw: s.object({"a": s.string(), "b": s.optional(s.integer(), default=1)}, **kw),
     lambda **kw: s.record(s.integer(), **kw),
     lambda **kw: s.union(s.string(), s.integer(), **kw),
@@ -545,6 +547,49 @@ def test_an_unknown_format_is_an_annotation() -> None:
     assert schema.json_schema() == {"type": "string", "maxLength": 3, "format": "hostname"}
 
 
+def test_unique_items_compare_as_json_and_name_the_repeat() -> None:
+    tags = s.array(s.any(), unique_items=True)
+    assert tags.parse([1, True, "1", [1], {"a": 1}, None, 0, False]) == [1, True, "1", [1], {"a": 1}, None, 0, False]
+    error = parse_error(tags, [1, 2, 1.0, {"a": 1, "b": [2]}, {"b": [2.0], "a": 1}, 2])
+    assert [(issue.path, issue.kind) for issue in error.issues] == [
+        ((2,), "invalid"),
+        ((4,), "invalid"),
+        ((5,), "invalid"),
+    ]
+    assert error.issues[0].message() == '"2" must differ from item 0; the items must be unique'
+    assert error.issues[2].message() == '"5" must differ from item 1; the items must be unique'
+
+
+def test_unique_items_are_checked_as_given_once_every_item_matches() -> None:
+    # JSON Schema compares the items as given: {} and {"n": 0} differ, though both parse to {"n": 0}.
+    points = s.array(s.object({"n": s.optional(s.integer(), default=0)}), unique_items=True)
+    assert points.parse([{}, {"n": 0}]) == [{"n": 0}, {"n": 0}]
+    assert issues(s.array(s.integer(), unique_items=True), [1, "x", 1]) == [((1,), "type")]
+
+
+def test_const_compares_any_json_value_as_json() -> None:
+    pinned = s.const({"kind": "point", "at": [1, 2]})
+    parsed = pinned.parse({"at": [1.0, 2], "kind": "point"})
+    assert parsed == {"kind": "point", "at": [1, 2]}
+    assert type(parsed["at"][0]) is int  # a copy of the declared value
+    assert parsed is not pinned.parse({"at": [1, 2], "kind": "point"})
+    assert message(pinned, {"kind": "point"}) == 'value must be {"kind": "point", "at": [1, 2]}'
+    assert message(pinned, [1]) == 'value must be {"kind": "point", "at": [1, 2]}, got array'
+    assert message(s.const(1), True) == "value must be 1, got boolean"
+    assert s.const(1).parse(1.0) == 1
+    assert parse_error(s.const([]), [None]).issues[0].kind == "enum"
+
+
+def test_const_keeps_its_own_copy_of_the_declared_value() -> None:
+    declared = {"a": [1]}
+    pinned = s.const(declared)
+    declared["a"].append(2)
+    assert pinned.parse({"a": [1]}) == {"a": [1]}
+    exported = pinned.json_schema()
+    exported["const"]["a"].append(3)
+    assert pinned.json_schema() == {"const": {"a": [1]}}
+
+
 def test_message_pattern_quotes_the_pattern_as_json() -> None:
     assert message(s.string(pattern='^[a-z]+"$'), "A") == 'value must match the pattern "^[a-z]+\\"$"'
 
@@ -625,6 +670,7 @@ SECRET_CASES = [
     s.nullable(s.integer()),
     s.object({"token": s.string(max_length=1)}),
     s.array(s.integer()),
+    s.const({"token": "other"}),
     s.record(s.null()),
     s.object({"a": s.integer()}, extra="allow"),
 ]
@@ -1131,6 +1177,11 @@ def test_deeply_nested_schemas_compile_and_report_full_paths() -> None:
         (lambda: s.number(multiple_of=-0.5), "s.number()", "multiple_of"),
         (lambda: s.number(multiple_of=True), "s.number()", "multiple_of"),
         (lambda: s.number(multiple_of=math.inf), "s.number()", "multiple_of"),
+        (lambda: s.array(s.string(), unique_items=1), "s.array()", "unique_items"),
+        (lambda: s.const((1, 2)), "s.const()", "value"),
+        (lambda: s.const({"a": {1}}), "s.const()", "value"),
+        (lambda: s.const(math.nan), "s.const()", "value"),
+        (lambda: s.const([10**400]), "s.const()", "value"),
         (lambda: s.string(format=1), "s.string()", "format"),
         (lambda: s.string(format=""), "s.string()", "format"),
         (lambda: s.string(pattern="("), "s.string()", "pattern"),
@@ -1368,6 +1419,11 @@ def test_json_schema_of_an_object() -> None:
         (s.boolean(), {"type": "boolean"}),
         (s.null(), {"type": "null"}),
         (s.literal(1), {"const": 1}),
+        (s.const({"a": [1, None]}), {"const": {"a": [1, None]}}),
+        (
+            s.array(s.string(), unique_items=True),
+            {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        ),
         (s.enum([1, "a", None]), {"enum": [1, "a", None]}),
         (
             s.array(s.integer(), min_items=1, max_items=2),

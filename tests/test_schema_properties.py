@@ -107,6 +107,7 @@ LEAVES = st.one_of(
     st.builds(s.null),
     st.builds(s.any),
     st.builds(s.literal, SCALARS),
+    st.builds(s.const, SCALARS | st.sampled_from([[], [1, "a"], {}, {"a": 1, "b": [None]}, [{"a": 1.0}]])),
     st.lists(SCALARS, min_size=1, max_size=4).map(_unique).map(s.enum),
 )
 
@@ -139,7 +140,7 @@ def _object_schema(draw: st.DrawFn, children: st.SearchStrategy[s.Schema]) -> s.
 @st.composite
 def _array_schema(draw: st.DrawFn, children: st.SearchStrategy[s.Schema]) -> s.Schema:
     low, high = draw(_bounds([0, 1, 2]))
-    return s.array(draw(children), min_items=low, max_items=high)
+    return s.array(draw(children), min_items=low, max_items=high, unique_items=draw(st.booleans()))
 
 
 def _extend(children: st.SearchStrategy[s.Schema]) -> st.SearchStrategy[s.Schema]:
@@ -173,6 +174,16 @@ JSON_VALUES = st.recursive(
     ),
     max_leaves=8,
 )
+
+
+def _twin(value: Any) -> Any:
+    """An integral number as its other type (``1`` and ``1.0``), anything else as a copy."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+        return float(value) if isinstance(value, int) else int(value)
+    return copy.deepcopy(value)
+
+
+_TWINS = st.sampled_from([_twin, copy.deepcopy])
 
 
 def _near(values: list[Any]) -> st.SearchStrategy[Any]:
@@ -222,9 +233,16 @@ def _shaped(schema: s.Schema) -> st.SearchStrategy[Any]:
         return _near(list(schema.values)) | SCALARS
     if isinstance(schema, s.AnySchema):
         return JSON_VALUES
+    if isinstance(schema, s.ConstSchema):
+        return _near([schema.value]) | SCALARS | st.sampled_from([[1.0, "a"], {"b": [None], "a": 1.0}, [{"a": True}]])
     if isinstance(schema, s.ArraySchema):
         high = schema.max_items if schema.max_items is not None else 3
-        return st.lists(values_for(schema.items), min_size=max((schema.min_items or 0) - 1, 0), max_size=high + 1)
+        items = st.lists(values_for(schema.items), min_size=max((schema.min_items or 0) - 1, 0), max_size=high + 1)
+        if not schema.unique_items:
+            return items
+        # Repeats are rare by chance: a list with one of its items again, sometimes as its JSON twin.
+        repeated = st.builds(lambda found, twin: [*found, *([twin(found[0])] if found else [])], items, _TWINS)
+        return items | repeated
     if isinstance(schema, s.TupleSchema):
         exact = st.tuples(*(values_for(item) for item in schema.items)).map(list)
         return (
@@ -408,6 +426,18 @@ def _first_match_may_rewrite(schema: s.Schema) -> bool:
     return any(_first_match_may_rewrite(child) for child in _children(schema))
 
 
+def _unique_over_rewrites(schema: s.Schema) -> bool:
+    """Whether *schema* holds a unique-items array whose items are rewritten when parsed.
+
+    Uniqueness is of the items as given (as JSON Schema has it), so items that
+    differ only by what parsing rewrites (a default filled in, a key dropped)
+    parse to equal items, which a second parse rejects.
+    """
+    if isinstance(schema, s.ArraySchema) and schema.unique_items and _rewrites(schema.items):
+        return True
+    return any(_unique_over_rewrites(child) for child in _children(schema))
+
+
 def _rewrites(schema: s.Schema) -> bool:
     if isinstance(schema, s.ObjectSchema) and (
         schema.extra == "ignore"
@@ -545,6 +575,8 @@ def test_a_parsed_value_parses_to_itself(case: tuple[s.Schema, Any]) -> None:
     if not accepted:
         return
     again, reparsed = outcome(schema, result)
+    if _unique_over_rewrites(schema):
+        return
     assert again, reparsed
     if not _first_match_may_rewrite(schema):
         assert same(reparsed, result)

@@ -33,6 +33,7 @@ from hermes_core.schema._nodes import (
     AnySchema,
     ArraySchema,
     BooleanSchema,
+    ConstSchema,
     EnumSchema,
     IntegerSchema,
     NullableSchema,
@@ -55,6 +56,7 @@ from hermes_core.schema._shared import (
     in_float_range,
     integer_size,
     json_equal,
+    json_key,
     path_key,
     unicode_ok,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "AnySchema",
     "ArraySchema",
     "BooleanSchema",
+    "ConstSchema",
     "EnumSchema",
     "IntegerSchema",
     "NullSchema",
@@ -80,6 +83,7 @@ __all__ = [
     "any",
     "array",
     "boolean",
+    "const",
     "enum",
     "integer",
     "literal",
@@ -348,6 +352,29 @@ def literal(value: str | int | float | bool | None, *, description: str | None =
     return EnumSchema((value,), _check_description(decl, description))
 
 
+def const(value: Any, *, description: str | None = None) -> ConstSchema:
+    """Exactly *value*, any JSON value (objects and arrays too), compared as JSON does.
+
+    ``1`` equals ``1.0`` but not ``True``; objects are equal whatever their key
+    order. A match parses to a copy of *value*. Exported as ``{"const": value}``.
+
+    Raises:
+        InvalidDefinitionError: *value* is not a JSON value, nests more than 100
+            levels, or holds a number too large for a 64-bit float.
+
+    """
+    decl = "s.const()"
+    try:
+        checked = _JSON_VALUE.parse(value)
+    except SchemaError as exc:
+        raise InvalidDefinitionError(decl, "value", f"must be a JSON value: {exc.issues[0].message('value')}") from None
+    problem = declared_value_problem(checked)
+    if problem is not None:
+        raise InvalidDefinitionError(decl, "value", problem)
+    declared = copy_json(checked)  # the caller may change the value it passed
+    return ConstSchema(declared, _check_description(decl, description), json_key(declared))
+
+
 def enum(values: Iterable[str | int | float | bool | None], *, description: str | None = None) -> EnumSchema:
     """One of *values*, JSON scalars, compared as JSON does. Messages list the allowed values.
 
@@ -380,12 +407,18 @@ def array(
     *,
     min_items: int | None = None,
     max_items: int | None = None,
+    unique_items: bool = False,
     description: str | None = None,
 ) -> ArraySchema:
     """A list whose every item matches *items*. Messages give the failing item's index.
 
+    With *unique_items*, no item may be JSON-equal to an earlier one (``1``
+    repeats ``1.0``; ``true`` does not repeat ``1``); each repeat is reported at
+    its index, naming the item it repeats. Exported as ``uniqueItems``.
+
     Raises:
-        InvalidDefinitionError: *items* is not a schema, or a bound is wrong.
+        InvalidDefinitionError: *items* is not a schema, a bound is wrong, or
+            *unique_items* is not a bool.
 
     """
     decl = "s.array()"
@@ -393,7 +426,9 @@ def array(
     low = _check_count(decl, "min_items", min_items)
     high = _check_count(decl, "max_items", max_items)
     _check_order(decl, "min_items", low, "max_items", high)
-    return ArraySchema(item_schema, low, high, _check_description(decl, description))
+    if not isinstance(unique_items, bool):
+        raise InvalidDefinitionError(decl, "unique_items", f"must be True or False, got {_describe(unique_items)}")
+    return ArraySchema(item_schema, low, high, unique_items, _check_description(decl, description))
 
 
 def tuple(*items: Schema, description: str | None = None) -> TupleSchema:  # noqa: A001 - the combinator's public name

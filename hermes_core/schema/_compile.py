@@ -18,11 +18,11 @@ from typing import Any
 
 from hermes_core._frozen import frozen
 from hermes_core.errors import InvalidDefinitionError, Issue
-from hermes_core.schema._formats import FORMATS
 from hermes_core.schema._nodes import (
     AnySchema,
     ArraySchema,
     BooleanSchema,
+    ConstSchema,
     EnumSchema,
     IntegerSchema,
     NullableSchema,
@@ -41,6 +41,7 @@ from hermes_core.schema._nodes import (
 )
 from hermes_core.schema._shared import (
     CLOSED_ENTRIES,
+    FORMATS,
     MISSING,
     Context,
     Path,
@@ -51,6 +52,7 @@ from hermes_core.schema._shared import (
     raised_issue,
     size_issue,
     unicode_ok,
+    unique_issues,
 )
 
 __all__ = ["Validator", "closed_validator", "compile_schema", "default_problem"]
@@ -114,6 +116,7 @@ class _Codegen:
             "_key_issue": key_issue,
             "_key": path_key,
             "_multiple": multiple_ok,
+            "_unique": unique_issues,
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
@@ -183,7 +186,7 @@ class _Codegen:
         """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
         if isinstance(node, OptionalSchema | NullableSchema):
             return self.explains_own_type(node.schema, depth)
-        if self.test(node, "x") is not None or isinstance(node, EnumSchema | AnySchema):
+        if self.test(node, "x") is not None or isinstance(node, EnumSchema | ConstSchema | AnySchema):
             return True
         return isinstance(node, ArraySchema | ObjectSchema | RecordSchema) and depth < _MAX_INLINE_DEPTH
 
@@ -260,7 +263,7 @@ class _Codegen:
             fallback = self.fallback(outer or node, var, segments, context="_C")
             out.append(f"{ind}if not ({test}): {var} = {fallback}")
             return var
-        if isinstance(node, EnumSchema):
+        if isinstance(node, EnumSchema | ConstSchema):
             # Mixed scalars: JSON equality (1 == 1.0, True != 1) lives in the walk; it returns the member.
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
@@ -318,6 +321,16 @@ class _Codegen:
 
     def array(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         self.size(node.min_items, node.max_items, var, segments, out, ind)
+        if not node.unique_items:
+            return self.items(node, var, segments, out, ind, depth)
+        # As the walk: uniqueness is checked on the items as given, once none had an issue.
+        before = self.name("b")
+        out.append(f"{ind}{before} = len(I)")
+        result = self.items(node, var, segments, out, ind, depth)
+        out.append(f"{ind}if len(I) == {before}: _unique({var}, {self.path(segments)}, I)")
+        return result
+
+    def items(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, index, item = self.name("r"), self.name("j"), self.name("i")
         test = self.test(node.items, item)
         if test is not None:

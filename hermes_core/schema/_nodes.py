@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 from hermes_core._frozen import frozen
 from hermes_core.errors import Issue, IssueKind, SchemaError
 from hermes_core.names import suggest
-from hermes_core.schema._formats import FORMATS
 from hermes_core.schema._shared import (
     BAD,
     CLOSED_ENTRIES,
+    FORMATS,
     MISSING,
     Context,
     Extra,
@@ -35,6 +35,7 @@ from hermes_core.schema._shared import (
     check_json,
     copy_json,
     json_equal,
+    json_key,
     key_issue,
     listing,
     multiple_ok,
@@ -43,12 +44,14 @@ from hermes_core.schema._shared import (
     size_issue,
     type_name,
     unicode_ok,
+    unique_issues,
 )
 
 __all__ = [
     "AnySchema",
     "ArraySchema",
     "BooleanSchema",
+    "ConstSchema",
     "EnumSchema",
     "IntegerSchema",
     "NullSchema",
@@ -412,6 +415,45 @@ class EnumSchema(Schema):
 
 
 @frozen
+class ConstSchema(Schema):
+    """Exactly one JSON value, scalar or not, compared as JSON compares (objects regardless of key order).
+
+    A match parses to a copy of the declared value.
+    """
+
+    value: Any
+    description: str | None = None
+    _key: Any = field(default=None, repr=False, compare=False)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"const": copy_json(self.value)})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return as_json(self.value)
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return _json_kind(value) == _json_kind(self.value)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if json_key(value) == self._key:
+            return copy_json(self.value)
+        detail = f"must be {self.expected(ctx)}"
+        if not self._admits(value, ctx):
+            detail += f", got {type_name(value)}"
+        issues.append(Issue(path, "enum", detail))
+        return BAD
+
+
+def _json_kind(value: Any) -> str | None:
+    """The JSON kind of any value (a scalar's, ``array`` or ``object``), else None."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return _scalar_kind(value)
+
+
+@frozen
 class AnySchema(Schema):
     """Any JSON value: null, booleans, finite numbers, valid strings, lists and string-keyed dicts.
 
@@ -432,11 +474,17 @@ class AnySchema(Schema):
 
 @frozen
 class ArraySchema(Schema):
-    """A list whose every item matches ``items``, optionally bounded in length."""
+    """A list whose every item matches ``items``, optionally bounded in length, optionally of unique items.
+
+    Uniqueness is JSON equality of the items as given (``1`` repeats ``1.0``,
+    ``true`` does not repeat ``1``), as JSON Schema's ``uniqueItems``; it is
+    checked once every item matches.
+    """
 
     items: Schema
     min_items: int | None = None
     max_items: int | None = None
+    unique_items: bool = False
     description: str | None = None
 
     _holds_schemas = ("items",)
@@ -445,7 +493,10 @@ class ArraySchema(Schema):
     _keywords = (("min_items", "minItems"), ("max_items", "maxItems"))
 
     def _json(self) -> dict[str, Any]:
-        return {"type": "array", "items": self.items._json(), **Schema._json(self)}
+        out = {"type": "array", "items": self.items._json(), **Schema._json(self)}
+        if self.unique_items:
+            out["uniqueItems"] = True
+        return out
 
     _expects = "an array"
     _holds = list
@@ -454,11 +505,14 @@ class ArraySchema(Schema):
         if not isinstance(value, list):
             return self._type_issue(value, path, issues, ctx)
         bad = size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
+        before = len(issues)
         out = []
         for index, item in enumerate(value):
             parsed = self.items._collect(item, (*path, index), issues, ctx)
             bad = bad or parsed is BAD
             out.append(parsed)
+        if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
+            bad = True
         return BAD if bad else out
 
 

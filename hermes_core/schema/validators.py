@@ -15,6 +15,8 @@ private to it.
 * :func:`follow_refs` — the schema a chain of refs finally names.
 * :func:`raised_issue` — the issue for a check that raised (what ``parse``
   reports instead of raising anything but ``SchemaError``).
+* :func:`json_key` — a hashable key equal for JSON-equal values (``uniqueItems``).
+* :func:`copy_json` — a deep copy of a JSON value.
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from collections.abc import Mapping
 
 from hermes_core.schema._compile import Validator, closed_validator, compile_schema, default_problem
 from hermes_core.schema._nodes import RefSchema, Schema
-from hermes_core.schema._shared import raised_issue
+from hermes_core.schema._shared import copy_json, json_key, raised_issue
 
 __all__ = [
     "Validator",
     "closed_validator",
     "compile_schema",
+    "copy_json",
     "default_problem",
     "follow_refs",
+    "json_key",
     "raised_issue",
 ]
 

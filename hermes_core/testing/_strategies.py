@@ -30,7 +30,7 @@ from hypothesis.strategies import SearchStrategy
 
 from hermes_core import schema as s
 from hermes_core.errors import InvalidDefinitionError
-from hermes_core.schema.validators import compile_schema
+from hermes_core.schema.validators import compile_schema, copy_json, json_key
 
 __all__ = ["invalid_strategy", "strategy"]
 
@@ -268,6 +268,8 @@ def _kinds(node: s.Schema, named: Mapping[str, _Kinds]) -> _Kinds:
         return frozenset().union(*(_kinds(option, named) for option in node.options))
     if isinstance(node, s.EnumSchema):
         return frozenset().union(*(_member_kinds(value) for value in node.values))
+    if isinstance(node, s.ConstSchema):
+        return _member_kinds(node.value)
     if isinstance(node, s.AnySchema):
         return _ALL_KINDS
     return _SINGLE_KIND.get(type(node), _ALL_KINDS)
@@ -280,6 +282,10 @@ def _member_kinds(value: Any) -> _Kinds:
         return frozenset({"boolean"})
     if value is None:
         return frozenset({"null"})
+    if isinstance(value, list):
+        return frozenset({"array"})
+    if isinstance(value, dict):
+        return frozenset({"object"})
     return _NUMERIC  # 1 and 1.0 are the same JSON number
 
 
@@ -415,6 +421,8 @@ class _Plan:
             return st.none()
         if isinstance(node, s.EnumSchema):
             return st.sampled_from(_with_twins(node.values))
+        if isinstance(node, s.ConstSchema):
+            return st.sampled_from(_with_twins((node.value,))).map(copy_json)
         if isinstance(node, s.AnySchema):
             return _JSON
         if isinstance(node, s.ArraySchema):
@@ -422,7 +430,8 @@ class _Plan:
                 return st.nothing() if node.min_items else st.builds(list)
             low = node.min_items or 0
             high = low + _SIZE if node.max_items is None else min(node.max_items, low + _SIZE)
-            return st.lists(self.valid(node.items, budget), min_size=low, max_size=high)
+            unique = json_key if node.unique_items else None
+            return st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=unique)
         if isinstance(node, s.TupleSchema):
             return st.tuples(*(self.valid(item, budget) for item in node.items)).map(list)
         if isinstance(node, s.ObjectSchema):
@@ -538,6 +547,9 @@ class _Plan:
         if isinstance(node, s.EnumSchema):
             near = st.sampled_from(_near_members(node.values)) | _SCALARS
             return [_rejected(near, self.accepts(node), self.rejects_surely(node))]
+        if isinstance(node, s.ConstSchema):
+            near = st.sampled_from(_near_const(node.value)) | _SCALARS | _JSON
+            return [_rejected(near, self.accepts(node), self.rejects_surely(node))]
         if isinstance(node, s.AnySchema):
             return [_NON_JSON_INSIDE]
         if isinstance(node, s.ArraySchema):
@@ -590,6 +602,12 @@ class _Plan:
         ways: list[SearchStrategy[Any]] = []
         if self.can(node, budget):
             ways.append(self.valid(node, budget).map(tuple))
+            if node.unique_items and self.can(node.items, budget):
+                # A valid list of at least one item, with one of them again (as its JSON twin, sometimes).
+                low = max(node.min_items or 0, 1)
+                high = low + _SIZE if node.max_items is None else max(min(node.max_items, low + _SIZE), low)
+                filled = st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=json_key)
+                ways.append(st.builds(_repeat, filled, st.integers(0, _SIZE), st.integers(0, _SIZE + 1)))
         if self.can(node.items, budget):
             items = self.valid(node.items, budget)
             low, high = node.min_items, node.max_items
@@ -621,6 +639,25 @@ class _Plan:
         elif node.extra == "allow":
             ways.append(st.builds(_set, shell, _keys_outside(node), _NON_JSON))
         return ways
+
+
+def _repeat(items: list[Any], which: int, where: int) -> list[Any]:
+    """*items* with a copy of one of them inserted again; an integral number comes back as its twin."""
+    item = items[which % len(items)]
+    if isinstance(item, int | float) and not isinstance(item, bool) and float(item).is_integer():
+        item = _with_twins((item,))[-1]
+    return [*items[: where % (len(items) + 1)], copy_json(item), *items[where % (len(items) + 1) :]]
+
+
+def _near_const(value: Any) -> list[Any]:
+    """Values close to a const, most of them not equal to it: a scalar's neighbours, a container one off."""
+    if isinstance(value, list):
+        return [value[:-1], [*value, None], [value], {}] if value else [[None], {}, None]
+    if isinstance(value, dict):
+        near: list[Any] = [{**value, "extra": None}, list(value.values()), []]
+        near += [{key: [item] for key, item in value.items()}, dict(list(value.items())[:-1])]
+        return near
+    return _near_members((value,))
 
 
 def _is_none(value: Any) -> bool:
