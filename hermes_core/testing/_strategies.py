@@ -602,11 +602,11 @@ class _Plan:
         ways: list[SearchStrategy[Any]] = []
         if self.can(node, budget):
             ways.append(self.valid(node, budget).map(tuple))
-            if node.unique_items and self.can(node.items, budget):
+            fewest = max(node.min_items or 0, 1)
+            if node.unique_items and fewest <= _LONGEST and self.can(node.items, budget):
                 # A valid list of at least one item, with one of them again (as its JSON twin, sometimes).
-                low = max(node.min_items or 0, 1)
-                high = low + _SIZE if node.max_items is None else max(min(node.max_items, low + _SIZE), low)
-                filled = st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=json_key)
+                most = fewest + _SIZE if node.max_items is None else max(min(node.max_items, fewest + _SIZE), fewest)
+                filled = st.lists(self.valid(node.items, budget), min_size=fewest, max_size=most, unique_by=json_key)
                 ways.append(st.builds(_repeat, filled, st.integers(0, _SIZE), st.integers(0, _SIZE + 1)))
         if self.can(node.items, budget):
             items = self.valid(node.items, budget)
