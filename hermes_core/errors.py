@@ -84,7 +84,8 @@ class ErrorCode(enum.StrEnum):
 #: ``union`` — a value matches none of a union's options;
 #: ``encoding`` — a string is not valid Unicode (it holds a lone surrogate);
 #: ``too_deep`` — a value is nested too deeply, or contains a reference cycle;
-#: ``invalid`` — a tool rejected a well-typed value (a file that does not exist, say).
+#: ``invalid`` — a value breaks a rule other than its type, size, pattern or membership
+#: (``multiple_of``, ``unique_items``), or a tool rejected a well-typed value (a file that does not exist).
 IssueKind = Literal[
     "type",
     "missing",

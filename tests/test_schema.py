@@ -1215,7 +1215,7 @@ def test_deeply_nested_schemas_compile_and_report_full_paths() -> None:
         (lambda: s.optional(s.optional(s.string())), "s.optional()", "schema"),
         (lambda: s.optional(s.array(s.string()), default=("a",)), "s.optional()", "default"),
         (lambda: s.optional(s.ref("fs.path"), default={1, 2}), "s.optional()", "default"),
-        (lambda: s.ref("Bad"), "s.ref()", "name"),
+        (lambda: s.ref("Bad name"), "s.ref()", "name"),
         (lambda: s.ref(""), "s.ref()", "name"),
         (lambda: s.ref("fs..path"), "s.ref()", "name"),
         (lambda: s.ref("a" * 65), "s.ref()", "name"),

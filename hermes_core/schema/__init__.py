@@ -584,7 +584,7 @@ def ref(name: str, *, description: str | None = None) -> RefSchema:
     runtime whose tools name a schema it does not have fails when it is built.
 
     Raises:
-        InvalidDefinitionError: *name* is not dotted lowercase like ``fs.path``.
+        InvalidDefinitionError: *name* does not follow the grammar of tool names (such as ``fs.path``).
 
     """
     decl = "s.ref()"
