@@ -115,12 +115,21 @@ def require(condition: bool, what: str) -> None:
         raise RuntimeError(f"benchmark set-up is wrong: {what}")
 
 
-def arguments(description: str, argv: list[str], extra: Callable[[argparse.ArgumentParser], None] | None = None) -> Any:
-    """The options every benchmark takes (and *extra*'s), parsed from *argv*."""
+def arguments(
+    description: str,
+    argv: list[str],
+    extra: Callable[[argparse.ArgumentParser], None] | None = None,
+    *,
+    sample_ms: float = 25.0,
+    quick_sample_ms: float = 5.0,
+) -> Any:
+    """The options every benchmark takes (and *extra*'s), parsed from *argv*; samples of *sample_ms* by default."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 rounds of 5 ms samples")
+    parser.add_argument("--quick", action="store_true", help=f"a smoke run: 5 rounds of {quick_sample_ms:g} ms samples")
     parser.add_argument("--rounds", type=int, default=30, help="rounds of samples (default 30)")
-    parser.add_argument("--sample-ms", type=float, default=25.0, help="length of one sample (default 25 ms)")
+    parser.add_argument(
+        "--sample-ms", type=float, default=sample_ms, help=f"length of one sample (default {sample_ms:g} ms)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order within a round")
     parser.add_argument("--json", type=Path, help="also write the raw samples and ratios to this file")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 when a target is not met")
@@ -128,7 +137,7 @@ def arguments(description: str, argv: list[str], extra: Callable[[argparse.Argum
         extra(parser)
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.sample_ms = 5, 5.0
+        args.rounds, args.sample_ms = 5, quick_sample_ms
     return args
 
 
@@ -181,7 +190,8 @@ def ratio_text(value: float) -> str:
     return f"{value:.2f}x" if value >= 0.1 else f"{value:.3f}x"
 
 
-def paired_ratio(hermes: Contender, peer: Contender) -> float:
+def paired_ratio(hermes: Any, peer: Any) -> float:
+    """The median, over rounds, of *hermes*'s sample over *peer*'s in the same round (any two with ``samples``)."""
     return statistics.median(h / p for h, p in zip(hermes.samples, peer.samples, strict=True))
 
 

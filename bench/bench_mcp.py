@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _method import arguments, paired_ratio
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
@@ -227,10 +228,6 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
 
 
-def paired_ratio(hermes: Contender, peer: Contender) -> float:
-    return statistics.median(h / p for h, p in zip(hermes.samples, peer.samples, strict=True))
-
-
 def report(pairs: list[tuple[str, Contender, Contender]], args: argparse.Namespace) -> int:
     info = {"python": platform.python_version(), "machine": platform.machine()}
     for dist in ("hermesos-core", "mcp", "pydantic", "anyio"):
@@ -288,20 +285,13 @@ def report(pairs: list[tuple[str, Contender, Contender]], args: argparse.Namespa
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 rounds of 20 ms samples")
-    parser.add_argument("--rounds", type=int, default=30, help="rounds of samples (default 30)")
-    parser.add_argument("--sample-ms", type=float, default=100.0, help="length of one sample (default 100 ms)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order within a round")
-    parser.add_argument("--json", type=Path, help="also write the raw samples and ratios to this file")
-    parser.add_argument("--strict", action="store_true", help="exit with status 1 when a target is not met")
-    parser.add_argument("--serve", choices=("hermes", "sdk"), help=argparse.SUPPRESS)  # the stdio subprocesses
-    args = parser.parse_args(argv)
+    def serve_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--serve", choices=("hermes", "sdk"), help=argparse.SUPPRESS)  # the stdio subprocesses
+
+    args = arguments(__doc__.split("\n\n")[0], argv, serve_option, sample_ms=100.0, quick_sample_ms=20.0)
     if args.serve:
         serve(args.serve)
         return 0
-    if args.quick:
-        args.rounds, args.sample_ms = 5, 20.0
     started = time.perf_counter()
     pairs = anyio.run(run, args)
     missed = report(pairs, args)
