@@ -29,24 +29,32 @@ from typing import Any
 from hermes_core.errors import InvalidDefinitionError, SchemaError, shorten
 from hermes_core.names import NAME_PATTERN, check_name
 from hermes_core.schema import _compile  # also hands Schema.parse its checker, once, on import
+from hermes_core.schema._import import from_json_schema
 from hermes_core.schema._nodes import (
+    AllOfSchema,
     AnySchema,
     ArraySchema,
     BooleanSchema,
     ConstSchema,
     EnumSchema,
+    ImportedSchema,
     IntegerSchema,
+    LinkSchema,
+    NeverSchema,
     NullableSchema,
     NullSchema,
     NumberSchema,
     ObjectSchema,
+    OneOfSchema,
     OptionalSchema,
+    PrefixArraySchema,
     RecordSchema,
     RefSchema,
     Schema,
     StringSchema,
     TupleSchema,
     UnionSchema,
+    Unsupported,
 )
 from hermes_core.schema._shared import (
     MISSING,
@@ -63,28 +71,36 @@ from hermes_core.schema._shared import (
 
 __all__ = [
     "NAME_PATTERN",
+    "AllOfSchema",
     "AnySchema",
     "ArraySchema",
     "BooleanSchema",
     "ConstSchema",
     "EnumSchema",
+    "ImportedSchema",
     "IntegerSchema",
+    "LinkSchema",
+    "NeverSchema",
     "NullSchema",
     "NullableSchema",
     "NumberSchema",
     "ObjectSchema",
+    "OneOfSchema",
     "OptionalSchema",
+    "PrefixArraySchema",
     "RecordSchema",
     "RefSchema",
     "Schema",
     "StringSchema",
     "TupleSchema",
     "UnionSchema",
+    "Unsupported",
     "any",
     "array",
     "boolean",
     "const",
     "enum",
+    "from_json_schema",
     "integer",
     "literal",
     "null",
@@ -453,6 +469,8 @@ def object(  # noqa: A001 - the combinator's public name
     fields: Mapping[str, Schema],
     *,
     extra: Extra = "forbid",
+    min_properties: int | None = None,
+    max_properties: int | None = None,
     description: str | None = None,
 ) -> ObjectSchema:
     """A dict with the named *fields*; a field is required unless wrapped in :func:`optional`.
@@ -463,11 +481,15 @@ def object(  # noqa: A001 - the combinator's public name
             default) rejects it, suggesting the closest allowed name;
             ``"ignore"`` drops it from the parsed value; ``"allow"`` keeps it if
             it is a JSON value.
+        min_properties: the fewest keys the object may have, counting every
+            key given (JSON Schema's ``minProperties``).
+        max_properties: the most keys the object may have.
         description: what the object is, for the model.
 
     Raises:
         InvalidDefinitionError: *fields* is not a mapping, a name is not a
-            string, a value is not a schema, or *extra* is not one of the three.
+            string, a value is not a schema, *extra* is not one of the three,
+            or a key count is not a non-negative integer (or the two are crossed).
 
     """
     decl = "s.object()"
@@ -488,18 +510,40 @@ def object(  # noqa: A001 - the combinator's public name
     if extra not in ("forbid", "ignore", "allow"):
         raise InvalidDefinitionError(decl, "extra", f'must be "forbid", "ignore" or "allow", got {_describe(extra)}')
     names = frozenset(name for name, _ in items)
-    return ObjectSchema(builtins.tuple(items), extra, _check_description(decl, description), names)
+    low, high = _check_counts(decl, min_properties, max_properties)
+    return ObjectSchema(builtins.tuple(items), extra, _check_description(decl, description), names, low, high)
 
 
-def record(values: Schema, *, description: str | None = None) -> RecordSchema:
+def _check_counts(decl: str, low: Any, high: Any) -> builtins.tuple[int | None, int | None]:
+    checked_low = _check_count(decl, "min_properties", low)
+    checked_high = _check_count(decl, "max_properties", high)
+    _check_order(decl, "min_properties", checked_low, "max_properties", checked_high)
+    return checked_low, checked_high
+
+
+def record(
+    values: Schema,
+    *,
+    min_properties: int | None = None,
+    max_properties: int | None = None,
+    description: str | None = None,
+) -> RecordSchema:
     """A dict with any string keys, whose every value matches *values*.
 
+    Args:
+        values: the schema of every value.
+        min_properties: the fewest keys allowed (JSON Schema's ``minProperties``).
+        max_properties: the most keys allowed.
+        description: what the object is, for the model.
+
     Raises:
-        InvalidDefinitionError: *values* is not a schema.
+        InvalidDefinitionError: *values* is not a schema, or a key count is not
+            a non-negative integer (or the two are crossed).
 
     """
     decl = "s.record()"
-    return RecordSchema(_check_schema(decl, "values", values), _check_description(decl, description))
+    low, high = _check_counts(decl, min_properties, max_properties)
+    return RecordSchema(_check_schema(decl, "values", values), _check_description(decl, description), low, high)
 
 
 def union(*options: Schema, description: str | None = None) -> UnionSchema:

@@ -19,17 +19,23 @@ from typing import Any
 from hermes_core._frozen import frozen
 from hermes_core.errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
+    AllOfSchema,
     AnySchema,
     ArraySchema,
     BooleanSchema,
     ConstSchema,
     EnumSchema,
+    ImportedSchema,
     IntegerSchema,
+    LinkSchema,
+    NeverSchema,
     NullableSchema,
     NullSchema,
     NumberSchema,
     ObjectSchema,
+    OneOfSchema,
     OptionalSchema,
+    PrefixArraySchema,
     RecordSchema,
     RefSchema,
     Schema,
@@ -38,6 +44,7 @@ from hermes_core.schema._nodes import (
     UnionSchema,
     defaults,
     install_compiler,
+    self_ref,
 )
 from hermes_core.schema._shared import (
     CLOSED_ENTRIES,
@@ -56,6 +63,9 @@ from hermes_core.schema._shared import (
 )
 
 __all__ = ["Validator", "closed_validator", "compile_schema", "default_problem"]
+
+# The nodes only JSON Schema import makes: rare in tool inputs, so their own walk checks them.
+_WALKED = (NeverSchema, AllOfSchema, OneOfSchema, PrefixArraySchema)
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -139,7 +149,17 @@ class _Codegen:
 
     def resolve(self, node: Schema) -> Schema:
         seen: set[str] = set()
-        while isinstance(node, RefSchema):
+        links: set[int] = set()
+        while isinstance(node, RefSchema | LinkSchema | ImportedSchema):
+            if isinstance(node, ImportedSchema):
+                node = node.root
+                continue
+            if isinstance(node, LinkSchema):
+                if id(node) in links:
+                    raise InvalidDefinitionError("from_json_schema()", None, self_ref(node.pointer))
+                links.add(id(node))
+                node = node._follow()
+                continue
             target = self.refs.get(node.name)
             if target is None:
                 raise InvalidDefinitionError(
@@ -274,6 +294,9 @@ class _Codegen:
                 self.function(item)
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
+        if isinstance(node, _WALKED):
+            out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
+            return var
         if isinstance(node, AnySchema):
             out.append(f"{ind}try: _any({var})")
             out.append(f"{ind}except (_NotJson, RecursionError): {var} = {self.fallback(node, var, segments)}")
@@ -307,7 +330,9 @@ class _Codegen:
         out.append(f"{ind}{result} = {self.function(node)}({var}, {self.path(segments)}, I)")
         return result
 
-    def size(self, low: int | None, high: int | None, var: str, segments: list[str], out: list[str], ind: str) -> None:
+    def size(
+        self, low: int | None, high: int | None, var: str, segments: list[str], out: list[str], ind: str, unit: str
+    ) -> None:
         tests = []
         if low is not None:
             tests.append(f"len({var}) < {low}")
@@ -316,11 +341,11 @@ class _Codegen:
         if tests:
             out.append(
                 f"{ind}if {' or '.join(tests)}: _size(I, {self.path(segments)}, len({var}), "
-                f"low={low}, high={high}, unit='item')"
+                f"low={low}, high={high}, unit={unit!r})"
             )
 
     def array(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
-        self.size(node.min_items, node.max_items, var, segments, out, ind)
+        self.size(node.min_items, node.max_items, var, segments, out, ind, "item")
         if not node.unique_items:
             return self.items(node, var, segments, out, ind, depth)
         # As the walk: uniqueness is checked on the items as given, once none had an issue.
@@ -397,12 +422,19 @@ class _Codegen:
         out.append(f"{ind}{result} = {{{pairs}}}")
         for name, value in absent:
             out.append(f"{ind}if {value} is _M: del {result}[{name!r}]")
-        out.append(f"{ind}if len({var}) != {count}:")
+        # The key count is checked by the walk over the keys, which runs on any extra key anyway.
+        tests = [f"len({var}) != {count}"]
+        if node.min_properties is not None:
+            tests.append(f"len({var}) < {node.min_properties}")
+        if node.max_properties is not None:
+            tests.append(f"len({var}) > {node.max_properties}")
+        out.append(f"{ind}if {' or '.join(tests)}:")
         out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _ctx(), {result})")
         return result
 
     def record(self, node: RecordSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, key, item = self.name("r"), self.name("k"), self.name("x")
+        self.size(node.min_properties, node.max_properties, var, segments, out, ind, "property")
         out.append(f"{ind}{result} = {{}}")
         out.append(f"{ind}for {key}, {item} in {var}.items():")
         out.append(f"{ind}    if not ({_IS_STRING.format(v=key)}) and _key_issue({key}, {self.path(segments)}, I):")

@@ -48,24 +48,33 @@ from hermes_core.schema._shared import (
 )
 
 __all__ = [
+    "AllOfSchema",
     "AnySchema",
     "ArraySchema",
     "BooleanSchema",
     "ConstSchema",
     "EnumSchema",
+    "ImportedSchema",
     "IntegerSchema",
+    "LinkSchema",
+    "NeverSchema",
     "NullSchema",
     "NullableSchema",
     "NumberSchema",
     "ObjectSchema",
+    "OneOfSchema",
     "OptionalSchema",
+    "PrefixArraySchema",
     "RecordSchema",
     "RefSchema",
     "Schema",
     "StringSchema",
+    "TupleSchema",
     "UnionSchema",
+    "Unsupported",
     "defaults",
     "install_compiler",
+    "self_ref",
 ]
 
 
@@ -608,6 +617,13 @@ class _Dict(Schema):
         return BAD if self._entries(value, path, issues, ctx, out) else out
 
 
+def _count_keywords(out: dict[str, Any], low: int | None, high: int | None) -> None:
+    if low is not None:
+        out["minProperties"] = low
+    if high is not None:
+        out["maxProperties"] = high
+
+
 @frozen
 class ObjectSchema(_Dict):
     """A dict with named fields.
@@ -617,9 +633,11 @@ class ObjectSchema(_Dict):
     """
 
     field_items: tuple[tuple[str, Schema], ...]
-    extra: Extra = "forbid"
+    extra: Extra | Schema = "forbid"
     description: str | None = None
     _names: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    min_properties: int | None = None
+    max_properties: int | None = None
 
     @property
     def fields(self) -> Mapping[str, Schema]:
@@ -632,7 +650,8 @@ class ObjectSchema(_Dict):
         return tuple(name for name, sub in self.field_items if not isinstance(sub, OptionalSchema))
 
     def _children(self) -> tuple[Schema, ...]:
-        return tuple(sub for _, sub in self.field_items)
+        fields = tuple(sub for _, sub in self.field_items)
+        return (*fields, self.extra) if isinstance(self.extra, Schema) else fields
 
     def _json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -643,6 +662,9 @@ class ObjectSchema(_Dict):
             out["required"] = list(self.required)
         if self.extra == "forbid":
             out["additionalProperties"] = False
+        elif isinstance(self.extra, Schema):
+            out["additionalProperties"] = self.extra._json()
+        _count_keywords(out, self.min_properties, self.max_properties)
         return self._with_description(out)
 
     def _entries(
@@ -662,11 +684,16 @@ class ObjectSchema(_Dict):
                 bad = True
         return self._extras(value, path, issues, ctx, out) or bad
 
+    def _count_issue(self, value: dict[Any, Any], path: Path, issues: list[Issue]) -> bool:
+        """The min/max properties check, on the keys as given; True when an issue was added."""
+        return size_issue(issues, path, len(value), low=self.min_properties, high=self.max_properties, unit="property")
+
     def _extras(
         self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
     ) -> bool:
         """Check the keys that are not fields, keeping them in *out* under ``extra="allow"``; True on an issue."""
         before = len(issues)
+        self._count_issue(value, path, issues)
         for key, item in value.items():
             if key in self._names or key_issue(key, path, issues):
                 continue
@@ -676,6 +703,8 @@ class ObjectSchema(_Dict):
             elif self.extra == "allow":
                 check_json(item, (*path, path_key(key)), issues, ctx)
                 out[key] = item
+            elif isinstance(self.extra, Schema):
+                out[key] = self.extra._collect(item, (*path, path_key(key)), issues, ctx)
         return len(issues) > before
 
     def _unexpected_detail(self, key: str) -> str:
@@ -694,16 +723,20 @@ class RecordSchema(_Dict):
 
     values: Schema
     description: str | None = None
+    min_properties: int | None = None
+    max_properties: int | None = None
 
     _holds_schemas = ("values",)
 
     def _json(self) -> dict[str, Any]:
-        return self._with_description({"type": "object", "additionalProperties": self.values._json()})
+        out = {"type": "object", "additionalProperties": self.values._json()}
+        _count_keywords(out, self.min_properties, self.max_properties)
+        return self._with_description(out)
 
     def _entries(
         self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
     ) -> bool:
-        bad = False
+        bad = size_issue(issues, path, len(value), low=self.min_properties, high=self.max_properties, unit="property")
         for key, item in value.items():
             if key_issue(key, path, issues):
                 bad = True
@@ -809,6 +842,264 @@ class RefSchema(Schema):
         return ctx.refs[self.name]._collect(value, path, issues, ctx)
 
 
+# -- the nodes JSON Schema import adds (see _import.py): checked by their walk, not compiled inline --
+
+
+@frozen
+class NeverSchema(Schema):
+    """No value: JSON Schema's ``false`` (a property that must be absent, an array that takes no more items)."""
+
+    description: str | None = None
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"not": {}})
+
+    _expects = "nothing"
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return False
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        issues.append(Issue(path, "unexpected", "is not allowed here"))
+        return BAD
+
+
+@frozen
+class PrefixArraySchema(Schema):
+    """A list whose first items match ``prefix`` one by one and the rest ``rest`` (JSON Schema's ``prefixItems``).
+
+    Shorter lists are allowed unless ``min_items`` says otherwise; ``rest`` is a
+    ``NeverSchema`` when no further items are allowed.
+    """
+
+    prefix: tuple[Schema, ...]
+    rest: Schema
+    min_items: int | None = None
+    max_items: int | None = None
+    unique_items: bool = False
+    description: str | None = None
+
+    _holds_schemas = ("prefix", "rest")
+
+    def _json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "array", "prefixItems": [item._json() for item in self.prefix]}
+        out["items"] = False if isinstance(self.rest, NeverSchema) else self.rest._json()
+        for attribute, keyword in (("min_items", "minItems"), ("max_items", "maxItems")):
+            if getattr(self, attribute) is not None:
+                out[keyword] = getattr(self, attribute)
+        if self.unique_items:
+            out["uniqueItems"] = True
+        return self._with_description(out)
+
+    _expects = "an array"
+    _holds = list
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if not isinstance(value, list):
+            return self._type_issue(value, path, issues, ctx)
+        bad = size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
+        before = len(issues)
+        out = []
+        for index, item in enumerate(value):
+            schema = self.prefix[index] if index < len(self.prefix) else self.rest
+            parsed = schema._collect(item, (*path, index), issues, ctx)
+            bad = bad or parsed is BAD
+            out.append(parsed)
+        if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
+            bad = True
+        return BAD if bad else out
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+@frozen
+class AllOfSchema(Schema):
+    """A value matching every one of ``parts`` (JSON Schema's ``allOf``); every part's issues are reported.
+
+    The parsed value is the first part's, with the keys every other part
+    adds to an object (its defaults) merged in.
+    """
+
+    parts: tuple[Schema, ...]
+    description: str | None = None
+
+    _holds_schemas = ("parts",)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"allOf": [part._json() for part in self.parts]})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return " and ".join(dict.fromkeys(part.expected(ctx) for part in self.parts))
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return all(part._admits(value, ctx) for part in self.parts)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        before = len(issues)
+        results = [part._collect(value, path, issues, ctx) for part in self.parts]
+        if len(issues) > before or any(result is BAD for result in results):
+            return BAD
+        first = results[0]
+        if isinstance(first, dict):
+            for other in results[1:]:
+                if isinstance(other, dict):
+                    first = {**other, **first}
+        return first
+
+
+@frozen
+class OneOfSchema(Schema):
+    """A value matching exactly one of ``options`` (JSON Schema's ``oneOf``)."""
+
+    options: tuple[Schema, ...]
+    description: str | None = None
+
+    _holds_schemas = ("options",)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"oneOf": [option._json() for option in self.options]})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return "exactly one of: " + "; ".join(dict.fromkeys(option.expected(ctx) for option in self.options))
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return any(option._admits(value, ctx) for option in self.options)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        matched: list[int] = []
+        parsed: Any = BAD
+        best: list[Issue] | None = None
+        for index, option in enumerate(self.options):
+            found: list[Issue] = []
+            result = option._collect(value, path, found, ctx)
+            if result is not BAD and not found:
+                matched.append(index)
+                parsed = result
+            elif option._admits(value, ctx) and (best is None or len(found) < len(best)):
+                best = found
+        if len(matched) == 1:
+            return parsed
+        if matched:
+            which = " and ".join(_ordinal(index + 1) for index in matched[:2])
+            detail = f"must match exactly one of {len(self.options)} alternatives, but matches the {which}"
+            issues.append(Issue(path, "union", detail))
+        elif best is None:
+            detail = f"must be {UnionSchema(self.options).expected(ctx)}, got {type_name(value)}"
+            issues.append(Issue(path, "union", detail))
+        else:
+            issues.extend(best)
+        return BAD
+
+
+# The links whose expected() or _admits() is being worked out: a schema that reaches itself only
+# through unions would otherwise recurse forever (the value's own depth bounds _collect).
+_LINKS_IN_PROGRESS: set[int] = set()
+
+
+@frozen
+class LinkSchema(Schema):
+    """A local ``$ref`` of an imported document: ``target`` is the node at ``pointer``, set once when linked.
+
+    It holds no child (``target`` may reach back to it), so walks over the
+    tree stop here; the checks follow it.
+    """
+
+    pointer: str
+    description: str | None = None
+    target: Schema | None = field(default=None, repr=False, compare=False)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"$ref": self.pointer})
+
+    def _follow(self) -> Schema:
+        if self.target is None:  # pragma: no cover - the importer links every node it returns
+            raise RuntimeError(f"the $ref {self.pointer!r} was never linked")
+        return self.target
+
+    def expected(self, ctx: Context | None = None) -> str:
+        if id(self) in _LINKS_IN_PROGRESS:
+            return "a value"
+        _LINKS_IN_PROGRESS.add(id(self))
+        try:
+            return self._follow().expected(ctx)
+        finally:
+            _LINKS_IN_PROGRESS.discard(id(self))
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        if id(self) in _LINKS_IN_PROGRESS:
+            return True
+        _LINKS_IN_PROGRESS.add(id(self))
+        try:
+            return self._follow()._admits(value, ctx)
+        finally:
+            _LINKS_IN_PROGRESS.discard(id(self))
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return self._follow()._collect(value, path, issues, ctx)
+
+
+@frozen
+class Unsupported:
+    """A part of an imported JSON Schema document that is not checked.
+
+    Attributes:
+        pointer: where, as a JSON pointer into the document (``/properties/when``).
+        keyword: the keyword (``if``, ``patternProperties``, ``default``...).
+        reason: what was done instead, in words.
+    """
+
+    pointer: str
+    keyword: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.pointer or "the root"
+        return f"{self.keyword} at {where}: {self.reason}"
+
+
+@frozen
+class ImportedSchema(Schema):
+    """A schema made by :func:`~hermes_core.schema.from_json_schema` from a JSON Schema document.
+
+    It checks values as ``root`` does. :meth:`json_schema` returns the
+    document it came from (a copy), so whatever was not converted still
+    reaches the reader; objects that import closed also say
+    ``additionalProperties: false`` there.
+
+    Attributes:
+        root: the converted schema.
+        document: the JSON Schema exported (the original, with the closed objects marked).
+        unsupported: what is not checked: keywords not supported, refs that
+            cannot be followed, defaults that do not match their schema (not applied).
+    """
+
+    root: Schema
+    document: Any = field(repr=False)
+    unsupported: tuple[Unsupported, ...] = ()
+    description: str | None = None
+
+    _holds_schemas = ("root",)
+
+    def json_schema(self, *, defs: Mapping[str, Schema] | None = None) -> dict[str, Any]:
+        return self._json()
+
+    def _json(self) -> dict[str, Any]:
+        exported = copy_json(self.document)
+        return exported if isinstance(exported, dict) else ({} if exported else {"not": {}})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return self.root.expected(ctx)
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return self.root._admits(value, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return self.root._collect(value, path, issues, ctx)
+
+
 def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSchema]]:
     """Every optional field of *schema* that has a default, with its field path (``options.mode``).
 
@@ -831,3 +1122,8 @@ def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSc
     else:
         for child in schema._children():
             yield from defaults(child, prefix)
+
+
+def self_ref(pointer: str) -> str:
+    """The message for a ``$ref`` that reaches only itself, through refs alone."""
+    return f"$ref {pointer!r} only refers to itself; it must describe a value"

@@ -293,7 +293,7 @@ def size_issue(issues: list[Issue], path: Path, size: int, *, low: int | None, h
         kind, word, bound = "too_big", "most", high
     else:
         return False
-    units = unit if bound == 1 else unit + "s"
+    units = unit if bound == 1 else ("properties" if unit == "property" else unit + "s")
     issues.append(Issue(path, kind, f"must have at {word} {bound} {units}, got {size}"))
     return True
 

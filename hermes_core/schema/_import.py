@@ -1,0 +1,564 @@
+"""JSON Schema documents as schema nodes: :func:`from_json_schema`.
+
+A document becomes the same nodes the combinators build wherever it can (a
+typed object with properties is an ``ObjectSchema``, a bounded string a
+``StringSchema``), so an imported tool's errors read exactly like a native
+one's. What only JSON Schema says (a schema without ``type``, ``allOf`` of
+mixed parts, ``oneOf``, ``false``, local ``$ref``) gets a node of its own,
+checked by its walk.
+
+JSON Schema keywords apply only to values of their type: ``{"minimum": 1}``
+accepts any string. A document without ``type`` therefore becomes a union
+over the JSON types, the constrained ones carrying their keywords.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote
+
+from hermes_core.errors import InvalidDefinitionError, Issue
+from hermes_core.schema._nodes import (
+    AllOfSchema,
+    AnySchema,
+    ArraySchema,
+    BooleanSchema,
+    ConstSchema,
+    EnumSchema,
+    ImportedSchema,
+    IntegerSchema,
+    LinkSchema,
+    NeverSchema,
+    NullSchema,
+    NumberSchema,
+    ObjectSchema,
+    OneOfSchema,
+    OptionalSchema,
+    PrefixArraySchema,
+    RecordSchema,
+    Schema,
+    StringSchema,
+    TupleSchema,
+    UnionSchema,
+    Unsupported,
+    self_ref,
+)
+from hermes_core.schema._shared import BAD, MISSING, Context, Extra, copy_json, in_float_range, unicode_ok
+
+__all__ = ["DIALECTS", "from_json_schema"]
+
+#: The dialects understood, and the ``$schema`` URIs that name them.
+DIALECTS = ("2020-12", "draft-07")
+_SCHEMA_URIS = {
+    "https://json-schema.org/draft/2020-12/schema": "2020-12",
+    "https://json-schema.org/draft/2019-09/schema": "2020-12",
+    "http://json-schema.org/draft-07/schema": "draft-07",
+    "http://json-schema.org/draft-06/schema": "draft-07",
+    "http://json-schema.org/draft-04/schema": "draft-07",
+}
+
+# Keywords that assert something this module does not check: reported, never silently dropped.
+_UNSUPPORTED = {
+    "if": "conditional schemas are not supported",
+    "then": "conditional schemas are not supported",
+    "else": "conditional schemas are not supported",
+    "not": "negated schemas are not supported",
+    "patternProperties": "properties matched by pattern are not supported",
+    "propertyNames": "constraints on property names are not supported",
+    "dependentSchemas": "dependent schemas are not supported",
+    "dependentRequired": "dependent requirements are not supported",
+    "dependencies": "dependent requirements are not supported",
+    "contains": "contains is not supported",
+    "minContains": "contains is not supported",
+    "maxContains": "contains is not supported",
+    "unevaluatedProperties": "unevaluated properties are not supported",
+    "unevaluatedItems": "unevaluated items are not supported",
+    "$dynamicRef": "dynamic refs are not supported",
+    "$recursiveRef": "recursive refs are not supported",
+}
+_IGNORED_REASON = "not checked; values it would refuse are accepted"
+
+_TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
+_STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+_NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems")
+_OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+# What an allOf part may hold and still be merged into one object with the others.
+_MERGEABLE = {"type", "properties", "required", "description", "title", "$comment", "examples"}
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _at(pointer: str, *tokens: str | int) -> str:
+    return pointer + "".join("/" + _escape(str(token)) for token in tokens)
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+class _Importer:
+    """One document's conversion: nodes by pointer, the links to fill in, what was not converted."""
+
+    def __init__(self, document: Any, dialect: str, strict: bool, closed: bool) -> None:
+        self.document = document
+        self.draft7 = dialect == "draft-07"
+        self.strict = strict
+        self.closed = closed
+        self.unsupported: list[Unsupported] = []
+        self.nodes: dict[str, Schema] = {}  # converted subschemas, by pointer (what $ref targets)
+        self.links: list[LinkSchema] = []
+        self.defaults: list[tuple[str, OptionalSchema]] = []
+        self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
+        self.has_refs = '"$ref"' in repr(document) or "'$ref'" in repr(document)
+
+    # -- problems ---------------------------------------------------------------------------
+
+    def malformed(self, pointer: str, keyword: str, detail: str) -> InvalidDefinitionError:
+        where = _at(pointer, keyword)
+        return InvalidDefinitionError("from_json_schema()", None, f"{where}: {detail}")
+
+    def skip(self, pointer: str, keyword: str, reason: str) -> None:
+        if self.strict:
+            raise InvalidDefinitionError(
+                "from_json_schema()", None, f"{keyword} at {pointer or 'the root'}: {reason} (strict=True)"
+            )
+        self.unsupported.append(Unsupported(pointer, keyword, reason))
+
+    # -- the walk ----------------------------------------------------------------------------
+
+    def convert(self, doc: Any, pointer: str) -> Schema:
+        node = self._convert(doc, pointer)
+        self.nodes[pointer] = node
+        return node
+
+    def _convert(self, doc: Any, pointer: str) -> Schema:
+        if doc is True:
+            return AnySchema()
+        if doc is False:
+            return NeverSchema()
+        if not isinstance(doc, Mapping):
+            raise InvalidDefinitionError(
+                "from_json_schema()", None, f"{pointer or 'the root'}: a schema must be an object or a boolean"
+            )
+        for keyword in doc:
+            if keyword in _UNSUPPORTED:
+                self.skip(pointer, keyword, f"{_UNSUPPORTED[keyword]}; {_IGNORED_REASON}")
+            elif keyword == "$id" and pointer and self.has_refs:
+                self.skip(pointer, keyword, "a nested $id changes what refs point to, which is not supported")
+        for keyword in ("$defs", "definitions"):
+            defs = doc.get(keyword)
+            if defs is not None and not isinstance(defs, Mapping):
+                raise self.malformed(pointer, keyword, "must be an object of schemas")
+        description = doc.get("description") if isinstance(doc.get("description"), str) else None
+        parts: list[Schema] = []
+        if "$ref" in doc:
+            parts.append(self.ref(doc["$ref"], pointer))
+            if self.draft7:  # before 2019-09, $ref's siblings are ignored
+                return parts[0]
+        merged = self.merged_all_of(doc, pointer)
+        body = merged if merged is not None else doc
+        typed = self.typed(body, pointer)
+        choice = self.enum(body, pointer, typed)
+        if choice is not None:
+            parts.append(choice)
+        elif typed is not None:
+            parts.append(typed)
+        if merged is None and "allOf" in doc:
+            parts.extend(self.each(doc, "allOf", pointer))
+        if "anyOf" in doc:
+            parts.append(UnionSchema(tuple(self.each(doc, "anyOf", pointer))))
+        if "oneOf" in doc:
+            parts.append(OneOfSchema(tuple(self.each(doc, "oneOf", pointer))))
+        if not parts:
+            node: Schema = AnySchema()
+        elif len(parts) == 1:
+            node = parts[0]
+        else:
+            node = AllOfSchema(tuple(parts))
+        if description is not None and not isinstance(node, LinkSchema) and node.description is None:
+            node = replace(node, description=description)  # type: ignore[type-var]
+        return node
+
+    def each(self, doc: Mapping[str, Any], keyword: str, pointer: str) -> list[Schema]:
+        options = doc[keyword]
+        if not isinstance(options, list) or not options:
+            raise self.malformed(pointer, keyword, "must be a non-empty array of schemas")
+        return [self.convert(option, _at(pointer, keyword, index)) for index, option in enumerate(options)]
+
+    # -- $ref -------------------------------------------------------------------------------
+
+    def ref(self, target: Any, pointer: str) -> Schema:
+        if not isinstance(target, str):
+            raise self.malformed(pointer, "$ref", "must be a string")
+        if target != "#" and not target.startswith("#/"):
+            self.skip(pointer, "$ref", f"{target!r} is not a local JSON pointer (#/...), which is not supported")
+            return AnySchema()
+        link = LinkSchema(target)
+        self.links.append(link)
+        return link
+
+    def resolve(self, link: LinkSchema) -> Schema:
+        """The node at *link*'s pointer, converting that part of the document on first use."""
+        tokens = [] if link.pointer == "#" else link.pointer[2:].split("/")
+        pointer = "".join("/" + unquote(token) for token in tokens)
+        if pointer in self.nodes:
+            return self.nodes[pointer]
+        doc: Any = self.document
+        for token in tokens:
+            key = unquote(token).replace("~1", "/").replace("~0", "~")
+            if isinstance(doc, Mapping) and key in doc:
+                doc = doc[key]
+            elif isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
+                doc = doc[int(key)]
+            else:
+                raise InvalidDefinitionError(
+                    "from_json_schema()", None, f"$ref {link.pointer!r} points to nothing in the document"
+                )
+        return self.convert(doc, pointer)
+
+    # -- allOf of objects -------------------------------------------------------------------
+
+    def merged_all_of(self, doc: Mapping[str, Any], pointer: str) -> dict[str, Any] | None:
+        """*doc* with its ``allOf`` of plain objects merged in, or None when they are not all plain objects.
+
+        Merged, a closed import closes the whole: each part alone would refuse the others' keys.
+        """
+        parts = doc.get("allOf")
+        if not isinstance(parts, list) or not parts:
+            return None
+        if not all(isinstance(part, Mapping) and part.keys() <= _MERGEABLE for part in parts):
+            return None
+        if any(part.get("type", "object") != "object" for part in parts):
+            return None
+        if doc.get("type", "object") != "object" or "additionalProperties" in doc:
+            return None
+        merged: dict[str, Any] = {key: value for key, value in doc.items() if key != "allOf"}
+        properties: dict[str, Any] = dict(merged.get("properties", {}))
+        required: list[Any] = list(merged.get("required", []))
+        typed = "type" in doc
+        for part in parts:
+            typed = typed or "type" in part
+            for name, sub in part.get("properties", {}).items():
+                properties[name] = {"allOf": [properties[name], sub]} if name in properties else sub
+            required.extend(name for name in part.get("required", []) if name not in required)
+        if typed:
+            merged["type"] = "object"
+        merged["properties"] = properties
+        merged["required"] = required
+        if self.closed:
+            self.marks.append((pointer, "unevaluatedProperties"))
+            merged["additionalProperties"] = False
+        return merged
+
+    # -- enum and const ---------------------------------------------------------------------
+
+    def enum(self, doc: Mapping[str, Any], pointer: str, typed: Schema | None) -> Schema | None:
+        values: list[Any] | None = None
+        if "enum" in doc:
+            if not isinstance(doc["enum"], list) or not doc["enum"]:
+                raise self.malformed(pointer, "enum", "must be a non-empty array")
+            values = list(doc["enum"])
+        if "const" in doc:
+            values = [value for value in (values or [doc["const"]]) if _json_same(value, doc["const"])]
+        if values is None:
+            return None
+        if typed is not None:
+            if any(True for _ in _links_in(typed)):
+                return AllOfSchema((typed, _choice(values)))
+            values = [value for value in values if _accepts(typed, value)]
+        return _choice(values)
+
+    # -- the keywords of each type ----------------------------------------------------------
+
+    def typed(self, doc: Mapping[str, Any], pointer: str) -> Schema | None:
+        """The union over the JSON types *doc* allows, each with its keywords; None if *doc* constrains no type."""
+        declared = doc.get("type")
+        if declared is None:
+            types: list[str] | None = None
+        elif isinstance(declared, str):
+            types = [declared]
+        elif isinstance(declared, list) and all(isinstance(kind, str) for kind in declared):
+            types = list(dict.fromkeys(declared))
+        else:
+            raise self.malformed(pointer, "type", "must be a type name or an array of them")
+        for kind in types or ():
+            if kind not in _TYPES:
+                raise self.malformed(pointer, "type", f"names {kind!r}, which is not a JSON Schema type")
+        if types is not None and doc.get("nullable") is True and "null" not in types:
+            types.append("null")
+        if types is not None and "number" in types and "integer" in types:
+            types.remove("integer")
+        constrained = {
+            "string": any(key in doc for key in _STRING_KEYWORDS),
+            "number": any(key in doc for key in _NUMBER_KEYWORDS),
+            "array": any(key in doc for key in _ARRAY_KEYWORDS),
+            "object": any(key in doc for key in _OBJECT_KEYWORDS),
+        }
+        if types is None:
+            if not any(constrained.values()):
+                return None
+            types = ["null", "boolean", "object", "array", "number", "string"]
+        options = [self.of_type(kind, doc, pointer) for kind in types]
+        return options[0] if len(options) == 1 else UnionSchema(tuple(options))
+
+    def of_type(self, kind: str, doc: Mapping[str, Any], pointer: str) -> Schema:
+        if kind == "null":
+            return NullSchema()
+        if kind == "boolean":
+            return BooleanSchema()
+        if kind == "string":
+            return self.string(doc, pointer)
+        if kind in ("number", "integer"):
+            return self.number(kind, doc, pointer)
+        if kind == "array":
+            return self.array(doc, pointer)
+        return self.object(doc, pointer)
+
+    def count(self, doc: Mapping[str, Any], pointer: str, keyword: str) -> int | None:
+        value = doc.get(keyword)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.malformed(pointer, keyword, f"must be a non-negative integer, got {value!r}")
+        return value
+
+    def string(self, doc: Mapping[str, Any], pointer: str) -> Schema:
+        pattern = doc.get("pattern")
+        regex = None
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise self.malformed(pointer, "pattern", "must be a string")
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                self.skip(pointer, "pattern", f"is not a regular expression Python understands ({exc}); not checked")
+                pattern = None
+        fmt = doc.get("format")
+        if fmt is not None and not (isinstance(fmt, str) and fmt and unicode_ok(fmt)):
+            raise self.malformed(pointer, "format", "must be a format name")
+        return StringSchema(
+            min_length=self.count(doc, pointer, "minLength"),
+            max_length=self.count(doc, pointer, "maxLength"),
+            pattern=pattern,
+            format=fmt,
+            _regex=regex,
+        )
+
+    def number(self, kind: str, doc: Mapping[str, Any], pointer: str) -> Schema:
+        bounds: dict[str, Any] = {}
+        for keyword, attribute in (
+            ("minimum", "minimum"),
+            ("maximum", "maximum"),
+            ("exclusiveMinimum", "exclusive_minimum"),
+            ("exclusiveMaximum", "exclusive_maximum"),
+            ("multipleOf", "multiple_of"),
+        ):
+            value = doc.get(keyword)
+            if value is None:
+                continue
+            if isinstance(value, bool) and keyword.startswith("exclusive"):  # draft-04: a flag on the bound
+                plain = "minimum" if keyword == "exclusiveMinimum" else "maximum"
+                if value and plain in bounds:
+                    bounds[attribute] = bounds.pop(plain)
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not in_float_range(value):
+                raise self.malformed(pointer, keyword, f"must be a number, got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self.malformed(pointer, keyword, "must be a finite number")
+            if keyword == "multipleOf" and value <= 0:
+                raise self.malformed(pointer, keyword, "must be greater than 0")
+            bounds[attribute] = value
+        return IntegerSchema(**bounds) if kind == "integer" else NumberSchema(**bounds)
+
+    def array(self, doc: Mapping[str, Any], pointer: str) -> Schema:
+        items = doc.get("items", MISSING)
+        prefix_docs = doc.get("prefixItems")
+        rest_pointer = _at(pointer, "items")
+        if isinstance(items, list):  # the draft-07 form: items as the prefix, additionalItems as the rest
+            prefix_docs, items = items, doc.get("additionalItems", MISSING)
+            rest_pointer = _at(pointer, "additionalItems")
+            prefix_keyword = "items"
+        else:
+            prefix_keyword = "prefixItems"
+        unique = doc.get("uniqueItems", False)
+        if not isinstance(unique, bool):
+            raise self.malformed(pointer, "uniqueItems", "must be true or false")
+        low, high = self.count(doc, pointer, "minItems"), self.count(doc, pointer, "maxItems")
+        rest = AnySchema() if items is MISSING else self.convert(items, rest_pointer)
+        if prefix_docs is None:
+            return ArraySchema(rest, low, high, unique)
+        if not isinstance(prefix_docs, list):
+            raise self.malformed(pointer, prefix_keyword, "must be an array of schemas")
+        prefix = tuple(self.convert(item, _at(pointer, prefix_keyword, i)) for i, item in enumerate(prefix_docs))
+        size = len(prefix)
+        if size and isinstance(rest, NeverSchema) and low == size and high == size and not unique:
+            return TupleSchema(prefix)
+        return PrefixArraySchema(prefix, rest, low, high, unique)
+
+    def object(self, doc: Mapping[str, Any], pointer: str) -> Schema:
+        properties = doc.get("properties", {})
+        if not isinstance(properties, Mapping):
+            raise self.malformed(pointer, "properties", "must be an object of schemas")
+        required = doc.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+            raise self.malformed(pointer, "required", "must be an array of property names")
+        low, high = self.count(doc, pointer, "minProperties"), self.count(doc, pointer, "maxProperties")
+        fields: dict[str, Schema] = {}
+        for name, sub in properties.items():
+            node = self.convert(sub, _at(pointer, "properties", name))
+            if name not in required:
+                node = self.optional(node, sub, _at(pointer, "properties", name))
+            fields[name] = node
+        for name in required:
+            fields.setdefault(name, AnySchema())
+        additional = doc.get("additionalProperties", MISSING)
+        extra: Extra | Schema
+        if additional is MISSING:
+            closing = self.closed and "properties" in doc
+            extra = "forbid" if closing else "allow"
+            if closing and "allOf" not in doc:
+                self.marks.append((pointer, "additionalProperties"))
+        elif additional is True:
+            extra = "allow"
+        elif additional is False:
+            extra = "forbid"
+        else:
+            converted = self.convert(additional, _at(pointer, "additionalProperties"))
+            extra = "allow" if isinstance(converted, AnySchema) else converted
+        if not fields and isinstance(extra, Schema):
+            return RecordSchema(extra, min_properties=low, max_properties=high)
+        return ObjectSchema(tuple(fields.items()), extra, None, frozenset(fields), low, high)
+
+    def optional(self, node: Schema, doc: Any, pointer: str) -> OptionalSchema:
+        if not isinstance(doc, Mapping) or "default" not in doc:
+            return OptionalSchema(node)
+        made = OptionalSchema(node, copy_json(doc["default"]))
+        self.defaults.append((pointer, made))
+        return made
+
+    # -- after the walk ---------------------------------------------------------------------
+
+    def link(self) -> None:
+        done = 0
+        while done < len(self.links):  # resolving may convert more of the document, with more links
+            link = self.links[done]
+            object.__setattr__(link, "target", self.resolve(link))
+            done += 1
+        for link in self.links:
+            seen: set[int] = set()
+            node: Schema = link
+            while isinstance(node, LinkSchema):
+                if id(node) in seen:
+                    raise InvalidDefinitionError("from_json_schema()", None, self_ref(link.pointer))
+                seen.add(id(node))
+                node = node._follow()
+
+    def check_defaults(self) -> None:
+        """Drop each default that does not match its own schema: in JSON Schema a default is only an annotation."""
+        for pointer, made in self.defaults:
+            issues: list[Issue] = []
+            try:
+                parsed = made.schema._collect(made.default, (), issues, Context({}))
+            except RecursionError:
+                parsed = BAD
+            if parsed is BAD or issues:
+                said = issues[0].message("default") if issues else "default is nested too deeply to check"
+                self.skip(pointer, "default", f"does not match its schema ({said}), so it is not applied")
+                object.__setattr__(made, "default", MISSING)
+
+    def exported(self) -> Any:
+        document = copy_json(self.document)
+        for pointer, keyword in self.marks:
+            node = document
+            for token in pointer.split("/")[1:]:
+                key = token.replace("~1", "/").replace("~0", "~")
+                node = node[int(key)] if isinstance(node, list) else node[key]
+            node[keyword] = False
+        return document
+
+
+def _json_same(a: Any, b: Any) -> bool:
+    issues: list[Issue] = []
+    return ConstSchema(b)._collect(a, (), issues, Context({})) is not BAD and not issues
+
+
+def _choice(values: list[Any]) -> Schema:
+    if not values:
+        return NeverSchema()
+    if all(_scalar(value) for value in values):
+        return EnumSchema(tuple(values))
+    options = tuple(ConstSchema(copy_json(value)) for value in values)
+    return options[0] if len(options) == 1 else UnionSchema(options)
+
+
+def _accepts(schema: Schema, value: Any) -> bool:
+    issues: list[Issue] = []
+    return schema._collect(value, (), issues, Context({})) is not BAD and not issues
+
+
+def _links_in(schema: Schema) -> list[LinkSchema]:
+    found: list[LinkSchema] = []
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, LinkSchema):
+            found.append(node)
+        pending.extend(node._children())
+    return found
+
+
+def from_json_schema(
+    document: Mapping[str, Any] | bool,
+    *,
+    dialect: str | None = None,
+    strict: bool = False,
+    closed: bool = False,
+) -> ImportedSchema:
+    """A schema that checks values as the JSON Schema *document* does, with hermes' located messages.
+
+    Args:
+        document: a JSON Schema, as parsed JSON (a dict, or ``True``/``False``).
+        dialect: ``"2020-12"`` or ``"draft-07"``; by default the document's
+            ``$schema`` says, else 2020-12.
+        strict: raise for anything that cannot be checked (an unsupported
+            keyword, a remote ``$ref``, a default that does not match its
+            schema) instead of reporting it in ``unsupported``.
+        closed: objects that list ``properties`` and do not say
+            ``additionalProperties`` refuse other keys (with a "did you mean"),
+            and the exported document says so. Use it for a tool's input: a
+            model's misspelt optional argument is then an issue, never dropped.
+
+    Returns:
+        An :class:`ImportedSchema`: it parses as the document validates,
+        exports the document, and lists in ``unsupported`` what is not checked.
+
+    Raises:
+        InvalidDefinitionError: the document is malformed (a keyword of the
+            wrong type, a ``$ref`` to nothing...), the dialect is unknown, or,
+            with *strict*, a part cannot be checked; the message gives its JSON pointer.
+    """
+    if dialect is None:
+        uri = document.get("$schema") if isinstance(document, Mapping) else None
+        dialect = _SCHEMA_URIS.get(uri.rstrip("#"), "2020-12") if isinstance(uri, str) else "2020-12"
+    if dialect not in DIALECTS:
+        raise InvalidDefinitionError(
+            "from_json_schema()", "dialect", f"must be one of {', '.join(map(repr, DIALECTS))}, got {dialect!r}"
+        )
+    if not isinstance(document, Mapping | bool):
+        raise InvalidDefinitionError(
+            "from_json_schema()", "document", f"must be a JSON Schema (a dict or a bool), got {type(document).__name__}"
+        )
+    importer = _Importer(document, dialect, strict, closed)
+    root = importer.convert(document, "")
+    importer.link()
+    importer.check_defaults()
+    return ImportedSchema(root, importer.exported(), tuple(importer.unsupported))
