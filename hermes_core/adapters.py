@@ -34,6 +34,7 @@ from hermes_core.runtime import Runtime
 from hermes_core.schema import (
     AnySchema,
     ArraySchema,
+    ImportedSchema,
     NullableSchema,
     ObjectSchema,
     OptionalSchema,
@@ -204,6 +205,11 @@ def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen:
         if schema.name in seen or schema.name not in refs:
             return None
         return _strict_problem(refs[schema.name], refs, path, {*seen, schema.name})
+    if isinstance(schema, ImportedSchema):
+        return (
+            "its input is a JSON Schema document imported with s.from_json_schema, which strict mode does not "
+            "rewrite; use the non-strict format for it"
+        )
     if isinstance(schema, AnySchema):
         return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say'
     if isinstance(schema, RecordSchema):

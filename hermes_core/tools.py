@@ -23,7 +23,7 @@ from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InvalidDefinitionError, shorten
 from hermes_core.hints import needs_to_json, schema_from_hint, to_json
 from hermes_core.names import check_name, suggest
-from hermes_core.schema import AnySchema, ObjectSchema, OptionalSchema, RefSchema, Schema
+from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema.validators import Validator, closed_validator, default_problem
 
 __all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool", "tool_annotations"]
@@ -399,11 +399,13 @@ def _check_fields(tool: Tool) -> str:
             "version",
             f"must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' or '2.1.0-rc.1', got {_describe(version)}",
         )
-    if not isinstance(tool.input, ObjectSchema | RefSchema):
+    shape = tool.input.root if isinstance(tool.input, ImportedSchema) else tool.input
+    if not isinstance(shape, ObjectSchema | RefSchema):
         raise InvalidDefinitionError(
             decl,
             "input",
-            "must be an object schema such as s.object({'path': s.string()}) (or an s.ref to one), "
+            "must be an object schema such as s.object({'path': s.string()}) (or an s.ref to one, or a JSON Schema "
+            'document imported with s.from_json_schema whose root is {"type": "object", ...}), '
             f"got {_describe(tool.input)}",
         )
     output: object = tool.output

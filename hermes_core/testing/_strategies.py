@@ -409,6 +409,19 @@ class _Plan:
     def _build_valid(self, node: s.Schema, budget: int) -> SearchStrategy[Any]:
         if isinstance(node, s.OptionalSchema):
             return self.valid(node.schema, budget)
+        if isinstance(node, s.ImportedSchema):
+            return self.valid(node.root, budget)
+        if isinstance(node, s.LinkSchema):
+            return st.nothing() if budget <= 0 or node.target is None else self.valid(node.target, budget - 1)
+        if isinstance(node, s.NeverSchema):
+            return st.nothing()
+        if isinstance(node, s.AllOfSchema | s.OneOfSchema | s.PrefixArraySchema):
+            # JSON Schema's own shapes: drawn from their parts, kept when the whole accepts them.
+            parts = node.parts if isinstance(node, s.AllOfSchema) else node._children()
+            drawn = [self.valid(part, budget) for part in parts]
+            if isinstance(node, s.PrefixArraySchema):
+                return st.lists(_JSON, max_size=_SIZE).filter(self.accepts(node))
+            return st.one_of(drawn).filter(self.accepts(node))
         if isinstance(node, s.RefSchema):
             return self.valid(self.named[node.name], budget - 1)
         if isinstance(node, s.StringSchema):
@@ -439,7 +452,9 @@ class _Plan:
         if isinstance(node, s.RecordSchema):
             if not self.can(node.values, budget):
                 return st.builds(dict)
-            return st.dictionaries(_KEYS, self.valid(node.values, budget), max_size=_SIZE)
+            low = node.min_properties or 0
+            high = low + _SIZE if node.max_properties is None else min(node.max_properties, low + _SIZE)
+            return st.dictionaries(_KEYS, self.valid(node.values, budget), min_size=low, max_size=high)
         if isinstance(node, s.UnionSchema):
             return st.one_of([self.valid(option, budget) for option in node.options if self.can(option, budget)])
         if isinstance(node, s.NullableSchema):
@@ -487,10 +502,13 @@ class _Plan:
             elif self.can(sub, budget):
                 optional[name] = self.valid(sub, budget)
         fields = st.fixed_dictionaries(required, optional=optional)
-        if node.extra == "forbid":
+        if node.extra != "forbid":
+            values = self.valid(node.extra, budget) if isinstance(node.extra, s.Schema) else _JSON
+            extras = st.dictionaries(_keys_outside(node), values, max_size=2 + (node.min_properties or 0))
+            fields = st.builds(lambda known, unknown: {**known, **unknown}, fields, extras)
+        if node.min_properties is None and node.max_properties is None:
             return fields
-        extras = st.dictionaries(_keys_outside(node), _JSON, max_size=2)
-        return st.builds(lambda known, unknown: {**known, **unknown}, fields, extras)
+        return fields.filter(self.accepts(node))
 
     # -- invalid values ------------------------------------------------------------------------
 
