@@ -156,7 +156,7 @@ class _Codegen:
                 continue
             if isinstance(node, LinkSchema):
                 if id(node) in links:
-                    raise InvalidDefinitionError("from_json_schema()", None, self_ref(node.pointer))
+                    raise self_ref(node.pointer)
                 links.add(id(node))
                 node = node._follow()
                 continue

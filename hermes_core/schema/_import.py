@@ -63,24 +63,23 @@ _SCHEMA_URIS = {
 
 # Keywords that assert something this module does not check: reported, never silently dropped.
 _UNSUPPORTED = {
-    "if": "conditional schemas are not supported",
-    "then": "conditional schemas are not supported",
-    "else": "conditional schemas are not supported",
-    "not": "negated schemas are not supported",
-    "patternProperties": "properties matched by pattern are not supported",
-    "propertyNames": "constraints on property names are not supported",
-    "dependentSchemas": "dependent schemas are not supported",
-    "dependentRequired": "dependent requirements are not supported",
-    "dependencies": "dependent requirements are not supported",
-    "contains": "contains is not supported",
-    "minContains": "contains is not supported",
-    "maxContains": "contains is not supported",
-    "unevaluatedProperties": "unevaluated properties are not supported",
-    "unevaluatedItems": "unevaluated items are not supported",
-    "$dynamicRef": "dynamic refs are not supported",
-    "$recursiveRef": "recursive refs are not supported",
+    "if": "conditional schemas",
+    "then": "conditional schemas",
+    "else": "conditional schemas",
+    "not": "negated schemas",
+    "patternProperties": "properties matched by pattern",
+    "propertyNames": "constraints on property names",
+    "dependentSchemas": "dependent schemas",
+    "dependentRequired": "dependent requirements",
+    "dependencies": "dependent requirements",
+    "contains": "contains",
+    "minContains": "contains",
+    "maxContains": "contains",
+    "unevaluatedProperties": "unevaluated properties",
+    "unevaluatedItems": "unevaluated items",
+    "$dynamicRef": "dynamic refs",
+    "$recursiveRef": "recursive refs",
 }
-_IGNORED_REASON = "not checked; values it would refuse are accepted"
 
 _TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
 _STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
@@ -121,15 +120,16 @@ class _Importer:
     # -- problems ---------------------------------------------------------------------------
 
     def malformed(self, pointer: str, keyword: str, detail: str) -> InvalidDefinitionError:
-        where = _at(pointer, keyword)
-        return InvalidDefinitionError("from_json_schema()", None, f"{where}: {detail}")
+        return InvalidDefinitionError("from_json_schema()", _at(pointer, keyword), detail)
 
     def skip(self, pointer: str, keyword: str, reason: str) -> None:
+        """Report what is not checked; with strict, refuse it."""
+        note = Unsupported(pointer, keyword, reason)
         if self.strict:
             raise InvalidDefinitionError(
-                "from_json_schema()", None, f"{keyword} at {pointer or 'the root'}: {reason} (strict=True)"
+                "from_json_schema()", None, f"{note}; strict=True refuses what it cannot check"
             )
-        self.unsupported.append(Unsupported(pointer, keyword, reason))
+        self.unsupported.append(note)
 
     # -- the walk ----------------------------------------------------------------------------
 
@@ -145,13 +145,19 @@ class _Importer:
             return NeverSchema()
         if not isinstance(doc, Mapping):
             raise InvalidDefinitionError(
-                "from_json_schema()", None, f"{pointer or 'the root'}: a schema must be an object or a boolean"
+                "from_json_schema()",
+                pointer or "the document",
+                f"must be a schema (an object or a boolean), got {type(doc).__name__}",
             )
         for keyword in doc:
             if keyword in _UNSUPPORTED:
-                self.skip(pointer, keyword, f"{_UNSUPPORTED[keyword]}; {_IGNORED_REASON}")
+                self.skip(
+                    pointer,
+                    keyword,
+                    f"is not supported ({_UNSUPPORTED[keyword]}), so values it would refuse are accepted",
+                )
             elif keyword == "$id" and pointer and self.has_refs:
-                self.skip(pointer, keyword, "a nested $id changes what refs point to, which is not supported")
+                self.skip(pointer, keyword, "is not supported below the root, where it changes what refs point to")
         for keyword in ("$defs", "definitions"):
             defs = doc.get(keyword)
             if defs is not None and not isinstance(defs, Mapping):
@@ -198,7 +204,9 @@ class _Importer:
         if not isinstance(target, str):
             raise self.malformed(pointer, "$ref", "must be a string")
         if target != "#" and not target.startswith("#/"):
-            self.skip(pointer, "$ref", f"{target!r} is not a local JSON pointer (#/...), which is not supported")
+            self.skip(
+                pointer, "$ref", f"{target!r} is not supported (only local refs, #/...), so anything is accepted there"
+            )
             return AnySchema()
         link = LinkSchema(target)
         self.links.append(link)
@@ -219,7 +227,7 @@ class _Importer:
                 doc = doc[int(key)]
             else:
                 raise InvalidDefinitionError(
-                    "from_json_schema()", None, f"$ref {link.pointer!r} points to nothing in the document"
+                    "from_json_schema()", f"$ref {link.pointer!r}", "points to nothing in the document"
                 )
         return self.convert(doc, pointer)
 
@@ -340,7 +348,9 @@ class _Importer:
             try:
                 regex = re.compile(pattern)
             except re.error as exc:
-                self.skip(pointer, "pattern", f"is not a regular expression Python understands ({exc}); not checked")
+                self.skip(
+                    pointer, "pattern", f"is not a regular expression Python understands ({exc}), so it is not checked"
+                )
                 pattern = None
         fmt = doc.get("format")
         if fmt is not None and not (isinstance(fmt, str) and fmt and unicode_ok(fmt)):
@@ -458,7 +468,7 @@ class _Importer:
             node: Schema = link
             while isinstance(node, LinkSchema):
                 if id(node) in seen:
-                    raise InvalidDefinitionError("from_json_schema()", None, self_ref(link.pointer))
+                    raise self_ref(link.pointer)
                 seen.add(id(node))
                 node = node._follow()
 

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from hermes_core._frozen import frozen
-from hermes_core.errors import Issue, IssueKind, SchemaError
+from hermes_core.errors import InvalidDefinitionError, Issue, IssueKind, SchemaError
 from hermes_core.names import suggest
 from hermes_core.schema._shared import (
     BAD,
@@ -1048,7 +1048,8 @@ class Unsupported:
     Attributes:
         pointer: where, as a JSON pointer into the document (``/properties/when``).
         keyword: the keyword (``if``, ``patternProperties``, ``default``...).
-        reason: what was done instead, in words.
+        reason: what is wrong and what was done instead, in words that follow
+            "<keyword> at <pointer>" (``str()`` joins them).
     """
 
     pointer: str
@@ -1057,7 +1058,7 @@ class Unsupported:
 
     def __str__(self) -> str:
         where = self.pointer or "the root"
-        return f"{self.keyword} at {where}: {self.reason}"
+        return f"{self.keyword} at {where} {self.reason}"
 
 
 @frozen
@@ -1124,6 +1125,8 @@ def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSc
             yield from defaults(child, prefix)
 
 
-def self_ref(pointer: str) -> str:
-    """The message for a ``$ref`` that reaches only itself, through refs alone."""
-    return f"$ref {pointer!r} only refers to itself; it must describe a value"
+def self_ref(pointer: str) -> InvalidDefinitionError:
+    """The error for an imported ``$ref`` that reaches only itself, through refs alone."""
+    return InvalidDefinitionError(
+        "from_json_schema()", f"$ref {pointer!r}", "only refers to itself; it must describe a value"
+    )
