@@ -1,0 +1,168 @@
+"""hermesos-mcp: the tools of any MCP server, as hermes tools named ``<server>.<tool>``.
+
+The operator lists servers in a TOML file (``HERMESOS_MCP_CONFIG``, else
+``hermesos/mcp.toml`` in the user's configuration directory)::
+
+    [servers.time]
+    command = "mcp-server-time"
+    args = ["--local-timezone", "UTC"]
+
+    [servers.search]
+    url = "https://search.example.com/mcp"
+    token_env = "SEARCH_TOKEN"
+    permissions = ["net:search"]
+
+When plugins load, each server's listing is read from the cache or, for a
+server whose listing is not cached (or is stale), from the server itself: all
+of those are started and listed at once, then stopped. Each tool is mounted
+(:mod:`hermes_mcp._mount`); a server that fails leaves its tools out, with a
+problem naming it and the cause (``hermesos check``). The plugin's resource,
+a :class:`Pool`, starts every server when a runtime opens and stops them when
+it closes; a runtime that is never opened connects for each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import final
+
+from hermes_core import Tool, hookimpl
+from hermes_mcp import _cache
+from hermes_mcp._cache import CACHE_DIR_ENV, REFRESH_ENV, cache_dir
+from hermes_mcp._config import (
+    CONFIG_ENV,
+    USER_FILE,
+    Config,
+    ServerConfig,
+    find_config_file,
+    load_config,
+    parse_config,
+)
+from hermes_mcp._connect import Pool, list_servers
+from hermes_mcp._failure import Listing, ServerFailure
+from hermes_mcp._mount import mount
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CONFIG_ENV",
+    "REFRESH_ENV",
+    "USER_FILE",
+    "Config",
+    "Mounted",
+    "Pool",
+    "ServerConfig",
+    "ServerFailure",
+    "__version__",
+    "cache_dir",
+    "find_config_file",
+    "hermes_problems",
+    "hermes_resources",
+    "hermes_tools",
+    "load_config",
+    "mount_servers",
+    "parse_config",
+]
+
+__version__ = "0.1.0"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Mounted:
+    """The servers of a configuration, mounted.
+
+    Attributes:
+        tools: every tool that could be hosted, named ``<server>.<tool>``.
+        pool: the resource their handlers call through: open it (or the
+            runtime holding it) to keep the servers running between calls.
+        problems: one message for each server, entry or tool left out, and
+            each schema keyword that is not checked.
+
+    """
+
+    tools: tuple[Tool, ...]
+    pool: Pool
+    problems: tuple[str, ...]
+
+
+def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str | Path | None = None) -> Mounted:
+    """Mount the servers of *config*: their listings from the cache, else from the servers, all at once.
+
+    Args:
+        config: the checked configuration (:func:`load_config`, :func:`parse_config`).
+        refresh: list every server live, ignoring the cache (and rewriting it).
+        cache_directory: where listings are cached (default: :func:`cache_dir`).
+
+    Returns:
+        The tools, the pool to open, and the problems.
+    """
+    directory = cache_dir() if cache_directory is None else Path(cache_directory)
+    listings: dict[str, Listing] = {}
+    unlisted: list[ServerConfig] = []
+    for server in config.servers:
+        cached = None if refresh else _cache.read(directory, server, config.cache_ttl)
+        if cached is None:
+            unlisted.append(server)
+        else:
+            listings[server.name] = cached
+    live, failures = list_servers(unlisted)
+    problems = list(config.problems)
+    for server in unlisted:
+        if server.name in live:
+            listings[server.name] = live[server.name]
+            if config.cache_ttl > 0:
+                _cache.write(directory, server, live[server.name])
+        elif server.name in failures:
+            problems.append(f'MCP server "{server.name}" {failures[server.name]}; its tools are left out')
+
+    def on_listed(server: ServerConfig, listing: Listing) -> None:
+        # A runtime opened: the live listing refreshes the cache when it differs (the tools change at the next load).
+        if config.cache_ttl > 0 and listing != _cache.cached_tools(directory, server):
+            _cache.write(directory, server, listing)
+
+    pool = Pool(config.servers, on_listed)
+    tools: list[Tool] = []
+    for server in config.servers:
+        if server.name in listings:
+            tools.extend(mount(pool, server, listings[server.name], problems))
+    return Mounted(tuple(tools), pool, tuple(problems))
+
+
+# -- the hooks -----------------------------------------------------------------------------
+# hermes_resources and hermes_problems are called right after hermes_tools, in the same load:
+# what hermes_tools mounted is kept here for them.
+_loaded: Mounted | None = None
+
+
+def _load(environ: Mapping[str, str] | None = None) -> Mounted:
+    path = find_config_file(environ)
+    if path is None:
+        return Mounted((), Pool(()), ())
+    return mount_servers(load_config(path), refresh=_cache.refresh_asked(environ))
+
+
+@hookimpl
+def hermes_tools() -> Iterable[Tool]:
+    """The tools of every server of the configuration file (none without one).
+
+    Raises:
+        InvalidDefinitionError: ``HERMESOS_MCP_CONFIG`` names no file, or the
+            file cannot be read or is malformed at its top level.
+    """
+    global _loaded  # noqa: PLW0603 - see above
+    _loaded = _load()
+    return _loaded.tools
+
+
+@hookimpl
+def hermes_resources() -> Iterable[Pool]:
+    """The pool of the servers mounted by this load's :func:`hermes_tools` (none if it mounted nothing)."""
+    return [] if _loaded is None or not _loaded.pool.servers else [_loaded.pool]
+
+
+@hookimpl
+def hermes_problems() -> Iterable[str]:
+    """What this load's :func:`hermes_tools` left out, and why."""
+    return () if _loaded is None else _loaded.problems

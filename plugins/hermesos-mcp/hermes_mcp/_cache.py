@@ -1,0 +1,132 @@
+"""The listing cache: each server's ``tools/list``, kept in the user's cache directory.
+
+One JSON file per server entry, named by :meth:`ServerConfig.cache_key` (a
+hash of the entry as written, so any edit to it is another file). A cached
+listing is used when all of these hold, and the server is listed live otherwise:
+
+* the file's ``cache_ttl`` is not 0 and ``HERMESOS_MCP_REFRESH`` is not set;
+* the listing is younger than ``cache_ttl`` seconds;
+* it was written by this cache format.
+
+A live listing, at load or when a runtime opens, rewrites the file when it
+differs from what it holds. Nothing is cached for a server that failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from hermes_core import schema as s
+from hermes_core import setting
+from hermes_mcp._config import ServerConfig
+
+__all__ = ["CACHE_DIR_ENV", "REFRESH_ENV", "cache_dir", "cached_tools", "clear", "read", "refresh_asked", "write"]
+
+#: Set (to a path) to keep the cache there instead of the user's cache directory.
+CACHE_DIR_ENV: Final = "HERMESOS_MCP_CACHE_DIR"
+#: Set to 1 (or true) to list every server live at load, ignoring (and rewriting) the cache.
+REFRESH_ENV: Final = "HERMESOS_MCP_REFRESH"
+_FORMAT = 1
+
+_DIR_SETTING = s.string(min_length=1, description="the directory to keep MCP tool listings in")
+_REFRESH_SETTING = s.string(
+    pattern=r"^(1|0|true|false|True|False|TRUE|FALSE|yes|no|on|off)$",
+    description="1 to list every MCP server again, ignoring the cache",
+)
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where listings are kept: ``HERMESOS_MCP_CACHE_DIR``, else ``hermesos/mcp`` in the user's cache directory.
+
+    The user's cache directory is ``$XDG_CACHE_HOME`` (if absolute), else
+    ``~/.cache``; ``%LOCALAPPDATA%`` on Windows.
+    """
+    environ = os.environ if environ is None else environ
+    named: str | None = setting(CACHE_DIR_ENV, _DIR_SETTING, default=None, environ=environ)
+    if named is not None:
+        return Path(named).expanduser()
+    if os.name == "nt":
+        return Path(environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local", "hermesos", "mcp")
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "hermesos" / "mcp"
+
+
+def refresh_asked(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``HERMESOS_MCP_REFRESH`` asks for every server to be listed live."""
+    value: str = setting(REFRESH_ENV, _REFRESH_SETTING, default="0", environ=environ)
+    return value.lower() in {"1", "true", "yes", "on"}
+
+
+def _path(directory: Path, server: ServerConfig) -> Path:
+    return directory / f"{server.name}-{server.cache_key()[:32]}.json"
+
+
+def _load(directory: Path, server: ServerConfig) -> tuple[float, list[dict[str, Any]]] | None:
+    """When *server*'s listing was cached, and the listing; None if there is none this format wrote."""
+    try:
+        data = json.loads(_path(directory, server).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != server.cache_key():
+        return None
+    listed_at, tools = data.get("listed_at"), data.get("tools")
+    if isinstance(listed_at, bool) or not isinstance(listed_at, int | float) or not isinstance(tools, list):
+        return None
+    return float(listed_at), tools
+
+
+def read(directory: Path, server: ServerConfig, ttl: float) -> list[dict[str, Any]] | None:
+    """The cached listing of *server* if it is usable (see the module's rules), else None."""
+    if ttl <= 0:
+        return None
+    found = _load(directory, server)
+    if found is None:
+        return None
+    listed_at, tools = found
+    return tools if 0 <= time.time() - listed_at < ttl else None
+
+
+def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) -> None:
+    """Keep *tools* as the listing of *server*, atomically; a cache that cannot be written is no error."""
+    data = {
+        "format": _FORMAT,
+        "key": server.cache_key(),
+        "server": server.name,
+        "listed_at": time.time(),
+        "tools": tools,
+    }
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{server.name}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(data, file, ensure_ascii=False)
+            os.replace(temporary, _path(directory, server))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def cached_tools(directory: Path, server: ServerConfig) -> list[dict[str, Any]] | None:
+    """What the cache holds for *server*, however old (None: nothing): to tell whether a live listing differs."""
+    found = _load(directory, server)
+    return None if found is None else found[1]
+
+
+def clear(directory: Path) -> int:
+    """Remove every cached listing in *directory*; return how many there were."""
+    removed = 0
+    for path in directory.glob("*.json"):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed

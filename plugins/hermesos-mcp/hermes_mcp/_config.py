@@ -1,0 +1,398 @@
+"""The configuration file: where it is, and what each server entry says, checked.
+
+A file-level fault (a ``HERMESOS_MCP_CONFIG`` naming nothing, a file that
+cannot be read, is not TOML, or whose top level is malformed) is an
+:class:`~hermes_core.InvalidDefinitionError` at load: the operator asked for
+servers and must be told. A fault in one ``[servers.<name>]`` table is a
+problem of that server alone: it is skipped, named, and the others are mounted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, final
+
+from hermes_core import InvalidDefinitionError, setting, shorten
+from hermes_core import schema as s
+from hermes_core.tools import PERMISSION_PATTERN
+
+__all__ = [
+    "CONFIG_ENV",
+    "DEFAULT_CACHE_TTL",
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "USER_FILE",
+    "Config",
+    "ServerConfig",
+    "find_config_file",
+    "load_config",
+    "parse_config",
+]
+
+#: The environment variable naming the configuration file; when set (and not blank), no other place is looked at.
+CONFIG_ENV: Final = "HERMESOS_MCP_CONFIG"
+#: The file's place in the user's configuration directory, read when ``HERMESOS_MCP_CONFIG`` is not set.
+USER_FILE: Final = "hermesos/mcp.toml"
+#: Seconds a call of a mounted tool may take, unless the server's ``timeout`` says otherwise.
+DEFAULT_TIMEOUT: Final = 60.0
+#: Seconds a server may take to start and list its tools, unless its ``startup_timeout`` says otherwise.
+DEFAULT_STARTUP_TIMEOUT: Final = 30.0
+#: Seconds a cached listing is used for, unless the file's ``cache_ttl`` says otherwise: one day.
+DEFAULT_CACHE_TTL: Final = 86400.0
+#: The largest configuration file read, in bytes.
+MAX_BYTES: Final = 1024 * 1024
+
+_CONFIG_SETTING = s.string(min_length=1, description="the path of the TOML file listing MCP servers")
+_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOP_KEYS = ("cache_ttl", "servers")
+_SERVER_KEYS = (
+    "command",
+    "args",
+    "env",
+    "pass_env",
+    "cwd",
+    "url",
+    "token_env",
+    "token_file",
+    "permissions",
+    "tools",
+    "timeout",
+    "startup_timeout",
+    "enabled",
+)
+_STDIO_ONLY = ("args", "env", "pass_env", "cwd")
+_HTTP_ONLY = ("token_env", "token_file")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One checked ``[servers.<name>]`` entry.
+
+    Attributes:
+        name: the server's name, the first segment of its tools' names.
+        command: the program to start (stdio), or None for a server at a URL.
+        args: the program's arguments.
+        env: variables set for the program, over the few the SDK passes on
+            (``HOME``, ``PATH``, ``USER``...).
+        pass_env: names of this process's variables passed on to it as well.
+        cwd: the program's working directory (None: this process's).
+        url: the Streamable HTTP endpoint, or None for a stdio server.
+        token_env: the variable holding the bearer token sent to *url*.
+        token_file: the file holding that token.
+        permissions: what a caller of each of its tools must be granted.
+        tools: the remote tools to mount (None: all of them).
+        timeout: the most seconds one call may take.
+        startup_timeout: the most seconds starting the server and listing its tools may take.
+        entry: the entry as written (parsed TOML), from which the cache key is made.
+
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    pass_env: tuple[str, ...] = ()
+    cwd: str | None = None
+    url: str | None = None
+    token_env: str | None = None
+    token_file: str | None = None
+    permissions: tuple[str, ...] = ()
+    tools: tuple[str, ...] | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    entry: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command is not None else "http"
+
+    def cache_key(self) -> str:
+        """The hash of the entry as written (its name included): any change to it is another key."""
+        text = json.dumps({"name": self.name, "entry": self.entry}, sort_keys=True, ensure_ascii=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A checked configuration file.
+
+    Attributes:
+        source: the file it was read from (None: no file, no servers).
+        servers: the servers to mount, in the file's order (disabled ones left out).
+        problems: one message for each entry that was skipped, naming it and why.
+        cache_ttl: seconds a cached listing is used for; 0: never.
+
+    """
+
+    source: str | None = None
+    servers: tuple[ServerConfig, ...] = ()
+    problems: tuple[str, ...] = ()
+    cache_ttl: float = DEFAULT_CACHE_TTL
+
+
+# -- finding the file ----------------------------------------------------------------------
+
+
+def _user_config_file(environ: Mapping[str, str]) -> Path | None:
+    """``hermesos/mcp.toml`` in the user's configuration directory (XDG on POSIX, ``%APPDATA%`` on Windows)."""
+    if os.name == "nt":
+        base = environ.get("APPDATA")
+        return Path(base, USER_FILE) if base else None
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative value is ignored
+        return Path(xdg, USER_FILE)
+    try:
+        return Path.home() / ".config" / USER_FILE
+    except RuntimeError:  # no home directory can be determined
+        return None
+
+
+def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The configuration file to read, or None if there is none.
+
+    1. The path in ``HERMESOS_MCP_CONFIG``, if set and not blank (it must
+       exist); nothing else is looked at.
+    2. Else ``hermesos/mcp.toml`` in the user's configuration directory
+       (``$XDG_CONFIG_HOME`` if absolute, else ``~/.config``; ``%APPDATA%``
+       on Windows), if it exists.
+
+    The working directory is never looked at: a tool that may write there
+    must not choose which programs hermes starts.
+
+    Raises:
+        InvalidDefinitionError: ``HERMESOS_MCP_CONFIG`` names a file that does not exist.
+    """
+    environ = os.environ if environ is None else environ
+    named: str | None = setting(CONFIG_ENV, _CONFIG_SETTING, default=None, environ=environ)
+    if named is not None:
+        path = Path(named).expanduser()
+        if not path.exists():
+            raise InvalidDefinitionError(
+                f"setting {CONFIG_ENV}",
+                None,
+                f'names "{path}", which does not exist; create it, fix the path, or unset {CONFIG_ENV}',
+            )
+        return path
+    user_file = _user_config_file(environ)
+    return user_file if user_file is not None and user_file.is_file() else None
+
+
+# -- reading and checking it ---------------------------------------------------------------
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and check the configuration file at *path*.
+
+    Raises:
+        InvalidDefinitionError: the file cannot be read, is larger than 1 MiB,
+            is not UTF-8 TOML, or its top level is malformed; the message names the file.
+    """
+    source = str(path)
+    declaration = f'MCP configuration file "{source}"'
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_BYTES + 1)
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise InvalidDefinitionError(declaration, None, f"could not be read ({reason}); check the path") from None
+    if len(data) > MAX_BYTES:
+        raise InvalidDefinitionError(declaration, None, f"is larger than {MAX_BYTES} bytes; it lists servers")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidDefinitionError(declaration, None, "is not UTF-8 text; save it as UTF-8") from None
+    return parse_config(text, source)
+
+
+def parse_config(text: str, source: str = "<text>") -> Config:
+    """Check the TOML *text* of a configuration file; *source* names it in messages.
+
+    Raises:
+        InvalidDefinitionError: the text is not TOML, or its top level is malformed.
+    """
+    declaration = f'MCP configuration file "{source}"'
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InvalidDefinitionError(declaration, None, f"is not valid TOML: {error}; fix the syntax") from None
+    except RecursionError:
+        raise InvalidDefinitionError(declaration, None, "nests too deeply to be read") from None
+    for key in document:
+        if key not in _TOP_KEYS:
+            raise InvalidDefinitionError(
+                declaration,
+                None,
+                f"{_unknown(key, _TOP_KEYS)}; the file has cache_ttl = SECONDS and [servers.<name>] tables",
+            )
+    cache_ttl = DEFAULT_CACHE_TTL
+    if "cache_ttl" in document:
+        ttl = _seconds(document["cache_ttl"], allow_zero=True)
+        if ttl is None:
+            shown = _shown(document["cache_ttl"])
+            raise InvalidDefinitionError(
+                declaration, None, f"cache_ttl must be a number of seconds, 0 or more, got {shown}"
+            )
+        cache_ttl = ttl
+    tables = document.get("servers", {})
+    if not isinstance(tables, dict):
+        raise InvalidDefinitionError(
+            declaration, None, f"servers must be a table of [servers.<name>] tables, got {_kind(tables)}"
+        )
+    servers: list[ServerConfig] = []
+    problems: list[str] = []
+    for name, entry in tables.items():
+        try:
+            server = _server(name, entry)
+        except _EntryError as error:
+            problems.append(f'server "{shorten(name)}" in "{source}" is skipped: {error}')
+            continue
+        if server is not None:
+            servers.append(server)
+    return Config(source, tuple(servers), tuple(problems), cache_ttl)
+
+
+class _EntryError(Exception):
+    """What is wrong with one server's entry: a message to prefix with the server's name."""
+
+
+def _server(name: str, entry: object) -> ServerConfig | None:
+    """The checked entry of server *name*, or None if it is disabled."""
+    if not _SEGMENT.match(name) or len(name) > 32:
+        raise _EntryError(
+            "its name must be one segment of a tool name (letters, digits, _ and -, not starting with a digit "
+            "or -, at most 32 characters) such as time or github, since its tools are named <server>.<tool>"
+        )
+    if not isinstance(entry, dict):
+        raise _EntryError(f"servers.{name} must be a table such as [servers.{name}], got {_kind(entry)}")
+    for key in entry:
+        if key not in _SERVER_KEYS:
+            raise _EntryError(_unknown(key, _SERVER_KEYS))
+    enabled = entry.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _EntryError(f"enabled must be true or false, got {_kind(enabled)}")
+    if not enabled:
+        return None
+    command, url = entry.get("command"), entry.get("url")
+    if (command is None) == (url is None):
+        raise _EntryError(
+            'it needs exactly one of command = "..." (a program started over stdio) and url = "https://..." '
+            "(a Streamable HTTP endpoint)"
+        )
+    for key in _STDIO_ONLY if url is not None else _HTTP_ONLY:
+        if key in entry:
+            other = "url" if url is not None else "command"
+            raise _EntryError(f"{key} does not apply to a server with {other}")
+    if command is not None:
+        _text(command, "command")
+    if url is not None:
+        _text(url, "url")
+        if not re.match(r"https?://[^/\s]+", url):
+            raise _EntryError(
+                f"url must be an http:// or https:// URL such as http://127.0.0.1:8000/mcp, got {_shown(url)}"
+            )
+        if "token_env" in entry and "token_file" in entry:
+            raise _EntryError("it may have token_env or token_file, not both")
+    env = entry.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise _EntryError('env must be a table of strings such as env = { TZ = "UTC" }')
+    for key in env:
+        if not _VARIABLE.match(key):
+            raise _EntryError(f"env has {_shown(key)}, which is not an environment variable name")
+    pass_env = _strings(entry.get("pass_env", []), "pass_env", '["GITHUB_TOKEN"]')
+    for key in pass_env:
+        if not _VARIABLE.match(key):
+            raise _EntryError(f"pass_env has {_shown(key)}, which is not an environment variable name")
+    permissions = _permissions(name, entry)
+    tools = entry.get("tools")
+    timeout = _positive(entry.get("timeout", DEFAULT_TIMEOUT), "timeout")
+    startup_timeout = _positive(entry.get("startup_timeout", DEFAULT_STARTUP_TIMEOUT), "startup_timeout")
+    return ServerConfig(
+        name=name,
+        command=command,
+        args=_strings(entry.get("args", []), "args", '["--local-timezone", "UTC"]'),
+        env=dict(env),
+        pass_env=pass_env,
+        cwd=_text(entry["cwd"], "cwd") if "cwd" in entry else None,
+        url=url,
+        token_env=_text(entry["token_env"], "token_env") if "token_env" in entry else None,
+        token_file=_text(entry["token_file"], "token_file") if "token_file" in entry else None,
+        permissions=permissions,
+        tools=None if tools is None else _strings(tools, "tools", '["get_current_time"]'),
+        timeout=timeout,
+        startup_timeout=startup_timeout,
+        entry=entry,
+    )
+
+
+def _permissions(name: str, entry: Mapping[str, Any]) -> tuple[str, ...]:
+    if "permissions" not in entry:
+        default = f"mcp:{name.lower()}"
+        if not PERMISSION_PATTERN.match(default):
+            raise _EntryError(
+                f'its default permission would be "{default}", which is not a permission (namespace:action, each '
+                "[a-z][a-z0-9_-]*); set permissions = [...] for it"
+            )
+        return (default,)
+    found = _strings(entry["permissions"], "permissions", '["mcp:time"]')
+    for permission in found:
+        if not PERMISSION_PATTERN.match(permission):
+            raise _EntryError(
+                f"permissions has {_shown(permission)}, which is not a permission: namespace:action, each "
+                "[a-z][a-z0-9_-]* (such as mcp:time)"
+            )
+    return found
+
+
+def _text(value: object, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _EntryError(f"{key} must be a non-blank string, got {_kind(value)}")
+    return value
+
+
+def _strings(value: object, key: str, example: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _EntryError(f"{key} must be a list of strings such as {key} = {example}, got {_kind(value)}")
+    return tuple(value)
+
+
+def _seconds(value: object, *, allow_zero: bool) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if value < 0 or (value == 0 and not allow_zero):
+        return None
+    return float(value)
+
+
+def _positive(value: object, key: str) -> float:
+    seconds = _seconds(value, allow_zero=False)
+    if seconds is None:
+        raise _EntryError(f"{key} must be a positive number of seconds such as 30, got {_shown(value)}")
+    return seconds
+
+
+def _unknown(key: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else f"; the keys are {', '.join(known)}"
+    return f"{shorten(key)} is not a known key{hint}"
+
+
+def _kind(value: object) -> str:
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _shown(value: object) -> str:
+    return shorten(json.dumps(value, default=str)) if isinstance(value, str | int | float | bool) else _kind(value)

@@ -1,0 +1,153 @@
+"""Mounting: one server's listed tools as hermes tools named ``<server>.<tool>``, calling it through a pool.
+
+Each tool's input schema is imported with ``from_json_schema(closed=True)``
+(a misspelt argument is an issue with a "did you mean", never dropped, and
+invalid arguments never reach the server), its output schema (when it has
+one) checks ``structuredContent``, and its title and annotations become the
+tool's title and hints. A tool that cannot be hosted (its name, its schemas)
+is skipped with a problem; keywords the import cannot check are problems too,
+and the tool is mounted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core import InvalidDefinitionError, Tool, ToolFailedError, define_tool, shorten
+from hermes_core import schema as s
+from hermes_core.names import NAME_MAX, is_name
+from hermes_core.tools import HINTS
+from hermes_mcp._config import ServerConfig
+from hermes_mcp._connect import Pool
+from hermes_mcp._failure import Listing, ServerFailure
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
+__all__ = ["mount"]
+
+_SEMVER_FALLBACK: Final = "0.0.0"
+_TITLE_MAX: Final = 100
+# How much of a server's own error text a failure carries: enough for a model to act on, bounded.
+_TEXT_MAX: Final = 2000
+_ANNOTATIONS: Final = {key: name for name, key in HINTS.items()}
+
+
+def _text_of(result: CallToolResult) -> str:
+    """The text blocks of a result, joined by newlines."""
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def _output(result: CallToolResult) -> Any:
+    """What a successful call returns: the structured content, else the text, else every block as JSON."""
+    if result.structured_content is not None:
+        return result.structured_content
+    if all(block.type == "text" for block in result.content):
+        return _text_of(result)
+    return [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
+
+
+def _handler(pool: Pool, server: str, remote: str) -> Callable[[dict[str, Any]], Any]:
+    """The handler of the mounted tool *remote* of *server*: the call, its result or failure as hermes says it."""
+
+    async def call(arguments: dict[str, Any]) -> Any:
+        try:
+            result = await pool.call(server, remote, arguments)
+        except ServerFailure as failure:
+            raise failure.tool_failed() from None
+        if result.is_error:
+            said = _text_of(result).strip() or "no text"
+            raise ToolFailedError(f'the MCP server "{server}" reported: {shorten(said, _TEXT_MAX)}')
+        return _output(result)
+
+    call.__qualname__ = call.__name__ = f"mcp_{server}_call"
+    return call
+
+
+def _hints(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool's title and hints, as define_tool's keyword arguments."""
+    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    assert isinstance(annotations, dict)
+    hints: dict[str, Any] = {}
+    for key, name in _ANNOTATIONS.items():
+        value = annotations.get(key)
+        if isinstance(value, bool):
+            hints[name] = value
+    if hints.get("read_only"):
+        hints.pop("destructive", None)  # MCP: destructiveHint means something only when readOnlyHint is false
+    title = tool.get("title") or annotations.get("title")
+    if isinstance(title, str) and title.strip():
+        hints["title"] = shorten(title.strip(), _TITLE_MAX)
+    return hints
+
+
+def _mount_one(
+    pool: Pool, server: ServerConfig, tool: Mapping[str, Any], version: str, problems: list[str]
+) -> Tool | None:
+    remote = tool.get("name")
+    where = f'tool "{shorten(str(remote))}" of MCP server "{server.name}"'
+    if not isinstance(remote, str):
+        problems.append(f"{where} is skipped: its name is not a string")
+        return None
+    name = f"{server.name}.{remote}"
+    if not is_name(name):
+        problems.append(
+            f"{where} is skipped: {shorten(name)} is not a tool name (segments of letters, digits, _ and -, "
+            f"not starting with a digit or -, joined by '.', at most {NAME_MAX} characters)"
+        )
+        return None
+    try:
+        input_schema = s.from_json_schema(tool.get("inputSchema", {"type": "object"}), closed=True)
+        output = tool.get("outputSchema")
+        output_schema = None if output is None else s.from_json_schema(output)
+        for imported in (input_schema, output_schema):
+            for unsupported in () if imported is None else imported.unsupported:
+                which = "input" if imported is input_schema else "output"
+                problems.append(f"{where}: its {which} schema: {unsupported}")
+        description = tool.get("description")
+        if not isinstance(description, str) or not description.strip():
+            description = f"The tool {remote} of the MCP server {server.name}."
+        return define_tool(
+            name=name,
+            description=description,
+            version=version,
+            input=input_schema,
+            output=output_schema,
+            permissions=server.permissions,
+            handler=_handler(pool, server.name, remote),
+            timeout=server.timeout,
+            **_hints(tool),
+        )
+    except InvalidDefinitionError as error:
+        problems.append(f"{where} is skipped: {error}")
+        return None
+
+
+def mount(
+    pool: Pool, server: ServerConfig, listing: Listing, problems: list[str], version: str | None = None
+) -> list[Tool]:
+    """The tools of *server*'s *listing* that can be hosted; a problem appended to *problems* for each one that cannot.
+
+    Args:
+        pool: the pool the tools' handlers call through.
+        server: the server's entry (its name, permissions, time limit, tool selection).
+        listing: its ``tools/list``, as JSON data.
+        problems: where problems are appended.
+        version: the tools' version (the server's, when it is a semantic version).
+    """
+    wanted = None if server.tools is None else set(server.tools)
+    tools: list[Tool] = []
+    for tool in listing:
+        if wanted is not None and tool.get("name") not in wanted:
+            continue
+        mounted = _mount_one(pool, server, tool, version or _SEMVER_FALLBACK, problems)
+        if mounted is not None:
+            tools.append(mounted)
+    if wanted is not None:
+        listed = {tool.get("name") for tool in listing}
+        for missing in sorted(wanted - listed):
+            problems.append(
+                f'MCP server "{server.name}" lists no tool "{shorten(missing)}" (its tools = [...] names it)'
+            )
+    return tools

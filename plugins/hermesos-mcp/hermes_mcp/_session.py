@@ -1,0 +1,263 @@
+"""One server's session, on the SDK: connecting, listing, calling; imported only when a server is started.
+
+Importing the SDK costs about a second; a load whose listings all come from
+the cache never pays it (:mod:`hermes_mcp._connect` imports this module when
+a pool opens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import IO, Any, Final, TextIO, cast, final
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from hermes_core import shorten
+from hermes_mcp._config import ServerConfig
+from hermes_mcp._failure import Listing, ServerFailure
+
+__all__ = ["Connection", "call_tool", "connect", "list_tools"]
+
+_KEPT = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+_MAX_PAGES: Final = 100
+# What of a failed server's stderr a message quotes: its last lines, this many characters at most.
+_STDERR_QUOTED: Final = 300
+# How much of a server's own error text a failure carries: enough for a model to act on, bounded.
+_TEXT_MAX: Final = 2000
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first exception inside *error*'s exception groups (anyio's task groups wrap what they raise)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _token(server: ServerConfig) -> str | None:
+    """The bearer token for *server*, from its variable or its file, read when it connects."""
+    if server.token_env is not None:
+        token = os.environ.get(server.token_env, "").strip()
+        if not token:
+            raise ServerFailure(server.name, f"has token_env = {server.token_env}, which is not set", retryable=False)
+        return token
+    if server.token_file is not None:
+        path = Path(server.token_file).expanduser()
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or type(error).__name__
+            raise ServerFailure(
+                server.name, f'could not read its token_file "{path}" ({reason})', retryable=False
+            ) from None
+        if not token:
+            raise ServerFailure(server.name, f'has an empty token_file "{path}"', retryable=False)
+        return token
+    return None
+
+
+@contextlib.asynccontextmanager
+async def connect(server: ServerConfig, errlog: IO[str]) -> AsyncIterator[Client]:
+    """A connected SDK ``Client`` of *server*, its stderr written to *errlog* (stdio); stopped when left."""
+    if server.command is not None:
+        env = {name: os.environ[name] for name in server.pass_env if name in os.environ}
+        env.update(server.env)
+        params = StdioServerParameters(command=server.command, args=list(server.args), env=env, cwd=server.cwd)
+        async with Client(stdio_client(params, errlog=cast(TextIO, errlog)), cache=None) as client:
+            yield client
+        return
+    assert server.url is not None
+    token = _token(server)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        Client(streamable_http_client(server.url, http_client=http), cache=None) as client,
+    ):
+        yield client
+
+
+async def list_tools(client: Client) -> Listing:
+    """Every tool the server lists, page after page, as JSON data (the keys a mounted tool needs)."""
+    tools: Listing = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            data = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+            tools.append({key: data[key] for key in _KEPT if key in data})
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _stderr_tail(errlog: IO[str] | None) -> str:
+    """The last lines the server wrote on stderr, for a message ("" if none)."""
+    if errlog is None:
+        return ""
+    with contextlib.suppress(OSError, ValueError):
+        errlog.flush()
+        size = errlog.seek(0, os.SEEK_END)
+        errlog.seek(max(0, size - 4096))
+        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+        errlog.seek(0, os.SEEK_END)
+        if lines:
+            return shorten(" | ".join(lines[-3:]), _STDERR_QUOTED)
+    return ""
+
+
+def _why(server: ServerConfig, error: BaseException) -> str:
+    """What to say about *error*, raised while *server* was started or listed."""
+    error = _leaf(error)
+    if isinstance(error, ServerFailure):
+        return str(error)
+    if isinstance(error, FileNotFoundError) and server.command is not None:
+        return f'could not be started: there is no program "{shorten(server.command)}" (check command and PATH)'
+    if isinstance(error, OSError):
+        return f"could not be started: {error.strerror or type(error).__name__}"
+    if isinstance(error, httpx2.HTTPStatusError):
+        return f"could not be reached: HTTP {error.response.status_code} from {shorten(server.url or '', 100)}"
+    if isinstance(error, httpx2.HTTPError):
+        return f"could not be reached at {shorten(server.url or '', 100)} ({type(error).__name__})"
+    if isinstance(error, MCPError):
+        if error.code == types.CONNECTION_CLOSED:
+            return "closed the connection while starting (it exited, or is not an MCP server)"
+        return f"answered the handshake with error {error.code}: {shorten(error.message, 200)}"
+    return f"could not be started: {type(error).__name__}"
+
+
+@final
+class Connection:
+    """One server's session, held by one task of the pool's loop; every method runs on that loop."""
+
+    def __init__(self, server: ServerConfig, on_listed: Callable[[ServerConfig, Listing], None] | None) -> None:
+        self.server = server
+        self.on_listed = on_listed
+        self.client: Client | None = None
+        self.listing: Listing | None = None
+        self.failure: ServerFailure | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._errlog: IO[str] | None = None
+
+    async def ensure(self) -> Client:
+        """The connected client, starting the server first if it is not running.
+
+        Raises:
+            ServerFailure: it could not be started and listed in time.
+        """
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.client is not None:
+                return self.client
+            await self._start()
+            assert self.client is not None
+            return self.client
+
+    async def _start(self) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._hold(ready, self._stop), name=f"hermesos-mcp {self.server.name}")
+        try:
+            await asyncio.shield(ready)
+        except ServerFailure as failure:
+            self.failure = failure
+            await asyncio.shield(self._task)  # it has left the session: the process is gone
+            raise
+
+    async def _hold(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Enter the session, list the tools, then hold it until *stop* is set; leave it in the same task."""
+        server = self.server
+        if self._errlog is None:
+            self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + server.startup_timeout) as scope:
+                async with connect(server, self._errlog) as client:
+                    listing = await list_tools(client)
+                    scope.deadline = math.inf  # started: the session is held until it is stopped
+                    self.client, self.listing, self.failure = client, listing, None
+                    ready.set_result(None)
+                    if self.on_listed is not None:
+                        self.on_listed(server, listing)
+                    await stop.wait()
+            if scope.cancelled_caught and not ready.done():
+                raise ServerFailure(
+                    server.name, f"did not start and list its tools within {server.startup_timeout:g} seconds"
+                )
+        except Exception as error:
+            if not ready.done():
+                why = _why(server, error)
+                tail = _stderr_tail(self._errlog)
+                ready.set_exception(ServerFailure(server.name, f"{why}; its stderr: {tail}" if tail else why))
+        finally:
+            self.client = None
+            if not ready.done():  # cancelled before it was ready
+                ready.set_exception(ServerFailure(server.name, "was stopped while it started"))
+            ready.exception()  # retrieved, so an unawaited failure is never logged as lost
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call *tool* on the server, starting it if needed.
+
+        Raises:
+            ServerFailure: the server could not be started, the connection
+                failed during the call (it is started again at the next call),
+                or the server answered the request with an error.
+        """
+        client = await self.ensure()
+        try:
+            return await call_tool(client, tool, arguments)
+        except MCPError as error:
+            if error.code != types.CONNECTION_CLOSED:
+                said = f"answered with error {error.code}: {shorten(error.message, _TEXT_MAX)}"
+                raise ServerFailure(self.server.name, said, retryable=error.code == types.REQUEST_TIMEOUT) from None
+            tail = _stderr_tail(self._errlog)
+            await self.stop()
+            detail = "closed the connection during the call (it may have crashed); it is started again at the next call"
+            raise ServerFailure(self.server.name, f"{detail}; its stderr: {tail}" if tail else detail) from None
+
+    async def stop(self) -> None:
+        """Leave the session (which stops a stdio server's process) and wait until it is left."""
+        task, stop = self._task, self._stop
+        self.client = None
+        if task is None or stop is None:
+            return
+        stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(task)
+        self._task = None
+
+    def release(self) -> None:
+        """Drop the stderr file (once the session is left for good)."""
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+
+async def call_tool(client: Client, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """``tools/call`` on *client*'s session, its result unchecked against the output schema (the runtime checks it).
+
+    On a 2026 connection, a ``HEADER_MISMATCH`` (the session had not listed
+    the tool, or its schema changed) is answered as the SDK's ``Client`` does:
+    list again, and send once more.
+    """
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+    try:
+        return await client.session.send_request(request, types.CallToolResult)
+    except MCPError as error:
+        if error.code != types.HEADER_MISMATCH:
+            raise
+    await list_tools(client)
+    return await client.session.send_request(request, types.CallToolResult)
