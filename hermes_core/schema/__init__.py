@@ -53,6 +53,7 @@ from hermes_core.schema._nodes import (
     Schema,
     StringSchema,
     TupleSchema,
+    TypelessSchema,
     UnionSchema,
     Unsupported,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "Schema",
     "StringSchema",
     "TupleSchema",
+    "TypelessSchema",
     "UnionSchema",
     "Unsupported",
     "any",

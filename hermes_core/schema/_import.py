@@ -43,6 +43,7 @@ from hermes_core.schema._nodes import (
     Schema,
     StringSchema,
     TupleSchema,
+    TypelessSchema,
     UnionSchema,
     Unsupported,
     self_ref,
@@ -312,7 +313,8 @@ class _Importer:
         if types is None:
             if not any(constrained.values()):
                 return None
-            types = ["null", "boolean", "object", "array", "number", "string"]
+            every = ("null", "boolean", "object", "array", "number", "string")
+            return TypelessSchema(tuple(self.of_type(kind, doc, pointer) for kind in every))
         options = [self.of_type(kind, doc, pointer) for kind in types]
         return options[0] if len(options) == 1 else UnionSchema(tuple(options))
 

@@ -70,6 +70,7 @@ __all__ = [
     "Schema",
     "StringSchema",
     "TupleSchema",
+    "TypelessSchema",
     "UnionSchema",
     "Unsupported",
     "defaults",
@@ -786,6 +787,18 @@ class UnionSchema(Schema):
         else:
             issues.extend(best)
         return BAD
+
+
+@frozen
+class TypelessSchema(UnionSchema):
+    """A schema without ``type`` imported from JSON Schema: any value, checked by the keywords of its type.
+
+    ``options`` holds one node per JSON type; JSON Schema's keywords each apply
+    to values of one type only, so ``{"minimum": 1}`` accepts any string.
+    """
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return "any JSON value"
 
 
 @frozen
