@@ -3,6 +3,7 @@
 
     python3 dev.py demo    # the main job: the demo
     python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
+    python3 dev.py suite   # the official JSON-Schema-Test-Suite against s.from_json_schema: a table of counts
     python3 dev.py bench   # the benchmarks: against the peer libraries, the adapters, MCP, plugin discovery, start-up
     python3 dev.py fuzz [N]  # the fuzz targets with N inputs each (default 5,000), random, with statistics
     python3 dev.py lint    # ruff and mypy only
@@ -10,7 +11,8 @@
 
 The first run creates ``.venv`` and installs the project into it (editable,
 with the extras the job needs); later runs reinstall only when a
-``pyproject.toml`` changed.
+``pyproject.toml`` changed. The test and suite jobs also fetch the official
+JSON-Schema-Test-Suite, once, into ``.cache/`` (see :func:`_fetch_suite`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import hashlib
 import os
 import subprocess
 import sys
+import tarfile
+import tempfile
 import venv
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -34,7 +38,15 @@ EXTRAS = {
     "docs": "docs",
     "bench": "bench",
     "fuzz": "test",
+    "suite": "test",
 }
+
+# The official JSON-Schema-Test-Suite: fetched into SUITE_CACHE/<jsonschema version>/, laid out as a
+# checkout of the suite is (tests/draft2020-12/...), unless SUITE_VARIABLE names such a checkout.
+SUITE_CACHE = ROOT / ".cache" / "json-schema-test-suite"
+SUITE_VARIABLE = "JSON_SCHEMA_TEST_SUITE"
+# What is taken from the source distribution, under its json/ folder: the draft the tests run, and the licence.
+_SUITE_PARTS = (("tests", "draft2020-12"), ("LICENSE",))
 
 
 def _run(*args: str | Path) -> int:
@@ -68,6 +80,70 @@ def _setup(extras: str) -> None:
     stamp.write_text(digest.hexdigest())
 
 
+def suite_version() -> str:
+    """The jsonschema release whose source distribution the suite is taken from, as pinned in pyproject.toml."""
+    import tomllib  # noqa: PLC0415 - Python 3.11's: imported once the version is known to be new enough
+
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        version: str = tomllib.load(file)["tool"]["hermesos"]["json-schema-test-suite"]["jsonschema"]
+    return version
+
+
+def _fetch_suite() -> None:
+    """Fetch the JSON-Schema-Test-Suite from PyPI, once per pinned version, unless SUITE_VARIABLE names a copy.
+
+    The suite ships in jsonschema's source distribution (``json/``), so pip
+    downloads that from PyPI like any package; its draft 2020-12 tests are
+    unpacked into ``.cache/json-schema-test-suite/<version>/``.
+    """
+    if os.environ.get(SUITE_VARIABLE):
+        return
+    version = suite_version()
+    target = SUITE_CACHE / version
+    if (target / "tests").is_dir():
+        return
+    print(f"fetching the JSON-Schema-Test-Suite (in jsonschema {version}'s source distribution) ...", flush=True)
+    SUITE_CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=SUITE_CACHE) as scratch:
+        # Only jsonschema itself as source: the build back end pip prepares its metadata with may be a wheel.
+        download = [PYTHON, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+        download += ["--no-binary", "jsonschema", "--dest", scratch, f"jsonschema=={version}"]
+        done = subprocess.run([str(a) for a in download], cwd=ROOT, capture_output=True, text=True, check=False)
+        archives = sorted(Path(scratch).glob("jsonschema-*.tar.gz"))
+        if done.returncode != 0 or not archives:
+            sys.stderr.write(done.stdout + done.stderr)
+            sys.exit(
+                f"could not download jsonschema {version}'s source distribution from PyPI, which holds the "
+                "JSON-Schema-Test-Suite the tests run: check the network and run again, or set "
+                f"{SUITE_VARIABLE} to a checkout of the suite"
+            )
+        staged = Path(scratch) / "suite"
+        if not _unpack_suite(archives[0], staged):
+            sys.exit(f"jsonschema {version}'s source distribution has no json/tests/draft2020-12/: pin another release")
+        staged.rename(target)
+
+
+def _unpack_suite(archive: Path, into: Path) -> bool:
+    """Unpack the suite's parts of the sdist *archive* into *into*; whether it had the draft's tests."""
+    found = False
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            parts = PurePosixPath(member.name).parts  # jsonschema-<version>/json/tests/draft2020-12/...
+            inner = parts[2:]
+            if not member.isfile() or parts[1:2] != ("json",) or ".." in parts:
+                continue
+            if not any(inner[: len(part)] == part for part in _SUITE_PARTS):
+                continue
+            source = tar.extractfile(member)
+            if source is None:
+                continue
+            path = into.joinpath(*inner)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(source.read())
+            found = found or inner[:2] == _SUITE_PARTS[0]
+    return found
+
+
 def _docs() -> int:
     """Build the documentation site with every warning an error, into site/."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -89,6 +165,8 @@ def main(argv: list[str]) -> int:
         return 2
     job, rest = argv[0], argv[1:]
     _setup(EXTRAS[job])
+    if job in ("test", "suite"):
+        _fetch_suite()
     if job == "demo":
         return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
     if job == "bench":
@@ -112,6 +190,8 @@ def main(argv: list[str]) -> int:
             "no:cacheprovider",
         ]
         return subprocess.call([str(a) for a in command], cwd=ROOT, env=env)
+    if job == "suite":
+        return _run(PYTHON, ROOT / "tests" / "test_json_schema_suite.py", *rest)
     if job == "lint":
         return _lint()
     if job == "docs":

@@ -1,0 +1,528 @@
+"""The official JSON-Schema-Test-Suite (draft 2020-12) against ``s.from_json_schema``.
+
+Each test of the suite's files for the keywords the import supports is one
+case: ``from_json_schema(schema).parse(data)`` succeeds exactly when the suite
+says the data is valid, in the default mode (JSON Schema's semantics: not
+strict, objects open). A case whose schema uses a keyword the import does not
+support is in :data:`EXCLUDED`, with why; the import must then report that
+keyword (``.unsupported``), and ``strict=True`` must refuse the schema. A case
+the import gets wrong today is in :data:`KNOWN_BUGS`, an expected failure
+(strict: a fixed bug fails until its entry is removed).
+
+The suite is not in the repository: ``python3 dev.py test`` (or ``suite``)
+fetches the copy in the pinned jsonschema release's source distribution into
+``.cache/``; the variable ``JSON_SCHEMA_TEST_SUITE`` may name a checkout of the
+suite instead.
+
+Files taken: the keyword files of the supported keywords; ``infinite-loop-detection``
+(``$defs``, ``$ref``, ``allOf``); and of the optional ones, ``bignum`` and
+``float-overflow`` (numbers are Python's, of any size), ``ecmascript-regex`` (the
+dialect ``pattern`` is written in), and the formats the import asserts. Not
+taken: the files of keywords it does not support (``not``, ``contains``,
+``if``/``then``/``else``, ``patternProperties``, ``propertyNames``,
+``dependent*``, ``unevaluated*``, ``$anchor``, ``$dynamicRef``, remote refs,
+vocabularies, content), ``format.json`` (which holds ``format`` to be an
+annotation, where the import asserts the eight formats it knows) and the
+formats it does not assert.
+
+Run as a script (``python3 dev.py suite``), this module prints a Markdown table
+of the counts per file, from the same cases and tables as the tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+import pytest
+
+from hermes_core import schema as s
+from hermes_core.errors import InvalidDefinitionError, SchemaError
+
+ROOT = Path(__file__).resolve().parent.parent
+DRAFT = "draft2020-12"
+FORMATS = ("date-time", "date", "time", "email", "uri", "uuid", "ipv4", "ipv6")
+FILES = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "enum",
+    "const",
+    "default",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "ref",
+    "defs",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "boolean_schema",
+    "infinite-loop-detection",
+    "optional/bignum",
+    "optional/float-overflow",
+    "optional/ecmascript-regex",
+    *(f"optional/format/{name}" for name in FORMATS),
+)
+
+
+def _load_dev() -> ModuleType:
+    """dev.py, which knows where it fetches the suite to (it has no side effect when imported)."""
+    spec = importlib.util.spec_from_file_location("_hermes_dev", ROOT / "dev.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_dev = _load_dev()
+FETCH = "run `python3 dev.py suite` (or `python3 dev.py test`) once to fetch it"
+
+
+def suite_root() -> Path:
+    """Where the suite is: ``JSON_SCHEMA_TEST_SUITE``, or where dev.py fetches the pinned release to."""
+    named = os.environ.get(_dev.SUITE_VARIABLE)
+    return Path(named) if named else _dev.SUITE_CACHE / _dev.suite_version()
+
+
+def missing() -> str | None:
+    """Why the suite cannot be read, with how to fetch it; None when it is there."""
+    folder = suite_root() / "tests" / DRAFT
+    if folder.is_dir():
+        return None
+    if os.environ.get(_dev.SUITE_VARIABLE):
+        return f"{_dev.SUITE_VARIABLE} names {suite_root()}, which has no tests/{DRAFT}/ (it is not the suite)"
+    return f"the JSON-Schema-Test-Suite is not in {folder.relative_to(ROOT)}: {FETCH}"
+
+
+# -- the cases -----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One test of the suite: *data* against the schema of its *group*, in *file*."""
+
+    file: str
+    group: str
+    description: str
+    schema: Any
+    data: Any
+    valid: bool
+
+    @property
+    def id(self) -> str:
+        """``file/group/description``."""
+        return f"{self.file}/{self.group}/{self.description}"
+
+
+def cases() -> list[Case]:
+    """Every test of :data:`FILES`, in the suite's order; none if the suite is missing."""
+    if missing() is not None:
+        return []
+    found: list[Case] = []
+    folder = suite_root() / "tests" / DRAFT
+    for file in FILES:
+        for group in json.loads((folder / f"{file}.json").read_text(encoding="utf-8")):
+            for test in group["tests"]:
+                found.append(
+                    Case(file, group["description"], test["description"], group["schema"], test["data"], test["valid"])
+                )
+    return found
+
+
+# -- what is not run, and what fails today -------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Exclusion:
+    """Why a group (or one test) is not run: its schema uses *keyword*, which the import does not support."""
+
+    keyword: str
+    reason: str
+
+
+_PATTERN_PROPERTIES = Exclusion("patternProperties", "properties matched by a regex are not supported")
+_URI_REF = Exclusion("$ref", "a ref by URI (resolved against an $id): only local JSON pointers, #/..., are supported")
+_ANCHOR_REF = Exclusion("$ref", "a ref to an $anchor: only local JSON pointers, #/..., are supported")
+_REMOTE_REF = Exclusion("$ref", "a remote ref (the meta-schema's URL): only refs within the document are supported")
+_NESTED_ID = Exclusion("$id", "a nested $id changes what a local ref points to, which is not supported")
+_CONTROL_ESCAPE = Exclusion("pattern", "ECMA-262's \\cX escape is not in Python's re: reported, not checked")
+_PROPERTY_CLASS = Exclusion("pattern", "\\p{...} classes are not in Python's re: reported, not checked")
+
+# Keyed by (file, group) for a whole group, or (file, group, test) for one test.
+EXCLUDED: dict[tuple[str, ...], Exclusion] = {
+    ("properties", "properties, patternProperties, additionalProperties interaction"): _PATTERN_PROPERTIES,
+    ("additionalProperties", "additionalProperties being false does not allow other properties"): _PATTERN_PROPERTIES,
+    ("additionalProperties", "non-ASCII pattern with additionalProperties"): _PATTERN_PROPERTIES,
+    ("additionalProperties", "additionalProperties with propertyNames"): Exclusion(
+        "propertyNames", "a schema for the keys is not supported"
+    ),
+    ("additionalProperties", "dependentSchemas with additionalProperties"): Exclusion(
+        "dependentSchemas", "schemas that apply when a key is present are not supported"
+    ),
+    ("ref", "remote ref, containing refs itself"): _REMOTE_REF,
+    ("ref", "Recursive references between schemas"): _URI_REF,
+    ("ref", "ref creates new scope when adjacent to keywords"): Exclusion(
+        "unevaluatedProperties", "unevaluated* needs annotation tracking, which is not supported"
+    ),
+    ("ref", "refs with relative uris and defs"): _NESTED_ID,
+    ("ref", "relative refs with absolute uris and defs"): _NESTED_ID,
+    ("ref", "$id must be resolved against nearest parent, not just immediate parent"): _URI_REF,
+    ("ref", "order of evaluation: $id and $ref"): _URI_REF,
+    ("ref", "order of evaluation: $id and $anchor and $ref"): _ANCHOR_REF,
+    ("ref", "simple URN base URI with $ref via the URN"): _URI_REF,
+    ("ref", "URN base URI with URN and JSON pointer ref"): _URI_REF,
+    ("ref", "URN base URI with URN and anchor ref"): _ANCHOR_REF,
+    ("ref", "URN ref with nested pointer ref"): _URI_REF,
+    ("ref", "ref to if"): Exclusion("if", "if/then/else are not supported"),
+    ("ref", "ref to then"): Exclusion("then", "if/then/else are not supported"),
+    ("ref", "ref to else"): Exclusion("else", "if/then/else are not supported"),
+    ("ref", "ref with absolute-path-reference"): _URI_REF,
+    ("defs", "validate definition against metaschema"): _REMOTE_REF,
+    ("optional/ecmascript-regex", "ECMA 262 regex escapes control codes with \\c and upper letter"): _CONTROL_ESCAPE,
+    ("optional/ecmascript-regex", "ECMA 262 regex escapes control codes with \\c and lower letter"): _CONTROL_ESCAPE,
+    ("optional/ecmascript-regex", "patterns always use unicode semantics with pattern"): _PROPERTY_CLASS,
+    ("optional/ecmascript-regex", "pattern with non-ASCII digits"): _PROPERTY_CLASS,
+    ("optional/ecmascript-regex", "patterns always use unicode semantics with patternProperties"): _PATTERN_PROPERTIES,
+    ("optional/ecmascript-regex", "\\w in patternProperties matches [A-Za-z0-9_], not unicode letters"): (
+        _PATTERN_PROPERTIES
+    ),
+    ("optional/ecmascript-regex", "patternProperties with ASCII ranges"): _PATTERN_PROPERTIES,
+    ("optional/ecmascript-regex", "\\d in patternProperties matches [0-9], not unicode digits"): _PATTERN_PROPERTIES,
+    ("optional/ecmascript-regex", "patternProperties with non-ASCII digits"): _PATTERN_PROPERTIES,
+}
+
+# Bugs of from_json_schema, each with its cause: the cases it fails (expected failures, strict, so a
+# fix fails until its entries go). For an excluded group, the entry is for its exclusion check.
+_CONST_KEY = (
+    "ConstSchema is built without its comparison key (json_key), so a const matches nothing "
+    "and an enum's array or object values are never matched"
+)
+_ECMA_CLASSES = (
+    "patterns run on Python's re, whose \\d \\w \\s and their negations are Unicode-wide; "
+    "ECMA-262's are ASCII (and its \\s has U+FEFF)"
+)
+_NESTED_ID_RAISES = (
+    "a nested $id makes the default mode raise 'points to nothing' for a local ref into that "
+    "$id's resource, instead of listing $id in unsupported"
+)
+KNOWN_BUGS: dict[tuple[str, ...], str] = {
+    ("enum", "heterogeneous enum validation", "one of the enum is valid"): _CONST_KEY,
+    ("enum", "heterogeneous enum validation", "valid object matches"): _CONST_KEY,
+    ("enum", "enum with [false] does not match [0]", "[false] is valid"): _CONST_KEY,
+    ("enum", "enum with [true] does not match [1]", "[true] is valid"): _CONST_KEY,
+    ("enum", "enum with [0] does not match [false]", "[0] is valid"): _CONST_KEY,
+    ("enum", "enum with [0] does not match [false]", "[0.0] is valid"): _CONST_KEY,
+    ("enum", "enum with [1] does not match [true]", "[1] is valid"): _CONST_KEY,
+    ("enum", "enum with [1] does not match [true]", "[1.0] is valid"): _CONST_KEY,
+    ("const", "const validation", "same value is valid"): _CONST_KEY,
+    ("const", "const with object", "same object is valid"): _CONST_KEY,
+    ("const", "const with object", "same object with different property order is valid"): _CONST_KEY,
+    ("const", "const with array", "same array is valid"): _CONST_KEY,
+    ("const", "const with null", "null is valid"): _CONST_KEY,
+    ("const", "const with false does not match 0", "false is valid"): _CONST_KEY,
+    ("const", "const with true does not match 1", "true is valid"): _CONST_KEY,
+    ("const", "const with [false] does not match [0]", "[false] is valid"): _CONST_KEY,
+    ("const", "const with [true] does not match [1]", "[true] is valid"): _CONST_KEY,
+    ("const", 'const with {"a": false} does not match {"a": 0}', '{"a": false} is valid'): _CONST_KEY,
+    ("const", 'const with {"a": true} does not match {"a": 1}', '{"a": true} is valid'): _CONST_KEY,
+    ("const", "const with 0 does not match other zero-like types", "integer zero is valid"): _CONST_KEY,
+    ("const", "const with 0 does not match other zero-like types", "float zero is valid"): _CONST_KEY,
+    ("const", "const with 1 does not match true", "integer one is valid"): _CONST_KEY,
+    ("const", "const with 1 does not match true", "float one is valid"): _CONST_KEY,
+    ("const", "const with -2.0 matches integer and float types", "integer -2 is valid"): _CONST_KEY,
+    ("const", "const with -2.0 matches integer and float types", "float -2.0 is valid"): _CONST_KEY,
+    ("const", "float and integers are equal up to 64-bit representation limits", "integer is valid"): _CONST_KEY,
+    ("const", "float and integers are equal up to 64-bit representation limits", "float is valid"): _CONST_KEY,
+    ("const", "nul characters in strings", "match string with nul"): _CONST_KEY,
+    ("ref", "naive replacement of $ref with its destination is not correct", "match the enum exactly"): _CONST_KEY,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\d matches ascii digits only",
+        "NKO DIGIT ZERO does not match (unlike e.g. Python)",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\d matches ascii digits only",
+        "NKO DIGIT ZERO (as \\u escape) does not match",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\D matches everything but ascii digits",
+        "NKO DIGIT ZERO matches (unlike e.g. Python)",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\D matches everything but ascii digits",
+        "NKO DIGIT ZERO (as \\u escape) matches",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\w matches ascii letters only",
+        "latin-1 e-acute does not match (unlike e.g. Python)",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\W matches everything but ascii letters",
+        "latin-1 e-acute matches (unlike e.g. Python)",
+    ): _ECMA_CLASSES,
+    ("optional/ecmascript-regex", "ECMA 262 \\s matches whitespace", "zero-width whitespace matches"): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "ECMA 262 \\S matches everything but whitespace",
+        "zero-width whitespace does not match",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "\\w in patterns matches [A-Za-z0-9_], not unicode letters",
+        "literal unicode character in json string",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "\\w in patterns matches [A-Za-z0-9_], not unicode letters",
+        "unicode character in hex format in string",
+    ): _ECMA_CLASSES,
+    (
+        "optional/ecmascript-regex",
+        "\\d in pattern matches [0-9], not unicode digits",
+        "non-ascii digits (BENGALI DIGIT FOUR, BENGALI DIGIT TWO)",
+    ): _ECMA_CLASSES,
+    ("ref", "refs with relative uris and defs"): _NESTED_ID_RAISES,
+    ("ref", "relative refs with absolute uris and defs"): _NESTED_ID_RAISES,
+}
+
+
+def _entry(table: dict[tuple[str, ...], Any], case: Case) -> Any:
+    """The entry of *table* for *case*: its own, else its group's; None if neither."""
+    own = table.get((case.file, case.group, case.description))
+    return own if own is not None else table.get((case.file, case.group))
+
+
+def exclusion(case: Case) -> Exclusion | None:
+    """Why *case* is not run, or None."""
+    found: Exclusion | None = _entry(EXCLUDED, case)
+    return found
+
+
+def known_bug(case: Case) -> str | None:
+    """Why *case* fails today, or None."""
+    found: str | None = _entry(KNOWN_BUGS, case)
+    return found
+
+
+# -- running a case ------------------------------------------------------------------------------
+
+# What the import may list in ``unsupported`` without changing what is valid: a default that does
+# not match its schema is not applied, which JSON Schema (where a default is an annotation) agrees with.
+_ANNOTATIONS = frozenset({"default"})
+
+
+def check(case: Case) -> str | None:
+    """Run *case*: None if the import agrees with the suite, else what went wrong (one line)."""
+    try:
+        imported = s.from_json_schema(case.schema)
+    except Exception as error:
+        return f"from_json_schema raised {type(error).__name__}: {error}"
+    unchecked = sorted({item.keyword for item in imported.unsupported} - _ANNOTATIONS)
+    if unchecked:
+        return f"the import reports {', '.join(unchecked)} unsupported: the case belongs in EXCLUDED"
+    try:
+        imported.parse(case.data)
+    except SchemaError as error:
+        return None if not case.valid else f"rejected valid data: {error}"
+    except Exception as error:  # anything but SchemaError is a bug of parse
+        return f"parse raised {type(error).__name__}: {error}"
+    return None if case.valid else "accepted invalid data"
+
+
+Result = Literal["passed", "failed", "excluded"]
+
+
+def result(case: Case) -> Result:
+    """How *case* does today."""
+    if exclusion(case) is not None:
+        return "excluded"
+    return "passed" if check(case) is None else "failed"
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+CASES = cases()
+
+
+def _require_suite() -> None:
+    """Fail (in CI, or when JSON_SCHEMA_TEST_SUITE names no suite) or skip, saying how to fetch the suite."""
+    problem = missing()
+    if problem is None:
+        return
+    if os.environ.get("CI") or os.environ.get(_dev.SUITE_VARIABLE):
+        pytest.fail(problem)
+    pytest.skip(problem)
+
+
+# Stands for the cases when the suite is missing, so that the tests say so rather than run nothing.
+_NO_SUITE = pytest.param(None, id="the-suite-is-missing")
+
+
+def _params() -> Iterator[Any]:
+    if not CASES:
+        yield _NO_SUITE
+    for case in CASES:
+        if exclusion(case) is not None:
+            continue
+        reason = known_bug(case)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        yield pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_the_import_agrees_with_the_suite(case: Case | None) -> None:
+    if case is None:
+        _require_suite()
+        return
+    problem = check(case)
+    assert problem is None, f"{problem}\nschema: {json.dumps(case.schema)}\ndata: {json.dumps(case.data)}"
+
+
+def _excluded_schemas() -> Iterator[Any]:
+    if not CASES:
+        yield pytest.param(None, None, id="the-suite-is-missing")
+    seen: set[tuple[str, str]] = set()
+    for case in CASES:
+        found = exclusion(case)
+        if found is None or (case.file, case.group) in seen:
+            continue
+        seen.add((case.file, case.group))
+        bug = KNOWN_BUGS.get((case.file, case.group))
+        marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
+        yield pytest.param(case.schema, found.keyword, id=f"{case.file}/{case.group}", marks=marks)
+
+
+@pytest.mark.parametrize(("schema", "keyword"), list(_excluded_schemas()))
+def test_an_excluded_schema_is_reported_and_refused_in_strict_mode(schema: Any, keyword: str | None) -> None:
+    if keyword is None:
+        _require_suite()
+        return
+    imported = s.from_json_schema(schema)
+    assert keyword in {item.keyword for item in imported.unsupported}, imported.unsupported
+    with pytest.raises(InvalidDefinitionError):
+        s.from_json_schema(schema, strict=True)
+
+
+def test_every_exclusion_and_known_bug_names_a_case() -> None:
+    _require_suite()
+    keys = {(case.file, case.group) for case in CASES} | {(case.file, case.group, case.description) for case in CASES}
+    assert set(EXCLUDED) <= keys, set(EXCLUDED) - keys
+    assert set(KNOWN_BUGS) <= keys, set(KNOWN_BUGS) - keys
+
+
+def test_the_pinned_suite_release_satisfies_the_testing_extra() -> None:
+    from packaging.requirements import Requirement
+
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        testing = tomllib.load(file)["project"]["optional-dependencies"]["testing"]
+    (requirement,) = [Requirement(line) for line in testing if Requirement(line).name == "jsonschema"]
+    assert requirement.specifier.contains(_dev.suite_version()), (requirement, _dev.suite_version())
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Row:
+    """The counts of one file: its tests, and how many pass, fail and are not run (with why)."""
+
+    file: str
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    excluded: int = 0
+    reasons: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def tally(found: Iterable[Case]) -> list[Row]:
+    """The counts per file of *found*, in the order of :data:`FILES`."""
+    rows = {file: Row(file) for file in FILES}
+    for case in found:
+        row = rows[case.file]
+        row.tests += 1
+        outcome = result(case)
+        if outcome == "passed":
+            row.passed += 1
+        elif outcome == "failed":
+            row.failed += 1
+        else:
+            excluded = exclusion(case)
+            assert excluded is not None
+            row.excluded += 1
+            row.reasons[excluded.keyword] = row.reasons.get(excluded.keyword, 0) + 1
+    return list(rows.values())
+
+
+def markdown(rows: list[Row]) -> str:
+    """The table of *rows*, and a total, in Markdown."""
+    lines = [
+        "| file | tests | passed | failed | excluded | excluded because the schema uses |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for row in rows:
+        why = ", ".join(f"`{keyword}` ({count})" for keyword, count in sorted(row.reasons.items()))
+        lines.append(f"| {row.file} | {row.tests} | {row.passed} | {row.failed} | {row.excluded} | {why} |")
+    total = Row("total")
+    for row in rows:
+        total.tests += row.tests
+        total.passed += row.passed
+        total.failed += row.failed
+        total.excluded += row.excluded
+    lines.append(f"| **total** | {total.tests} | {total.passed} | {total.failed} | {total.excluded} | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """Print the table; list the failures with ``-v``. 1 if a result disagrees with KNOWN_BUGS, 2 if no suite."""
+    problem = missing()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    print(markdown(tally(CASES)))
+    status = 0
+    for case in CASES:
+        if exclusion(case) is not None:
+            continue
+        problem = check(case)
+        bug = known_bug(case)
+        if problem is not None and bug is None:
+            print(f"FAILS, not in KNOWN_BUGS: {case.id}: {problem}", file=sys.stderr)
+            status = 1
+        elif problem is None and bug is not None:
+            print(f"PASSES, remove from KNOWN_BUGS: {case.id}", file=sys.stderr)
+            status = 1
+        elif problem is not None and "-v" in argv:
+            print(f"known bug: {case.id}: {problem}", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
