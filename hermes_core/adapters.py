@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, final
 
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InputInvalidError, Issue, ToolError, ToolNotFoundError
+from hermes_core.errors import InputInvalidError, Issue, ToolError
 from hermes_core.runtime import Runtime
 from hermes_core.schema import (
     AnySchema,
@@ -302,9 +302,7 @@ class _Adapter:
     def _failure(self, error: ToolError) -> str:
         """What a model is sent for *error*: its code, then its message, under wire names."""
         shown = self.names.shown(error)
-        # Not a TOOL_NOT_FOUND's: it quotes the name the model sent, and suggests wire names already.
-        text = shown.message if isinstance(shown, ToolNotFoundError) else self.names.rewrite(shown.message)
-        return f"{shown.code.value}: {text}"
+        return f"{shown.code.value}: {shown.message}"
 
     def _parts(self, call: Any) -> tuple[Any, Any, bool]:
         """The call's wire name, its raw arguments, and whether a null sent for an optional field is left out."""

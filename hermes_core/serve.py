@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._version import __version__
 from hermes_core.adapters import ARGUMENTS_MAX, result_text
-from hermes_core.errors import ToolError, ToolNotFoundError
+from hermes_core.errors import ToolError
 from hermes_core.runtime import Runtime
 from hermes_core.schema.validators import follow_refs
 from hermes_core.tools import check_timeout
@@ -143,20 +143,12 @@ class _Tools:
         """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data."""
         shown = self.names.shown(error)
         data = shown.to_dict()
-        if not isinstance(
-            shown, ToolNotFoundError
-        ):  # it quotes the name the client sent; its suggestions are wire names
-            data = self.names.rewrite_in(data, _TEXTS)
         return {
             "content": [{"type": "text", "text": f"{shown.code.value}: {data['message']}"}],
             "structuredContent": data,
             "isError": True,
             "resultType": "complete",
         }
-
-
-# The texts of an error's data that may name tools: its message, and each issue's detail and message.
-_TEXTS = frozenset({"message", "detail"})
 
 
 def mcp_tools(runtime: Runtime) -> list[dict[str, Any]]:

@@ -139,16 +139,30 @@ class WireNames:
         return name
 
     def shown(self, error: ToolError) -> ToolError:
-        """*error* as a model may be shown it: the tool it names by its wire name.
+        """*error* as a model may be shown it: every tool it names, in any field, by its wire name.
 
-        The error is rebuilt from its fields (the ``tool`` field renamed), with
-        *error* as its ``__cause__``; one that names no tool of these is
-        returned as it is.
+        The error is rebuilt from its fields, with *error* as its ``__cause__``:
+        the ``tool`` field renamed, tool names in texts (a ``detail``, each
+        issue's detail, a ``reject()`` reason) rewritten, and a
+        ``TOOL_NOT_FOUND``'s suggestions given as wire names (its ``name`` is
+        what was sent, kept as it is). One with nothing to rename is returned
+        as it is, so the message, ``to_dict()`` and every field agree.
         """
-        tool = getattr(error, "tool", None)
-        wire = self.to_wire.get(tool) if isinstance(tool, str) else None
-        if wire is None or wire == tool or "tool" not in error.fields:
+        values = {field: getattr(error, field) for field in error.fields}
+        renamed = {field: self._renamed_field(field, value) for field, value in values.items()}
+        if renamed == values:
             return error
-        rebuilt = type(error)(**{field: wire if field == "tool" else getattr(error, field) for field in error.fields})
+        rebuilt = type(error)(**renamed)
         rebuilt.__cause__ = error
         return rebuilt
+
+    def _renamed_field(self, field: str, value: Any) -> Any:
+        if field == "tool" and isinstance(value, str):
+            return self.to_wire.get(value, value)
+        if field == "suggestions" and isinstance(value, tuple):
+            return tuple(self.to_wire.get(name, name) for name in value)
+        if field in ("detail", "reason") and isinstance(value, str):
+            return self.rewrite(value)
+        if field == "issues" and isinstance(value, tuple):
+            return tuple(issue._replace(detail=self.rewrite(issue.detail)) for issue in value)
+        return value

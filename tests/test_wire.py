@@ -155,6 +155,24 @@ def test_an_error_is_shown_under_the_wire_name() -> None:
     assert names.shown(unrelated) is unrelated
 
 
+def test_an_error_is_rewritten_throughout_so_message_fields_and_data_agree() -> None:
+    names = WireNames(["fs.list", "fs.read"])
+    error = InputInvalidError("fs.read", [Issue(("path",), "invalid", "is a folder; list it with fs.list")])
+    shown = names.shown(error)
+    assert shown.issues == (Issue(("path",), "invalid", "is a folder; list it with fs_list"),)
+    assert "fs.list" not in str(shown.to_dict())
+    assert shown.message == (
+        'fs_read was called with invalid input: "path" is a folder; list it with fs_list.\n'
+        "Fix the arguments and call fs_read again."
+    )
+    failed = names.shown(ToolFailedError("run fs.list first", tool="fs.read"))
+    assert (failed.tool, failed.detail) == ("fs_read", "run fs_list first")
+    # The runtime's own TOOL_NOT_FOUND suggests tool names: shown, they are wire names; the name sent stays.
+    missing = names.shown(ToolNotFoundError("fs.lst", ["fs.list"]))
+    assert (missing.name, missing.suggestions) == ("fs.lst", ("fs_list",))
+    assert missing.message.endswith('such as "fs_list".')
+
+
 def test_names_in_text_are_rewritten_where_they_stand_as_names() -> None:
     names = WireNames(["fs.list", "fs.list_all", "fs.read", "search"])
     assert names.rewrite("list it with fs.list.") == "list it with fs_list."
