@@ -279,3 +279,26 @@ def test_a_non_object_document_is_not_a_tools_input() -> None:
             input=s.from_json_schema({"type": "string"}),
             handler=lambda args: args,
         )
+
+
+def test_enum_and_const_of_any_json_value_compare_as_json_does() -> None:
+    imported = s.from_json_schema({"enum": [6, "foo", [], True, {"foo": 12}]})
+    assert imported.parse({"foo": 12.0}) == {"foo": 12}
+    assert imported.parse([]) == []
+    assert messages(s.from_json_schema({"const": [False]}), [0]) == ["value must be [false]"]
+
+
+def test_a_local_ref_is_read_in_the_resource_of_the_nearest_id() -> None:
+    doc = {
+        "$id": "http://example.com/root.json",
+        "properties": {
+            "x": {
+                "$id": "http://example.com/x.json",
+                "$defs": {"inner": {"type": "integer"}},
+                "properties": {"y": {"$ref": "#/$defs/inner"}},
+            }
+        },
+    }
+    imported = s.from_json_schema(doc)
+    assert imported.unsupported == ()
+    assert messages(imported, {"x": {"y": "no"}}) == ['"x.y" must be an integer, got string']

@@ -48,7 +48,7 @@ from hermes_core.schema._nodes import (
     Unsupported,
     self_ref,
 )
-from hermes_core.schema._shared import BAD, MISSING, Context, Extra, copy_json, in_float_range, unicode_ok
+from hermes_core.schema._shared import BAD, MISSING, Context, Extra, copy_json, in_float_range, json_key, unicode_ok
 
 __all__ = ["DIALECTS", "from_json_schema"]
 
@@ -116,7 +116,6 @@ class _Importer:
         self.links: list[LinkSchema] = []
         self.defaults: list[tuple[str, OptionalSchema]] = []
         self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
-        self.has_refs = '"$ref"' in repr(document) or "'$ref'" in repr(document)
 
     # -- problems ---------------------------------------------------------------------------
 
@@ -157,8 +156,6 @@ class _Importer:
                     keyword,
                     f"is not supported ({_UNSUPPORTED[keyword]}), so values it would refuse are accepted",
                 )
-            elif keyword == "$id" and pointer and self.has_refs:
-                self.skip(pointer, keyword, "is not supported below the root, where it changes what refs point to")
         for keyword in ("$defs", "definitions"):
             defs = doc.get(keyword)
             if defs is not None and not isinstance(defs, Mapping):
@@ -209,9 +206,21 @@ class _Importer:
                 pointer, "$ref", f"{target!r} is not supported (only local refs, #/...), so anything is accepted there"
             )
             return AnySchema()
-        link = LinkSchema(target)
+        # A pointer is read from the nearest enclosing schema with an $id (a resource of its own).
+        link = LinkSchema(self.base(pointer) + target[1:] if self.base(pointer) else target)
         self.links.append(link)
         return link
+
+    def base(self, pointer: str) -> str:
+        """The pointer (``#/...`` form, or "" for the root) of the nearest schema above *pointer* with an ``$id``."""
+        found, node, here = "", self.document, "#"
+        for token in pointer.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node.get(key) if isinstance(node, Mapping) else None
+            here += "/" + token
+            if isinstance(node, Mapping) and isinstance(node.get("$id"), str):
+                found = here
+        return found
 
     def resolve(self, link: LinkSchema) -> Schema:
         """The node at *link*'s pointer, converting that part of the document on first use."""
@@ -500,7 +509,11 @@ class _Importer:
 
 def _json_same(a: Any, b: Any) -> bool:
     issues: list[Issue] = []
-    return ConstSchema(b)._collect(a, (), issues, Context({})) is not BAD and not issues
+    return _const(b)._collect(a, (), issues, Context({})) is not BAD and not issues
+
+
+def _const(value: Any) -> ConstSchema:
+    return ConstSchema(copy_json(value), None, json_key(value))
 
 
 def _choice(values: list[Any]) -> Schema:
@@ -508,7 +521,7 @@ def _choice(values: list[Any]) -> Schema:
         return NeverSchema()
     if all(_scalar(value) for value in values):
         return EnumSchema(tuple(values))
-    options = tuple(ConstSchema(copy_json(value)) for value in values)
+    options = tuple(_const(value) for value in values)
     return options[0] if len(options) == 1 else UnionSchema(options)
 
 
