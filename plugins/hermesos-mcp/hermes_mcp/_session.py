@@ -68,8 +68,15 @@ def _token(server: ServerConfig) -> str | None:
 
 
 @contextlib.asynccontextmanager
-async def connect(server: ServerConfig, errlog: IO[str]) -> AsyncIterator[Client]:
-    """A connected SDK ``Client`` of *server*, its stderr written to *errlog* (stdio); stopped when left."""
+async def connect(server: ServerConfig, errlog: IO[str], refusals: list[int] | None = None) -> AsyncIterator[Client]:
+    """A connected SDK ``Client`` of *server*; stopped when left.
+
+    Args:
+        server: the server's entry.
+        errlog: where a stdio server's stderr goes.
+        refusals: where the HTTP statuses of 4xx and 5xx responses are
+            appended (the SDK reports them as one JSON-RPC error, whatever they were).
+    """
     if server.command is not None:
         env = {name: os.environ[name] for name in server.pass_env if name in os.environ}
         env.update(server.env)
@@ -80,8 +87,14 @@ async def connect(server: ServerConfig, errlog: IO[str]) -> AsyncIterator[Client
     assert server.url is not None
     token = _token(server)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def note(response: httpx2.Response) -> None:
+        if response.status_code >= 400 and refusals is not None:
+            refusals.append(response.status_code)
+
+    hooks = {"response": [note]}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), event_hooks=hooks) as http,
         Client(streamable_http_client(server.url, http_client=http), cache=None) as client,
     ):
         yield client
@@ -117,11 +130,14 @@ def _stderr_tail(errlog: IO[str] | None) -> str:
     return ""
 
 
-def _why(server: ServerConfig, error: BaseException) -> str:
-    """What to say about *error*, raised while *server* was started or listed."""
+def _why(server: ServerConfig, error: BaseException, refusals: list[int]) -> str:
+    """What to say about *error*, raised while *server* was started or listed (*refusals*: its HTTP error statuses)."""
     error = _leaf(error)
     if isinstance(error, ServerFailure):
         return str(error)
+    if refusals:
+        hint = " (check its token_env or token_file)" if refusals[-1] in {401, 403} else ""
+        return f"could not be reached: HTTP {refusals[-1]} from {shorten(server.url or '', 100)}{hint}"
     if isinstance(error, FileNotFoundError) and server.command is not None:
         return f'could not be started: there is no program "{shorten(server.command)}" (check command and PATH)'
     if isinstance(error, OSError):
@@ -151,6 +167,7 @@ class Connection:
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._errlog: IO[str] | None = None
+        self._refusals: list[int] = []
 
     async def ensure(self) -> Client:
         """The connected client, starting the server first if it is not running.
@@ -183,9 +200,13 @@ class Connection:
         server = self.server
         if self._errlog is None:
             self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        else:  # what an earlier process of the server wrote is not this one's
+            self._errlog.seek(0)
+            self._errlog.truncate()
+        self._refusals.clear()
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + server.startup_timeout) as scope:
-                async with connect(server, self._errlog) as client:
+                async with connect(server, self._errlog, self._refusals) as client:
                     listing = await list_tools(client)
                     scope.deadline = math.inf  # started: the session is held until it is stopped
                     self.client, self.listing, self.failure = client, listing, None
@@ -199,7 +220,7 @@ class Connection:
                 )
         except Exception as error:
             if not ready.done():
-                why = _why(server, error)
+                why = _why(server, error, self._refusals)
                 tail = _stderr_tail(self._errlog)
                 ready.set_exception(ServerFailure(server.name, f"{why}; its stderr: {tail}" if tail else why))
         finally:

@@ -2,7 +2,9 @@
 
 Over http it listens on a free loopback port and prints its URL on stdout;
 with ``MCP_TEST_TOKEN`` set, every request must carry that bearer token.
-``MCP_TEST_VARIANT=2`` lists one more tool (a server whose listing changed);
+``MCP_TEST_VARIANT_FILE`` names a file: while it holds ``2``, one more tool
+is listed (a server whose listing changed); ``MCP_TEST_CALL_LOG`` names a
+file each call's tool name is appended to;
 ``MCP_TEST_PID_DIR`` receives a file named after the server's pid while it
 runs; ``MCP_TEST_FAIL_START=1`` makes it exit before the handshake, after a
 line on stderr.
@@ -100,7 +102,8 @@ EXTRA = {
 
 
 def listing() -> list[dict[str, Any]]:
-    return [*TOOLS, EXTRA] if os.environ.get("MCP_TEST_VARIANT") == "2" else TOOLS
+    variant = Path(os.environ.get("MCP_TEST_VARIANT_FILE", "/nonexistent"))
+    return [*TOOLS, EXTRA] if variant.is_file() and variant.read_text().strip() == "2" else TOOLS
 
 
 def text(value: str, *, error: bool = False) -> dict[str, Any]:
@@ -108,6 +111,10 @@ def text(value: str, *, error: bool = False) -> dict[str, Any]:
 
 
 async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    log = os.environ.get("MCP_TEST_CALL_LOG")
+    if log:
+        with open(log, "a") as file:
+            file.write(name + "\n")
     if name == "echo":
         return text(arguments["text"])
     if name == "add":

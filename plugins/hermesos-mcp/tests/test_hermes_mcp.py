@@ -1,0 +1,536 @@
+"""Tests of hermesos-mcp against real MCP servers, as real subprocesses.
+
+Two servers: ``mcp_test_server.py`` (the SDK's low-level Server, over stdio
+and over Streamable HTTP on a loopback port) and the reference server
+``mcp-server-time`` from PyPI. Every server started by a test records its pid
+(the test server writes a file named after it; the time server is found as a
+child process), and each test checks that none of them outlives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hermes_mcp import Mounted, mount_servers, parse_config
+from hermes_mcp._cache import cache_dir, refresh_asked
+from hermes_mcp._config import find_config_file
+
+from hermes_core import (
+    ErrorCode,
+    InputInvalidError,
+    InvalidDefinitionError,
+    OutputInvalidError,
+    Runtime,
+    ToolFailedError,
+)
+
+HERE = Path(__file__).resolve().parent
+SERVER = str(HERE / "mcp_test_server.py")
+TIME_SERVER = shutil.which("mcp-server-time") or str(Path(sys.executable).with_name("mcp-server-time"))
+
+# -- no server outlives its test -----------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _descendants() -> set[int]:
+    """The pids of this process's descendants (Linux, from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+class Env:
+    """A workspace: a configuration file, a cache directory, and the pids of the test servers started."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pids = root / "pids"
+        self.cache = root / "cache"
+        self.config = root / "mcp.toml"
+        self.calls = root / "calls.log"
+        self.variant = root / "variant"
+        self.pids.mkdir()
+        self.vars = {
+            "HERMESOS_MCP_CONFIG": str(self.config),
+            "HERMESOS_MCP_CACHE_DIR": str(self.cache),
+            "HERMESOS_MCP_REFRESH": "",
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "HERMESOS_POLICY": "",
+            "HERMESOS_GRANTS": "",
+            "HERMESOS_DISABLE_PLUGINS": "",
+        }
+
+    def unit(self, name: str = "unit", transport: str = "stdio", **extra: str) -> str:
+        """The TOML entry of the test server over stdio, with *extra* keys (TOML values, as written)."""
+        env = {
+            "MCP_TEST_PID_DIR": str(self.pids),
+            "MCP_TEST_CALL_LOG": str(self.calls),
+            "MCP_TEST_VARIANT_FILE": str(self.variant),
+        }
+        lines = [
+            f"[servers.{name}]",
+            f"command = {json.dumps(sys.executable)}",
+            f'args = [{json.dumps(SERVER)}, "{transport}"]',
+            f"env = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in env.items())} }}",
+            *(f"{key} = {value}" for key, value in extra.items()),
+        ]
+        return "\n".join(lines) + "\n"
+
+    def write(self, *entries: str, top: str = "") -> None:
+        self.config.write_text(top + "\n" + "\n".join(entries))
+
+    def started(self) -> set[int]:
+        return {int(path.name) for path in self.pids.iterdir()}
+
+    def called(self) -> list[str]:
+        return self.calls.read_text().split() if self.calls.exists() else []
+
+    def mount(self, **options: Any) -> Mounted:
+        from hermes_mcp import load_config
+
+        return mount_servers(load_config(self.config), cache_directory=self.cache, **options)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    made = Env(tmp_path)
+    for key, value in made.vars.items():
+        monkeypatch.setenv(key, value)
+    before = _descendants()
+    yield made
+    deadline = time.monotonic() + 10
+    while True:
+        left = {pid for pid in made.started() if _alive(pid)} | (_descendants() - before)
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for pid in left:  # a failure, but the next tests should not pay for it
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"server processes outlived the test: {sorted(left)}"
+
+
+def _error(call: Any) -> Any:
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - each caller checks the type
+        call()
+    return caught.value
+
+
+# -- the configuration file ----------------------------------------------------------------------------
+
+
+def test_a_server_entry_becomes_a_checked_config() -> None:
+    config = parse_config(
+        """
+        cache_ttl = 60
+        [servers.time]
+        command = "mcp-server-time"
+        args = ["--local-timezone", "UTC"]
+        env = { TZ = "UTC" }
+        pass_env = ["LANG"]
+        [servers.search]
+        url = "https://search.example.com/mcp"
+        token_env = "SEARCH_TOKEN"
+        permissions = []
+        timeout = 5
+        [servers.off]
+        command = "x"
+        enabled = false
+        """,
+        "inline",
+    )
+    time_server, search = config.servers
+    assert (time_server.name, time_server.transport, time_server.args) == ("time", "stdio", ("--local-timezone", "UTC"))
+    assert time_server.permissions == ("mcp:time",)
+    assert (search.transport, search.permissions, search.timeout, search.token_env) == ("http", (), 5.0, "SEARCH_TOKEN")
+    assert config.cache_ttl == 60
+    assert config.problems == ()
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ('comand = "x"', "comand is not a known key; did you mean command?"),
+        ('command = "x"\nurl = "http://h/mcp"', 'it needs exactly one of command = "..."'),
+        ("args = []", 'it needs exactly one of command = "..."'),
+        ('url = "ftp://h"', 'url must be an http:// or https:// URL such as http://127.0.0.1:8000/mcp, got "ftp://h"'),
+        ('url = "http://h/mcp"\nargs = ["a"]', "args does not apply to a server with url"),
+        ('command = "x"\ntoken_env = "T"', "token_env does not apply to a server with command"),
+        ('command = "x"\npermissions = ["MCP time"]', 'permissions has "MCP time", which is not a permission'),
+        ('command = "x"\ntimeout = 0', "timeout must be a positive number of seconds such as 30, got 0"),
+        ('command = "x"\nargs = "a b"', 'args must be a list of strings such as args = ["--local-timezone", "UTC"]'),
+    ],
+)
+def test_a_malformed_entry_skips_that_server_alone_with_a_problem(entry: str, problem: str) -> None:
+    config = parse_config(f'[servers.good]\ncommand = "x"\n[servers.bad]\n{entry}\n', "mcp.toml")
+    assert [server.name for server in config.servers] == ["good"]
+    (message,) = config.problems
+    assert message.startswith('server "bad" in "mcp.toml" is skipped: ')
+    assert problem in message
+
+
+def test_a_server_name_that_is_not_one_segment_is_skipped() -> None:
+    config = parse_config('[servers."two.parts"]\ncommand = "x"\n', "mcp.toml")
+    assert config.servers == ()
+    assert config.problems[0].startswith('server "two.parts" in "mcp.toml" is skipped: its name must be one segment')
+
+
+def test_a_malformed_file_is_an_error_at_load_naming_it() -> None:
+    error = _error(lambda: parse_config("[servers\n", "mcp.toml"))
+    assert isinstance(error, InvalidDefinitionError)
+    assert str(error).startswith('MCP configuration file "mcp.toml" is not valid TOML: ')
+    error = _error(lambda: parse_config("server = 1\n", "mcp.toml"))
+    assert str(error) == (
+        'MCP configuration file "mcp.toml" server is not a known key; did you mean servers?; the file has '
+        "cache_ttl = SECONDS and [servers.<name>] tables."
+    )
+
+
+def test_the_file_is_named_by_the_variable_or_found_in_the_config_directory(tmp_path: Path) -> None:
+    assert find_config_file({"XDG_CONFIG_HOME": str(tmp_path)}) is None
+    user = tmp_path / "hermesos" / "mcp.toml"
+    user.parent.mkdir()
+    user.write_text("")
+    assert find_config_file({"XDG_CONFIG_HOME": str(tmp_path)}) == user
+    error = _error(lambda: find_config_file({"HERMESOS_MCP_CONFIG": str(tmp_path / "none.toml")}))
+    assert str(error) == (
+        f'setting HERMESOS_MCP_CONFIG names "{tmp_path / "none.toml"}", which does not exist; create it, fix the '
+        "path, or unset HERMESOS_MCP_CONFIG."
+    )
+
+
+def test_the_cache_directory_and_the_refresh_switch() -> None:
+    assert cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/hermesos/mcp")
+    assert cache_dir({"HERMESOS_MCP_CACHE_DIR": "/d"}) == Path("/d")
+    assert refresh_asked({"HERMESOS_MCP_REFRESH": "1"}) is True
+    assert refresh_asked({}) is False
+
+
+# -- mounting a real server ----------------------------------------------------------------------------
+
+
+def test_tools_are_mounted_with_their_schemas_titles_and_hints(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    tools = {tool.name: tool for tool in mounted.tools}
+    assert list(tools) == [
+        "unit.echo",
+        "unit.add",
+        "unit.lie",
+        "unit.fail",
+        "unit.crash",
+        "unit.sleep",
+        "unit.picture",
+        "unit.odd",
+    ]
+    echo, add, fail = tools["unit.echo"], tools["unit.add"], tools["unit.fail"]
+    assert (echo.title, echo.read_only, echo.idempotent, echo.open_world, echo.destructive) == (
+        "Echo",
+        True,
+        True,
+        False,
+        None,
+    )
+    assert (add.title, add.read_only, fail.destructive, fail.read_only) == ("Add", True, True, False)
+    assert echo.permissions == ("mcp:unit",)
+    assert echo.description == "Say the text back."
+    assert echo.input.json_schema()["additionalProperties"] is False  # closed: a misspelt argument is refused
+    assert add.output.json_schema()["required"] == ["sum"]
+    skipped, unsupported = mounted.problems
+    assert skipped == (
+        'tool "has space" of MCP server "unit" is skipped: unit.has space is not a tool name (segments of letters, '
+        "digits, _ and -, not starting with a digit or -, joined by '.', at most 64 characters)"
+    )
+    # The rest of the message is the core's (str of s.Unsupported).
+    assert unsupported.startswith('tool "odd" of MCP server "unit": its input schema: dependentRequired at the root')
+    # Listing started the server and stopped it.
+    assert len(env.started()) == 1
+
+
+def test_calls_through_an_opened_runtime(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    runtime = Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool])
+    with runtime:
+        assert runtime.call_sync("unit.add", {"a": 2, "b": 3}) == {"sum": 5}
+        assert runtime.call_sync("unit.echo", {"text": "hello"}) == "hello"
+        assert runtime.call_sync("unit.picture", {}) == [
+            {"type": "text", "text": "a dot:"},
+            {"type": "image", "data": "iVBORw0K", "mimeType": "image/png"},
+        ]
+
+        error = _error(lambda: runtime.call_sync("unit.add", {"a": 2, "bb": 3}))
+        assert isinstance(error, InputInvalidError)
+        assert [(issue.path, issue.kind) for issue in error.issues] == [(("b",), "missing"), (("bb",), "unexpected")]
+        assert str(error.issues[1].message("input")) == '"bb" is an unexpected field; did you mean "b"?'
+
+        error = _error(lambda: runtime.call_sync("unit.fail", {"why": "no such account"}))
+        assert isinstance(error, ToolFailedError)
+        assert (error.code, error.retryable, error.reason) == (ErrorCode.TOOL_FAILED, False, "reported")
+        assert str(error) == (
+            'unit.fail failed: the MCP server "unit" reported: the server refused: no such account.\n'
+            "This is a fault in the tool, not in how it was called. Calling it again will not help: use another "
+            "tool, or tell the user."
+        )
+
+        error = _error(lambda: runtime.call_sync("unit.lie", {}))
+        assert isinstance(error, OutputInvalidError)
+        assert str(error.issues[0].message("output")) == '"sum" must be an integer, got string'
+        # One server process served every call (the other one listed the tools, and was stopped).
+        assert len(env.started()) == 2
+    assert env.called() == ["add", "echo", "picture", "fail", "lie"]  # invalid input never reached the server
+
+
+def test_a_server_that_crashes_mid_call_fails_the_call_and_is_started_again(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    with Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool]) as runtime:
+        error = _error(lambda: runtime.call_sync("unit.crash", {}))
+        assert isinstance(error, ToolFailedError)
+        assert error.retryable is True
+        assert error.detail == (
+            'the MCP server "unit" closed the connection during the call (it may have crashed); it is started again '
+            "at the next call; its stderr: crashing on purpose"
+        )
+        assert runtime.call_sync("unit.echo", {"text": "back"}) == "back"
+        assert len(env.started()) == 3  # the listing's, the one that crashed, its successor
+
+
+def test_a_call_out_of_time_is_cancelled_and_the_session_goes_on(env: Env) -> None:
+    env.write(env.unit(timeout="0.5"))
+    mounted = env.mount()
+    with Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool]) as runtime:
+        error = _error(lambda: runtime.call_sync("unit.sleep", {"seconds": 30}))
+        assert isinstance(error, ToolFailedError)
+        assert (error.reason, error.retryable, str(error).splitlines()[0]) == (
+            "timeout",
+            True,
+            "unit.sleep did not finish within 0.5 seconds.",
+        )
+        assert runtime.call_sync("unit.echo", {"text": "still here"}) == "still here"
+
+
+def test_concurrent_calls_share_one_session(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+
+    async def calls() -> list[Any]:
+        async with Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool]) as runtime:
+            return await asyncio.gather(*(runtime.call("unit.add", {"a": i, "b": 1}) for i in range(20)))
+
+    results = asyncio.run(calls())
+    assert results == [{"sum": i + 1} for i in range(20)]
+    assert len(env.started()) == 2
+
+
+def test_a_runtime_never_opened_connects_for_each_call(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    runtime = Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool])
+    assert runtime.call_sync("unit.echo", {"text": "one"}) == "one"
+    assert runtime.call_sync("unit.echo", {"text": "two"}) == "two"
+    assert len(env.started()) == 3
+    assert not mounted.pool.is_open
+
+
+def test_a_server_that_fails_to_start_is_a_problem_and_the_others_are_mounted(env: Env) -> None:
+    env.write(
+        env.unit(),
+        env.unit("broken").replace("env = { ", 'env = { MCP_TEST_FAIL_START = "1", '),
+        '[servers.absent]\ncommand = "no-such-program-anywhere"\n',
+    )
+    mounted = env.mount()
+    assert {tool.name.split(".")[0] for tool in mounted.tools} == {"unit"}
+    assert mounted.problems[:2] == (
+        'MCP server "broken" closed the connection while starting (it exited, or is not an MCP server); its '
+        "stderr: this server is configured to fail; its tools are left out",
+        'MCP server "absent" could not be started: there is no program "no-such-program-anywhere" (check command '
+        "and PATH); its tools are left out",
+    )
+
+
+def test_a_server_down_when_the_runtime_opens_fails_its_calls_retryably(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    # The tools were mounted; by the time the runtime opens, the server cannot start.
+    server = mounted.pool.servers["unit"]
+    mounted.pool.servers["unit"] = dataclasses.replace(server, env={**server.env, "MCP_TEST_FAIL_START": "1"})
+    with Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool]) as runtime:
+        error = _error(lambda: runtime.call_sync("unit.echo", {"text": "x"}))
+    assert isinstance(error, ToolFailedError)
+    assert error.retryable is True
+    assert error.detail == (
+        'the MCP server "unit" closed the connection while starting (it exited, or is not an MCP server); its '
+        "stderr: this server is configured to fail"
+    )
+
+
+# -- the listing cache ---------------------------------------------------------------------------------
+
+
+def test_a_cached_listing_is_used_until_the_entry_changes_or_it_expires(env: Env) -> None:
+    env.write(env.unit())
+    first = env.mount()
+    assert len(env.started()) == 1
+    second = env.mount()  # from the cache: no server started
+    assert len(env.started()) == 1
+    assert [t.name for t in second.tools] == [t.name for t in first.tools]
+    env.write(env.unit(timeout="5"))  # another entry: another key
+    env.mount()
+    assert len(env.started()) == 2
+    env.mount(refresh=True)  # HERMESOS_MCP_REFRESH
+    assert len(env.started()) == 3
+    env.write(env.unit(timeout="5"), top="cache_ttl = 0")  # never cached
+    env.mount()
+    env.mount()
+    assert len(env.started()) == 5
+
+
+def test_a_live_listing_that_differs_refreshes_the_cache_when_a_runtime_opens(env: Env) -> None:
+    env.write(env.unit())
+    env.mount()
+    env.variant.write_text("2")  # the server now lists one more tool
+    stale = env.mount()
+    assert "unit.extra" not in {tool.name for tool in stale.tools}
+    with Runtime(stale.tools, resources=[stale.pool]):
+        pass
+    fresh = env.mount()
+    assert "unit.extra" in {tool.name for tool in fresh.tools}
+    assert len(env.started()) == 2  # the first listing, and the runtime's session
+
+
+# -- Streamable HTTP -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_server(env: Env) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, SERVER, "http"],
+        env={**os.environ, "MCP_TEST_TOKEN": "s3cret", "MCP_TEST_PID_DIR": str(env.pids)},
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+        process.stdout.close()
+
+
+def test_a_server_over_streamable_http_with_a_bearer_token(env: Env, http_server: str, tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    env.write(
+        f'[servers.web]\nurl = "{http_server}"\ntoken_file = "{token}"\n',
+        f'[servers.nope]\nurl = "{http_server}"\ntoken_env = "NO_SUCH_TOKEN_VARIABLE"\n',
+    )
+    mounted = env.mount()
+    assert mounted.problems[0] == (
+        'MCP server "nope" has token_env = NO_SUCH_TOKEN_VARIABLE, which is not set; its tools are left out'
+    )
+    with Runtime(mounted.tools, grants=["mcp:web"], resources=[mounted.pool]) as runtime:
+        assert runtime.call_sync("web.add", {"a": 20, "b": 22}) == {"sum": 42}
+    token.write_text("wrong")
+    env.write(f'[servers.web]\nurl = "{http_server}"\ntoken_file = "{token}"\ntimeout = 9\n')
+    (problem,) = env.mount().problems
+    assert problem == (
+        f'MCP server "web" could not be reached: HTTP 401 from {http_server} (check its token_env or token_file); '
+        "its tools are left out"
+    )
+
+
+# -- through the hermesos command ----------------------------------------------------------------------
+
+HERMESOS = [sys.executable, "-m", "hermes_core"]
+
+
+def _run(env: Env, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HERMESOS, *args], env={**os.environ, **extra}, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_hermesos_call_and_check_with_the_reference_time_server(env: Env) -> None:
+    env.write(f'[servers.time]\ncommand = "{TIME_SERVER}"\nargs = ["--local-timezone", "UTC"]\n')
+    done = _run(env, "call", "--grant", "mcp:time", "time.get_current_time", '{"timezone": "Europe/Paris"}')
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["timezone"], sorted(result)) == ("Europe/Paris", ["datetime", "day_of_week", "is_dst", "timezone"])
+
+    done = _run(env, "call", "--grant", "mcp:time", "time.get_current_time", '{"timezone": "Mars/Olympus"}')
+    assert done.returncode == 10
+    assert done.stderr.splitlines()[0] == (
+        'TOOL_FAILED: time.get_current_time failed: the MCP server "time" reported: Error executing tool '
+        "get_current_time: Invalid timezone: 'No time zone found with key Mars/Olympus'."
+    )
+    done = _run(env, "call", "time.get_current_time", '{"timezone": "UTC"}')
+    assert done.stderr.splitlines()[0] == (
+        'PERMISSION_DENIED: time.get_current_time requires the "mcp:time" permission, which was not granted.'
+    )
+
+    env.write(f'[servers.time]\ncommand = "{TIME_SERVER}"\n', '[servers.gone]\ncommand = "no-such-program-anywhere"\n')
+    done = _run(env, "check")
+    assert done.returncode == 1
+    assert 'MCP server "gone" could not be started: there is no program "no-such-program-anywhere"' in done.stdout
+
+
+def test_hermesos_serve_re_exports_a_servers_tools_to_an_sdk_client(env: Env) -> None:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env.write(f'[servers.time]\ncommand = "{TIME_SERVER}"\n', env.unit())
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hermes_core", "serve", "--grant", "mcp:*", "--disable", "hermesos-fs"],
+        env={**os.environ, **env.vars},
+    )
+
+    async def client() -> tuple[Any, Any, Any]:
+        with (env.root / "serve.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as session:
+                listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+                now = await session.call_tool("time_get_current_time", {"timezone": "Asia/Tokyo"})
+                bad = await session.call_tool("unit_add", {"a": 1, "c": 2})
+                return listed, now, bad
+
+    listed, now, bad = asyncio.run(client())
+    assert {"time_get_current_time", "time_convert_time", "unit_add", "unit_echo"} <= set(listed)
+    assert listed["time_get_current_time"].annotations.read_only_hint is True
+    assert now.is_error is False
+    assert now.structured_content["timezone"] == "Asia/Tokyo"
+    assert bad.is_error is True
+    assert bad.structured_content["code"] == "INPUT_INVALID"
+    assert '"c" is an unexpected field' in bad.content[0].text
+    assert env.called() == []  # the invalid call never reached the test server
