@@ -167,7 +167,6 @@ _PATTERN_PROPERTIES = Exclusion("patternProperties", "properties matched by a re
 _URI_REF = Exclusion("$ref", "a ref by URI (resolved against an $id): only local JSON pointers, #/..., are supported")
 _ANCHOR_REF = Exclusion("$ref", "a ref to an $anchor: only local JSON pointers, #/..., are supported")
 _REMOTE_REF = Exclusion("$ref", "a remote ref (the meta-schema's URL): only refs within the document are supported")
-_NESTED_ID = Exclusion("$id", "a nested $id changes what a local ref points to, which is not supported")
 _CONTROL_ESCAPE = Exclusion("pattern", "ECMA-262's \\cX escape is not in Python's re: reported, not checked")
 _PROPERTY_CLASS = Exclusion("pattern", "\\p{...} classes are not in Python's re: reported, not checked")
 
@@ -187,8 +186,8 @@ EXCLUDED: dict[tuple[str, ...], Exclusion] = {
     ("ref", "ref creates new scope when adjacent to keywords"): Exclusion(
         "unevaluatedProperties", "unevaluated* needs annotation tracking, which is not supported"
     ),
-    ("ref", "refs with relative uris and defs"): _NESTED_ID,
-    ("ref", "relative refs with absolute uris and defs"): _NESTED_ID,
+    ("ref", "refs with relative uris and defs"): _URI_REF,
+    ("ref", "relative refs with absolute uris and defs"): _URI_REF,
     ("ref", "$id must be resolved against nearest parent, not just immediate parent"): _URI_REF,
     ("ref", "order of evaluation: $id and $ref"): _URI_REF,
     ("ref", "order of evaluation: $id and $anchor and $ref"): _ANCHOR_REF,
@@ -216,48 +215,11 @@ EXCLUDED: dict[tuple[str, ...], Exclusion] = {
 
 # Bugs of from_json_schema, each with its cause: the cases it fails (expected failures, strict, so a
 # fix fails until its entries go). For an excluded group, the entry is for its exclusion check.
-_CONST_KEY = (
-    "ConstSchema is built without its comparison key (json_key), so a const matches nothing "
-    "and an enum's array or object values are never matched"
-)
 _ECMA_CLASSES = (
     "patterns run on Python's re, whose \\d \\w \\s and their negations are Unicode-wide; "
     "ECMA-262's are ASCII (and its \\s has U+FEFF)"
 )
-_NESTED_ID_RAISES = (
-    "a nested $id makes the default mode raise 'points to nothing' for a local ref into that "
-    "$id's resource, instead of listing $id in unsupported"
-)
 KNOWN_BUGS: dict[tuple[str, ...], str] = {
-    ("enum", "heterogeneous enum validation", "one of the enum is valid"): _CONST_KEY,
-    ("enum", "heterogeneous enum validation", "valid object matches"): _CONST_KEY,
-    ("enum", "enum with [false] does not match [0]", "[false] is valid"): _CONST_KEY,
-    ("enum", "enum with [true] does not match [1]", "[true] is valid"): _CONST_KEY,
-    ("enum", "enum with [0] does not match [false]", "[0] is valid"): _CONST_KEY,
-    ("enum", "enum with [0] does not match [false]", "[0.0] is valid"): _CONST_KEY,
-    ("enum", "enum with [1] does not match [true]", "[1] is valid"): _CONST_KEY,
-    ("enum", "enum with [1] does not match [true]", "[1.0] is valid"): _CONST_KEY,
-    ("const", "const validation", "same value is valid"): _CONST_KEY,
-    ("const", "const with object", "same object is valid"): _CONST_KEY,
-    ("const", "const with object", "same object with different property order is valid"): _CONST_KEY,
-    ("const", "const with array", "same array is valid"): _CONST_KEY,
-    ("const", "const with null", "null is valid"): _CONST_KEY,
-    ("const", "const with false does not match 0", "false is valid"): _CONST_KEY,
-    ("const", "const with true does not match 1", "true is valid"): _CONST_KEY,
-    ("const", "const with [false] does not match [0]", "[false] is valid"): _CONST_KEY,
-    ("const", "const with [true] does not match [1]", "[true] is valid"): _CONST_KEY,
-    ("const", 'const with {"a": false} does not match {"a": 0}', '{"a": false} is valid'): _CONST_KEY,
-    ("const", 'const with {"a": true} does not match {"a": 1}', '{"a": true} is valid'): _CONST_KEY,
-    ("const", "const with 0 does not match other zero-like types", "integer zero is valid"): _CONST_KEY,
-    ("const", "const with 0 does not match other zero-like types", "float zero is valid"): _CONST_KEY,
-    ("const", "const with 1 does not match true", "integer one is valid"): _CONST_KEY,
-    ("const", "const with 1 does not match true", "float one is valid"): _CONST_KEY,
-    ("const", "const with -2.0 matches integer and float types", "integer -2 is valid"): _CONST_KEY,
-    ("const", "const with -2.0 matches integer and float types", "float -2.0 is valid"): _CONST_KEY,
-    ("const", "float and integers are equal up to 64-bit representation limits", "integer is valid"): _CONST_KEY,
-    ("const", "float and integers are equal up to 64-bit representation limits", "float is valid"): _CONST_KEY,
-    ("const", "nul characters in strings", "match string with nul"): _CONST_KEY,
-    ("ref", "naive replacement of $ref with its destination is not correct", "match the enum exactly"): _CONST_KEY,
     (
         "optional/ecmascript-regex",
         "ECMA 262 \\d matches ascii digits only",
@@ -309,8 +271,6 @@ KNOWN_BUGS: dict[tuple[str, ...], str] = {
         "\\d in pattern matches [0-9], not unicode digits",
         "non-ascii digits (BENGALI DIGIT FOUR, BENGALI DIGIT TWO)",
     ): _ECMA_CLASSES,
-    ("ref", "refs with relative uris and defs"): _NESTED_ID_RAISES,
-    ("ref", "relative refs with absolute uris and defs"): _NESTED_ID_RAISES,
 }
 
 
