@@ -173,9 +173,10 @@ def main(argv: list[str]) -> int:
         core = _run(PYTHON, ROOT / "bench" / "bench_core.py", *rest)
         adapters = _run(PYTHON, ROOT / "bench" / "bench_adapters.py")
         mcp = _run(PYTHON, ROOT / "bench" / "bench_mcp.py")
+        mcp_remote = _run(PYTHON, ROOT / "bench" / "bench_mcp_remote.py")
         plugins = _run(PYTHON, ROOT / "bench" / "bench_plugins.py")
         startup = _run(PYTHON, ROOT / "bench" / "bench_startup.py")
-        return core or adapters or mcp or plugins or startup
+        return core or adapters or mcp or mcp_remote or plugins or startup
     if job == "fuzz":
         examples = rest[0] if rest else "5000"
         env = {**os.environ, "HERMESOS_FUZZ_EXAMPLES": examples, "HERMESOS_FUZZ_RANDOM": "1"}
