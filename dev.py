@@ -12,7 +12,7 @@
 The first run creates ``.venv`` and installs the project into it (editable,
 with the extras the job needs); later runs reinstall only when a
 ``pyproject.toml`` changed. The test and suite jobs also fetch the official
-JSON-Schema-Test-Suite, once, into ``.cache/`` (see :func:`_fetch_suite`).
+JSON-Schema-Test-Suite, once, into ``.cache/`` (from PyPI: it ships in jsonschema's sdist).
 """
 
 from __future__ import annotations
