@@ -34,7 +34,7 @@ from hermes_core.plugins import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core.runtime import Runtime
+from hermes_core.runtime import Resource, ResourceError, Runtime
 from hermes_core.settings import setting
 from hermes_core.tools import Tool, define_tool, tool
 from hermes_core.tracing import disable_tracing, enable_tracing, tracing_enabled
@@ -56,6 +56,8 @@ __all__ = [
     "PluginOrigin",
     "PluginProblem",
     "PluginSet",
+    "Resource",
+    "ResourceError",
     "Runtime",
     "SchemaError",
     "StaticGrants",

@@ -10,8 +10,10 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 ====  ============================================================
 0     success
 1     a plugin is broken: ``check`` found problems, ``call``, ``serve`` or
-      ``export`` refused to start, ``tools list`` could not list every tool,
-      ``install`` installed a broken plugin
+      ``export`` refused to start, ``tools list`` could not list every tool
+      (or a plugin reported a problem), ``install`` installed a broken plugin,
+      a plugin's resource failed to open (``call``, ``serve``) or to close
+      after a call that succeeded
 2     usage error: unknown command or option, input that is not a JSON
       value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``,
       ``new plugin`` with a bad name or a directory in use, ``serve`` without
@@ -26,7 +28,13 @@ Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 10    ``TOOL_FAILED``: the tool's handler raised or ran out of time
 130   interrupted (Ctrl-C, or a plugin raised ``KeyboardInterrupt``):
       one line on stderr, no traceback
+143   ``call`` terminated (SIGTERM), its runtime closed first; ``serve``
+      stops on SIGTERM with 0
 ====  ============================================================
+
+``call`` and ``serve`` open the runtime (its plugins' resources) before the
+first call and close it on every way out: the call's end, a tool error,
+Ctrl-C, SIGTERM, a stdio client going away.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from hermes_core.errors import (
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginOrigin, PluginProblem, PluginSet
+    from hermes_core.runtime import ResourceError, Runtime
 
 __all__ = ["EXIT_CODES", "STDIN_LIMIT", "main"]
 
@@ -68,7 +77,7 @@ EXIT_CODES: dict[ErrorCode, int] = {
     ErrorCode.SCHEMA_INVALID: 8,
     ErrorCode.TOOL_FAILED: 10,  # 9 is pip's
 }
-_OK, _PROBLEMS, _USAGE, _PIP_FAILED, _INTERRUPTED = 0, 1, 2, 9, 130
+_OK, _PROBLEMS, _USAGE, _PIP_FAILED, _INTERRUPTED, _TERMINATED = 0, 1, 2, 9, 130, 143
 _CORE = "hermesos-core"
 # The variables are named here rather than imported: --help and --version import nothing heavy.
 _GRANTS_ENV, _DISABLE_ENV = "HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS"
@@ -78,6 +87,10 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 class _Usage(Exception):  # noqa: N818 - control flow inside this module
     """A usage error found after parsing, such as input that is not a JSON value."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that ``call`` and ``serve`` close the runtime on the way out."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,6 +119,9 @@ class _Style:
 
     def green(self, text: str) -> str:
         return self(text, "32")
+
+    def yellow(self, text: str) -> str:
+        return self(text, "33")
 
 
 def _print_json(data: Any) -> None:
@@ -167,6 +183,26 @@ def _report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) 
     print(_skip_hint(names), file=sys.stderr)
 
 
+def _warning_line(problem: PluginProblem) -> str:
+    """One line for a problem a plugin reported (hermes_problems): the plugin is loaded, and something is missing."""
+    return f"{_Style(sys.stderr).yellow('warning')}: {problem.message}"
+
+
+def _report_problems(problems: Sequence[PluginProblem], args: argparse.Namespace) -> None:
+    """On stderr: a warning line for each problem a plugin reported, then the broken plugins (see _report_broken)."""
+    for problem in problems:
+        if not problem.fatal:
+            print(_warning_line(problem), file=sys.stderr)
+    broken = [problem for problem in problems if problem.fatal]
+    if broken:
+        _report_broken(broken, args)
+
+
+def _fatal(found: PluginSet) -> bool:
+    """Whether a plugin is broken (a fatal problem); a problem a plugin reported leaves it loaded."""
+    return any(problem.fatal for problem in found.problems)
+
+
 def _permission_hint(error: PermissionDeniedError, args: argparse.Namespace) -> str:
     """How to grant what was denied, or, when it was granted, that a provider denied it."""
     from hermes_core.permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
@@ -215,11 +251,21 @@ def _tools_list(args: argparse.Namespace) -> int:
     broken = [
         {"distribution": p.origin.distribution, "version": p.origin.version, "entry_point": p.origin.entry_point}
         for p in found.plugins
-        if p.problems
+        if not p.ok and not p.disabled
     ]
-    status = _PROBLEMS if broken else _OK
+    warnings = [
+        {
+            "distribution": problem.origin.distribution,
+            "version": problem.origin.version,
+            "entry_point": problem.origin.entry_point,
+            "message": problem.message,
+        }
+        for problem in found.problems
+        if not problem.fatal
+    ]
+    status = _PROBLEMS if found.problems else _OK
     if args.json:
-        _print_json({"tools": rows, "broken_plugins": broken})
+        _print_json({"tools": rows, "broken_plugins": broken, "warnings": warnings})
         return status
     style = _Style(sys.stdout)
     cells = [
@@ -231,10 +277,10 @@ def _tools_list(args: argparse.Namespace) -> int:
             f"{style.bold(name.ljust(widths[0]))}  {version.ljust(widths[1])}  {distribution.ljust(widths[2])}  "
             f"{permissions.ljust(widths[3])}  {row['description']}"
         )
-    if broken:
+    if found.problems:
         sys.stdout.flush()  # the listing first, then what is missing from it, when both go to one terminal
-        _report_broken(found.problems, args)
-    elif not rows:
+        _report_problems(found.problems, args)
+    if not rows and not broken:
         print("no tools installed: hermesos install a plugin, such as hermesos-fs", file=sys.stderr)
     return status
 
@@ -271,7 +317,8 @@ def _plugins_list(args: argparse.Namespace) -> int:
             line += "  " + ", ".join(counts)
         print(line)
         for problem in plugin.problems:
-            print(f"  {style.red('problem')}: {_cause(problem.origin, problem.message)}")
+            label = style.red("problem") if problem.fatal else style.yellow("warning")
+            print(f"  {label}: {_cause(problem.origin, problem.message)}")
     if not rows:
         print("no plugins installed", file=sys.stderr)
     return _OK
@@ -285,7 +332,7 @@ def _tools_show(args: argparse.Namespace) -> int:
 
         status = _report(ToolNotFoundError(args.name, suggest(args.name, [t.name for t in found.tools])), args)
         if found.problems and not args.json:
-            _report_broken(found.problems, args)  # the tool may be one a broken plugin would have contributed
+            _report_problems(found.problems, args)  # the tool may be one a broken plugin would have contributed
         return status
     origin = found.origin(tool.name)
     data = {
@@ -394,19 +441,95 @@ def _call(args: argparse.Namespace) -> int:
     value = _read_input(source)
     # Strict as load_runtime is, but every broken plugin is reported, each on one line.
     found = _discover(args)
-    if found.problems:
-        _report_broken(found.problems, args)
+    if _fatal(found):
+        _report_problems(found.problems, args)
         return _PROBLEMS
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
-        limit = {} if args.timeout is None else {"timeout": args.timeout}
-        output = runtime.call_sync(args.tool, value, **limit)
-    except PermissionDeniedError as error:
-        return _report(error, args, None if args.json else _permission_hint(error, args))
     except ToolError as error:
         return _report(error, args)
-    _print_json(output)
-    return _OK
+    limit = {} if args.timeout is None else {"timeout": args.timeout}
+
+    def call() -> int:
+        try:
+            output = runtime.call_sync(args.tool, value, **limit)
+        except PermissionDeniedError as error:
+            return _report(error, args, None if args.json else _permission_hint(error, args))
+        except ToolNotFoundError as error:
+            status = _report(error, args)
+            if found.problems and not args.json:
+                _report_problems(found.problems, args)  # a plugin said what it could not load: the tool, maybe
+            return status
+        except ToolError as error:
+            return _report(error, args)
+        _print_json(output)
+        return _OK
+
+    try:
+        return _while_open(runtime, args, call)
+    except _Terminated:
+        print("hermesos: terminated", file=sys.stderr)
+        return _TERMINATED
+
+
+# -- the runtime's resources: opened before the first call, closed on every way out ------
+
+
+@contextlib.contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises :class:`_Terminated` in the main thread, as Ctrl-C raises its own.
+
+    Python's own SIGTERM ends the process where it stands, and no ``finally``
+    runs: a plugin's server subprocess would outlive it.
+    """
+    import signal  # noqa: PLC0415 - only call and serve need it
+    import threading  # noqa: PLC0415
+
+    if threading.current_thread() is not threading.main_thread():  # main() called from a thread: no signals
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _resource_failed(error: ResourceError, args: argparse.Namespace) -> int:
+    """One line on stderr for a resource that failed to open or close, naming its plugin; with --debug, the cause."""
+    print(f"{_Style(sys.stderr).red('error')}: {error}", file=sys.stderr)
+    if args.debug and error.__cause__ is not None:
+        traceback.print_exception(error.__cause__, file=sys.stderr)
+    return _PROBLEMS
+
+
+def _while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], int]) -> int:
+    """Run *work* with *runtime* open; its status, or 1 if it succeeded and a resource then failed to close.
+
+    The runtime is closed on every way out of *work*: its return, an
+    exception, Ctrl-C, SIGTERM (raised as :class:`_Terminated`).
+    """
+    from hermes_core.runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
+
+    with _terminate_raises():
+        try:
+            runtime.open()
+        except ResourceError as error:
+            return _resource_failed(error, args)
+        closed = False
+        try:
+            status = work()
+        finally:
+            try:
+                runtime.close()
+                closed = True
+            except ResourceError as error:  # reported, never hiding what ended the work
+                _resource_failed(error, args)
+    return status if closed or status != _OK else _PROBLEMS
 
 
 # -- serve and export: the tools for MCP clients and model APIs ---------------------------
@@ -490,35 +613,43 @@ def _serve(args: argparse.Namespace) -> int:
         raise _Usage(f"hermesos serve: error: serving over MCP needs the MCP SDK: {_MCP_EXTRA}") from None
     found = _discover(args)
     if found.problems:
-        _report_broken(found.problems, args)
-        return _PROBLEMS
+        _report_problems(found.problems, args)
+        if _fatal(found):
+            return _PROBLEMS
     import anyio  # noqa: PLC0415 - installed with the MCP SDK
 
     port = serve.DEFAULT_PORT if args.port is None else args.port
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
-        count = _count(len(runtime.tools), "tool")
-
-        def listening(url: str) -> None:
-            print(f"hermesos serve: serving {count} at {url}", file=sys.stderr, flush=True)
-
-        with _serve_logging(args.debug):
-            if args.transport == "stdio":
-                print(f"hermesos serve: serving {count} over stdio", file=sys.stderr, flush=True)
-                anyio.run(lambda: serve.serve_stdio(runtime, timeout=args.timeout))
-            else:
-                try:
-                    anyio.run(
-                        lambda: serve.serve_http(
-                            runtime, host=host, port=port, token=token, timeout=args.timeout, on_listening=listening
-                        )
-                    )
-                except OSError as error:  # binding: uvicorn handles what happens to a connection afterwards
-                    reason = error.strerror or str(error)
-                    raise _Usage(f"hermesos serve: error: cannot listen on {host} port {port}: {reason}") from None
+        serve.mcp_tools(runtime)  # two tools of one wire name: refused before any resource opens
     except ToolError as error:  # a malformed grant, two tools of one wire name: before anything is served
         return _report(error, args)
-    return _OK
+    count = _count(len(runtime.tools), "tool")
+
+    def listening(url: str) -> None:
+        print(f"hermesos serve: serving {count} at {url}", file=sys.stderr, flush=True)
+
+    def run() -> int:
+        if args.transport == "stdio":
+            print(f"hermesos serve: serving {count} over stdio", file=sys.stderr, flush=True)
+            anyio.run(lambda: serve.serve_stdio(runtime, timeout=args.timeout))
+            return _OK
+        try:
+            anyio.run(
+                lambda: serve.serve_http(
+                    runtime, host=host, port=port, token=token, timeout=args.timeout, on_listening=listening
+                )
+            )
+        except OSError as error:  # binding: uvicorn handles what happens to a connection afterwards
+            reason = error.strerror or str(error)
+            raise _Usage(f"hermesos serve: error: cannot listen on {host} port {port}: {reason}") from None
+        return _OK
+
+    with _serve_logging(args.debug):
+        try:
+            return _while_open(runtime, args, run)
+        except _Terminated:
+            return _OK  # SIGTERM stops the server, as it stops uvicorn's: the runtime is closed by now
 
 
 def _port(text: str) -> int:
@@ -541,8 +672,8 @@ def _export(args: argparse.Namespace) -> int:
     from hermes_core.serve import mcp_tools  # noqa: PLC0415 - its SDK-free part
 
     found = _discover(args)
-    if found.problems:
-        _report_broken(found.problems, args)
+    if _fatal(found):
+        _report_problems(found.problems, args)
         return _PROBLEMS
     try:
         runtime = found.runtime()
@@ -571,6 +702,7 @@ def _check_report(found: PluginSet) -> dict[str, Any]:
                 "entry_point": p.origin.entry_point,
                 "error": type(p.error).__name__,
                 "message": p.message,
+                "fatal": p.fatal,
             }
             for p in found.problems
         ],
@@ -594,7 +726,8 @@ def _check(args: argparse.Namespace) -> int:
         return _PROBLEMS if problems else _OK
     style = _Style(sys.stdout)
     for problem in problems:
-        print(f"{style.red('problem')}: {problem['message']}")
+        label = style.red("problem") if problem.get("fatal", True) else style.yellow("warning")
+        print(f"{label}: {problem['message']}")
     summary = f"{_count(report['plugins'], 'plugin')}, {report['healthy']} healthy, {_count(len(problems), 'problem')}"
     print(style.red(summary) if problems else style.green(summary))
     return _PROBLEMS if problems else _OK
@@ -691,6 +824,7 @@ def _check_stopping(args: argparse.Namespace) -> dict[str, Any]:
                 "entry_point": origin.entry_point,
                 "error": "PluginLoadError",
                 "message": f"{origin}: {event['step']} {why}",
+                "fatal": True,
             }
         )
         skip.append(origin.distribution)

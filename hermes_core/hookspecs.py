@@ -30,12 +30,15 @@ import pluggy
 
 if TYPE_CHECKING:
     from hermes_core.permissions import PermissionProvider
+    from hermes_core.runtime import Resource
     from hermes_core.schema import Schema
     from hermes_core.tools import Tool
 
 __all__ = [
     "PROJECT",
     "hermes_permission_providers",
+    "hermes_problems",
+    "hermes_resources",
     "hermes_schemas",
     "hermes_tools",
     "hermes_write_roots",
@@ -108,4 +111,43 @@ def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[em
     Returns:
         An iterable of directory paths (strings or path-like). A plugin whose
         tools write no files does not implement this hook.
+    """
+
+
+# -- what the tools hold across calls, and what went wrong while loading -----------------
+
+
+@hookspec
+def hermes_resources() -> Iterable[Resource]:  # type: ignore[empty-body]
+    """Contribute resources the tools hold across calls: connection pools, server subprocesses.
+
+    Called once per load, after this plugin's ``hermes_tools``,
+    ``hermes_schemas``, ``hermes_permission_providers`` and
+    ``hermes_write_roots``: a plugin may make a resource in ``hermes_tools``
+    (its tools' handlers close over it) and return it here. Making one must
+    start nothing: the runtime opens the resources of the healthy plugins
+    (``runtime.open()``, ``with runtime:``; ``hermesos call`` and ``serve`` do)
+    and closes them, and a plugin dropped after its hooks ran (two plugins
+    contribute one tool name, say) never has its resources opened.
+
+    Returns:
+        An iterable of :class:`~hermes_core.Resource`: objects with plain
+        (not ``async``) methods ``open()`` and ``close()``; ``close()`` must be
+        safe to call after an ``open()`` that raised.
+    """
+
+
+@hookspec
+def hermes_problems() -> Iterable[str]:  # type: ignore[empty-body]
+    """Report problems found while loading that leave the plugin usable (one server of several would not start).
+
+    Called once per load, last of this plugin's hooks (after
+    ``hermes_resources``). The plugin stays loaded and its tools are used;
+    each problem is a non-fatal :class:`~hermes_core.PluginProblem` of the
+    plugin, which ``hermesos check`` lists (exiting 1) and ``hermesos tools
+    list`` warns of. For a problem that leaves nothing usable, raise instead.
+
+    Returns:
+        An iterable of strings, each one problem in a sentence or two, such as
+        ``"server weather: failed to start: no such command: wthr"``.
     """

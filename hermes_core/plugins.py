@@ -44,7 +44,7 @@ from hermes_core.checks import (
 from hermes_core.errors import InvalidDefinitionError, sentence
 from hermes_core.names import case_key
 from hermes_core.permissions import PermissionProvider, env_grants
-from hermes_core.runtime import Runtime
+from hermes_core.runtime import Resource, Runtime, check_resources, raised, resource_label
 from hermes_core.schema import Schema
 from hermes_core.tools import Tool
 
@@ -73,7 +73,14 @@ _SEPARATORS = re.compile(r"[-_.]+")
 # Each step of a plugin (its import, each hook) is a DEBUG record whose ``plugin`` and ``step``
 # name it: 'hermesos check --timeout' reads them to say which plugin it had to stop.
 _LOG = logging.getLogger(__name__)
-_HOOKS = ("hermes_tools", "hermes_schemas", "hermes_permission_providers", "hermes_write_roots")
+_HOOKS = (
+    "hermes_tools",
+    "hermes_schemas",
+    "hermes_permission_providers",
+    "hermes_write_roots",
+    "hermes_resources",
+    "hermes_problems",
+)
 
 
 @final
@@ -117,16 +124,22 @@ def _rebuild_load_error(origin: PluginOrigin, text: str) -> PluginLoadError:
 @final
 @frozen
 class PluginProblem:
-    """One problem of one plugin, found in report mode.
+    """One problem of one plugin: found in report mode, or reported by the plugin itself.
 
     Attributes:
         origin: the plugin at fault.
         error: the error strict mode would have raised
-            (:class:`InvalidDefinitionError` or :class:`PluginLoadError`).
+            (:class:`InvalidDefinitionError` or :class:`PluginLoadError`); for a
+            problem the plugin reported (``hermes_problems``), a
+            :class:`PluginLoadError` carrying its text.
+        fatal: True when the plugin was dropped for it (nothing of it is
+            used); False for a problem the plugin reported through
+            ``hermes_problems``, which leaves it loaded, in strict mode too.
     """
 
     origin: PluginOrigin
     error: Exception
+    fatal: bool = True
 
     @property
     def message(self) -> str:
@@ -137,21 +150,30 @@ class PluginProblem:
 @final
 @frozen
 class Plugin:
-    """One discovered plugin and what it contributed (nothing, if it is disabled or has problems)."""
+    """One discovered plugin and what it contributed (nothing, if it is disabled or has a fatal problem)."""
 
     origin: PluginOrigin
     tools: tuple[Tool, ...] = ()
     schemas: Mapping[str, Schema] = field(default_factory=lambda: MappingProxyType({}))
     providers: tuple[PermissionProvider, ...] = ()
+    #: Every problem of the plugin: fatal ones (it was dropped), and those it reported (hermes_problems).
     problems: tuple[PluginProblem, ...] = ()
     #: The directories the plugin's tools may write (hermes_write_roots), real paths.
     write_roots: tuple[str, ...] = ()
     disabled: bool = False
+    #: What its tools hold across calls (hermes_resources), opened and closed with a runtime.
+    resources: tuple[Resource, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """Whether the plugin loaded and its contributions are in use."""
-        return not self.disabled and not self.problems
+        """Whether the plugin loaded and its contributions are in use: not disabled, and no fatal problem."""
+        return not self.disabled and not any(problem.fatal for problem in self.problems)
+
+    @property
+    def resource_labels(self) -> tuple[str, ...]:
+        """What messages call each of its resources: its origin, ``hermes_resources[i]`` and the resource's type."""
+        source = str(self.origin)
+        return tuple(resource_label(source, "hermes_resources", i, r) for i, r in enumerate(self.resources))
 
 
 @final
@@ -173,7 +195,7 @@ class PluginSet:
 
     @property
     def problems(self) -> tuple[PluginProblem, ...]:
-        """Every problem of every plugin, in discovery order."""
+        """Every problem of every plugin, in discovery order: fatal ones, and those the plugins reported."""
         return tuple(problem for plugin in self.plugins for problem in plugin.problems)
 
     @property
@@ -191,6 +213,16 @@ class PluginSet:
         """The permission providers of the healthy plugins."""
         return tuple(provider for plugin in self.plugins if plugin.ok for provider in plugin.providers)
 
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """The resources of the healthy plugins, in load order: the order a runtime of them opens them."""
+        return tuple(resource for plugin in self.plugins if plugin.ok for resource in plugin.resources)
+
+    @property
+    def resource_labels(self) -> tuple[str, ...]:
+        """What messages call each of :attr:`resources`, naming the plugin it came from."""
+        return tuple(label for plugin in self.plugins if plugin.ok for label in plugin.resource_labels)
+
     def origin(self, tool: str) -> PluginOrigin | None:
         """The plugin a tool came from, or None if no healthy plugin contributed it."""
         return self._origins.get(tool)
@@ -201,7 +233,10 @@ class PluginSet:
         return tuple((str(p.origin), root) for p in self.plugins if p.ok for root in p.write_roots)
 
     def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[PermissionProvider] = ()) -> Runtime:
-        """A runtime of the healthy plugins' tools, schemas and providers (asked first), plus *providers*.
+        """A runtime of the healthy plugins' tools, schemas, providers (asked first) and resources, plus *providers*.
+
+        The runtime is not opened: ``with runtime:`` (or ``runtime.open()``)
+        opens the plugins' resources, and an error opening one names its plugin.
 
         Raises:
             InvalidDefinitionError: as :class:`~hermes_core.Runtime`, or one of
@@ -209,7 +244,14 @@ class PluginSet:
         """
         extra = tuple(providers)
         check_guarded_files("providers", extra, self.write_roots)
-        return Runtime(self.tools, grants=grants, providers=(*self.providers, *extra), schemas=self.schemas)
+        return Runtime(
+            self.tools,
+            grants=grants,
+            providers=(*self.providers, *extra),
+            schemas=self.schemas,
+            resources=self.resources,
+            resource_labels=self.resource_labels,
+        )
 
 
 class _PluginManager(pluggy.PluginManager):
@@ -259,15 +301,6 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
             )
 
 
-def _raised(error: BaseException) -> str:
-    """What a plugin raised, for a message: ``RuntimeError: boom``, ``SystemExit: 3``, or the bare type."""
-    try:
-        text = str(error)
-    except Exception:  # the plugin's own __str__ failing must not hide what it raised
-        text = ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) -> object:
     step = f"importing {entry_point.value}"
     _LOG.debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
@@ -276,7 +309,7 @@ def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) ->
     except InvalidDefinitionError as error:
         raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
     except (Exception, SystemExit) as error:  # a module's sys.exit() is its failure, not the command's exit
-        raise PluginLoadError(origin, f"importing {entry_point.value} failed with {_raised(error)}") from error
+        raise PluginLoadError(origin, f"importing {entry_point.value} failed with {raised(error)}") from error
 
 
 def _new_manager() -> _PluginManager:
@@ -343,7 +376,7 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
         except InvalidDefinitionError as error:
             raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
         except (Exception, SystemExit) as error:  # a hook's sys.exit() is its failure, not the command's exit
-            raise PluginLoadError(origin, f"hook {hook} raised {_raised(error)}") from error
+            raise PluginLoadError(origin, f"hook {hook} raised {raised(error)}") from error
         if result is not None:
             results.append(result)
     return results
@@ -360,7 +393,7 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
         try:
             items.extend(result)  # a generator hook's body runs here
         except (Exception, SystemExit) as error:
-            raise PluginLoadError(origin, f"iterating what {hook} returned raised {_raised(error)}") from error
+            raise PluginLoadError(origin, f"iterating what {hook} returned raised {raised(error)}") from error
     return items
 
 
@@ -378,13 +411,31 @@ def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager
         "providers",
     )
     roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    # After hermes_tools: a plugin may make its resources there, and return them here.
+    resources = _items(origin, "hermes_resources", _call(origin, plugin, manager, "hermes_resources"), "resources")
+    problems = _items(origin, "hermes_problems", _call(origin, plugin, manager, "hermes_problems"), "strings")
     return Plugin(
         origin,
         tuple(check_tools(source, "hermes_tools", tools).values()),
         MappingProxyType(schemas),
         check_providers(source, "hermes_permission_providers", providers),
         write_roots=check_write_roots(source, "hermes_write_roots", roots),
+        resources=check_resources(source, "hermes_resources", resources),
+        problems=_reported(origin, problems),
     )
+
+
+def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem, ...]:
+    """The problems a plugin reported (hermes_problems), each a non-empty string, as non-fatal problems of it."""
+    reported: list[PluginProblem] = []
+    for index, text in enumerate(problems):
+        if not isinstance(text, str) or not text.strip():
+            got = "an empty string" if isinstance(text, str) else type(text).__name__
+            raise InvalidDefinitionError(
+                str(origin), f"hermes_problems[{index}]", f"must be a string saying what is wrong, got {got}"
+            )
+        reported.append(PluginProblem(origin, PluginLoadError(origin, text.strip()), fatal=False))
+    return tuple(reported)
 
 
 def _load_one(

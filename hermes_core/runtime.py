@@ -2,7 +2,9 @@
 
 A :class:`Runtime` is checked when it is built (by :mod:`hermes_core.checks`,
 the same checks the plugin loader applies) and immutable afterwards, so it is
-safe to share across threads and tasks. Everything that can be computed once
+safe to share across threads and tasks. The one thing about it that changes is
+whether its :class:`Resource` objects are open: ``open()``/``close()``, ``with``
+and ``async with``, under a lock, in one slot beside the frozen fields. Everything that can be computed once
 (compiled validators, each tool's permission gate, the name index) is
 computed in the constructor; a call is a dict lookup and straight-line code.
 Permission decisions live in :mod:`hermes_core.permissions`, name suggestions
@@ -21,9 +23,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from types import MappingProxyType
-from typing import Any, Final, NoReturn, final
+from types import MappingProxyType, TracebackType
+from typing import Any, Final, Literal, NoReturn, Protocol, final, runtime_checkable
 
 from hermes_core import tracing
 from hermes_core._aio import Expired, await_within, require_no_loop, run_coroutine, run_in_thread, to_thread
@@ -32,6 +35,7 @@ from hermes_core.checks import check_providers, check_schemas, check_tools, chec
 from hermes_core.errors import (
     InputInvalidError,
     InputRejected,
+    InvalidDefinitionError,
     Issue,
     OutputInvalidError,
     ToolError,
@@ -45,7 +49,7 @@ from hermes_core.schema import Schema
 from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
 from hermes_core.tools import Tool, check_timeout, tool_annotations
 
-__all__ = ["Runtime"]
+__all__ = ["Resource", "ResourceError", "Runtime", "check_resources", "raised", "resource_label"]
 
 
 class _Unset:
@@ -114,6 +118,178 @@ def _checked(
     return result
 
 
+# -- resources held across calls ---------------------------------------------------------
+
+
+@runtime_checkable
+class Resource(Protocol):
+    """Something a runtime holds across calls (a connection pool, a server subprocess), opened and closed with it.
+
+    ``open()`` is called when the runtime opens (``runtime.open()``, ``with
+    runtime:``, ``async with runtime:``; ``hermesos call`` and ``hermesos serve``
+    open theirs), ``close()`` when it closes. Both are plain functions on
+    purpose: ``call_sync`` runs each ``async`` handler in a new event loop, so
+    nothing bound to one event loop can outlive a call. A resource that needs
+    an event loop runs its own, on a thread of its own, started by ``open()``
+    and stopped by ``close()``.
+
+    ``close()`` must be safe to call after an ``open()`` that raised half-way:
+    the runtime calls it then too, to release whatever was acquired. Neither
+    is called twice in a row by the runtime. Tools must still work when the
+    runtime was never opened (a runtime built in a test, say): connect per
+    call, or raise a :class:`~hermes_core.ToolFailedError` saying so.
+    """
+
+    def open(self) -> None:
+        """Acquire what the resource holds: start the subprocess, connect the pool."""
+
+    def close(self) -> None:
+        """Release it; safe after an ``open()`` that raised, or that was never made."""
+
+
+class ResourceError(Exception):
+    """A runtime's resource failed to open, or some failed to close.
+
+    Deliberately not a :class:`~hermes_core.ToolError`: no tool call went
+    wrong. What the first failing resource raised is chained as ``__cause__``;
+    each failure to close is also logged, with its traceback, on the
+    ``hermes_core`` logger.
+
+    Attributes:
+        action: ``"open"`` or ``"close"``.
+        failed: the resources that failed, as messages name them (see
+            :func:`resource_label`), in the order they failed.
+    """
+
+    def __init__(self, action: Literal["open", "close"], failed: tuple[str, ...], message: str) -> None:
+        self.action = action
+        self.failed = failed
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.action, self.failed, self.args[0]))
+
+
+def raised(error: BaseException) -> str:
+    """What code raised, for a message: ``RuntimeError: boom``, ``SystemExit: 3``, or the bare type."""
+    try:
+        text = str(error)
+    except Exception:  # the error's own __str__ failing must not hide what was raised
+        text = ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def resource_label(source: str, field: str, index: int, resource: object) -> str:
+    """How messages name a resource: ``Runtime(): resources[0] (Database)``, or a plugin's origin and hook."""
+    return f"{source}: {field}[{index}] ({type(resource).__name__})"
+
+
+def check_resources(source: str, field: str, resources: Iterable[object]) -> tuple[Resource, ...]:
+    """The resources, each with callable ``open()`` and ``close()``.
+
+    Raises:
+        InvalidDefinitionError: an item lacks one of them.
+    """
+    checked: list[Resource] = []
+    for index, resource in enumerate(resources):
+        if not (callable(getattr(resource, "open", None)) and callable(getattr(resource, "close", None))):
+            raise InvalidDefinitionError(
+                source,
+                f"{field}[{index}]",
+                "must be a resource: an object with methods open() and close(), called when the runtime opens "
+                f"and closes; got {type(resource).__name__}",
+            )
+        checked.append(resource)  # type: ignore[arg-type]  # both methods checked just above
+    return tuple(checked)
+
+
+@final
+class _Lifecycle:
+    """Whether a runtime's resources are open, and how many ``with`` blocks hold them: its one mutable part."""
+
+    __slots__ = ("_depth", "_labels", "_lock", "_open", "_owned", "_resources")
+
+    def __init__(self, resources: tuple[Resource, ...], labels: tuple[str, ...]) -> None:
+        self._resources = resources
+        self._labels = labels
+        self._lock = threading.Lock()
+        self._open = False
+        self._depth = 0  # the with blocks inside one another
+        self._owned = False  # whether the outermost with block opened the resources (and so closes them)
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    def open(self) -> None:
+        with self._lock:
+            self._open_all()
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_all()
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                owned = not self._open
+                self._open_all()
+                self._owned = owned
+            self._depth += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._depth = max(self._depth - 1, 0)
+            if self._depth == 0 and self._owned:
+                self._owned = False
+                self._close_all()
+
+    def _open_all(self) -> None:
+        if self._open:
+            return
+        for index, resource in enumerate(self._resources):
+            try:
+                resource.open()
+            except BaseException as error:
+                # It may have acquired part of what it holds: it is closed too, then those before it.
+                self._release(index + 1)
+                if not isinstance(error, Exception):
+                    raise  # Ctrl-C while opening: everything is closed again, and it goes on as it is
+                label = self._labels[index]
+                message = f"{label} failed to open: {raised(error)}; the runtime stays closed"
+                raise ResourceError("open", (label,), message) from error
+        self._open = True
+
+    def _close_all(self) -> None:
+        if not self._open:
+            return
+        self._open = False  # closed, whatever each close says: a resource is never closed twice
+        failures = self._release(len(self._resources))
+        interrupt = next((error for _, error in failures if not isinstance(error, Exception)), None)
+        if interrupt is not None:
+            raise interrupt  # every resource had its close() called first
+        if failures:
+            failed = tuple(label for label, _ in failures)
+            if len(failures) == 1:
+                message = f"{failed[0]} failed to close: {raised(failures[0][1])}"
+            else:
+                each = "; ".join(f"{label}: {raised(error)}" for label, error in failures)
+                message = f"{len(failures)} resources failed to close: {each}"
+            raise ResourceError("close", failed, message) from failures[0][1]
+
+    def _release(self, count: int) -> list[tuple[str, BaseException]]:
+        """Close the first *count* resources, last first; each failure is logged, and none stops the others."""
+        failures: list[tuple[str, BaseException]] = []
+        for index in reversed(range(count)):
+            try:
+                self._resources[index].close()
+            except BaseException as error:  # Ctrl-C too: every resource has its close() called
+                label = self._labels[index]
+                _logger().error("%s failed to close: %s", label, raised(error), exc_info=error)
+                failures.append((label, error))
+        return failures
+
+
 @final
 @frozen(init=False, eq=False, repr=False)
 class Runtime:
@@ -128,11 +304,19 @@ class Runtime:
         schemas: named schemas, name to schema, that tools use through ``s.ref(name)``.
         timeout: the most seconds a call may take, for the tools that set none
             themselves (None: no limit).
+        resources: :class:`Resource` objects the tools hold across calls,
+            opened in this order by :meth:`open` (or ``with runtime:``) and
+            closed in the reverse order by :meth:`close`. A runtime that is
+            never opened still calls its tools.
+        resource_labels: what messages call each resource, in the same order
+            (the plugin loader gives each its plugin's origin); None: by its
+            place and type, ``Runtime(): resources[0] (Database)``.
 
     Raises:
         InvalidDefinitionError: two tools share a name, an ``s.ref`` names a
-            schema *schemas* does not have, or a grant, provider or schema name is
-            malformed; the message names the tool and the field.
+            schema *schemas* does not have, a grant, provider or schema name is
+            malformed, or a resource lacks ``open()`` or ``close()``; the
+            message names the tool and the field.
 
     """
 
@@ -140,6 +324,8 @@ class Runtime:
     _schemas: Mapping[str, Schema]
     _permissions: Permissions
     _entries: dict[str, _Entry]
+    _resources: tuple[Resource, ...]
+    _life: _Lifecycle
 
     def __init__(
         self,
@@ -149,14 +335,19 @@ class Runtime:
         providers: Iterable[PermissionProvider] = (),
         schemas: Mapping[str, Schema] | None = None,
         timeout: float | None = None,
+        resources: Iterable[Resource] = (),
+        resource_labels: Iterable[str] | None = None,
     ) -> None:
         default_timeout = check_timeout("Runtime()", "timeout", timeout)
         permissions = Permissions(StaticGrants(grants), check_providers("Runtime()", "providers", providers))
         named = MappingProxyType(check_schemas("Runtime()", "schemas", {} if schemas is None else schemas))
         registered = check_tools("Runtime()", "tools", tools)
         check_wiring(registered.values(), named, named)
+        held = check_resources("Runtime()", "resources", resources)
+        labels = _labels(held, resource_labels)
         entries = {name: _Entry.make(tool, named, permissions, default_timeout) for name, tool in registered.items()}
         derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
+        derive(self, _resources=held, _life=_Lifecycle(held, labels))
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -179,6 +370,72 @@ class Runtime:
     def providers(self) -> tuple[PermissionProvider, ...]:
         """The permission providers, in the order they are asked."""
         return self._permissions.providers
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """The resources the runtime opens and closes, in the order it opens them."""
+        return self._resources
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the resources are open (a runtime without resources opens and closes all the same)."""
+        return self._life.is_open
+
+    # -- opening and closing ---------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the resources, in order; nothing happens if they are open already.
+
+        If one raises, it and those opened before it are closed again (last
+        first) and the runtime stays closed. Calls do not wait for this: a
+        runtime that is never opened calls its tools all the same.
+
+        Raises:
+            ResourceError: a resource's ``open()`` raised (chained), naming it.
+        """
+        self._life.open()
+
+    def close(self) -> None:
+        """Close the resources, last opened first; nothing happens if they are not open.
+
+        Every resource has its ``close()`` called, even after one raises: each
+        failure is logged, and one error is raised at the end. The runtime is
+        closed either way.
+
+        Raises:
+            ResourceError: one or more ``close()`` raised, naming each (the first chained).
+        """
+        self._life.close()
+
+    def __enter__(self) -> Runtime:
+        """Open the runtime for the block (see :meth:`open`); blocks inside one another are counted.
+
+        The outermost block opens the runtime and closes it when it ends; a
+        runtime already opened by :meth:`open` is left open.
+        """
+        self._life.enter()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._life.leave()
+
+    async def __aenter__(self) -> Runtime:
+        """``with runtime:`` for async code: the resources open on a worker thread, never blocking the loop."""
+        opening = _Opening(self._life)
+        try:
+            await to_thread(opening.run, None, None)
+        except BaseException:
+            opening.abandon()  # cancelled while the thread opens on: nothing may outlive the block
+            raise
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        # A cancelled wait leaves the thread closing all the same: nothing is left open.
+        await to_thread(_leave, self._life, None)
 
     def definitions(self) -> list[dict[str, Any]]:
         """What a model is shown of each tool: ``name``, ``description``, ``inputSchema``, ``outputSchema``.
@@ -349,6 +606,59 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
+
+
+def _labels(resources: tuple[Resource, ...], given: Iterable[str] | None) -> tuple[str, ...]:
+    """What messages call each resource: *given*, checked one for one, else its place and type."""
+    if given is None:
+        return tuple(resource_label("Runtime()", "resources", i, resource) for i, resource in enumerate(resources))
+    labels = tuple(given)
+    if len(labels) != len(resources) or not all(isinstance(label, str) for label in labels):
+        raise InvalidDefinitionError(
+            "Runtime()",
+            "resource_labels",
+            f"must be one string per resource, in order; got {len(labels)} for {len(resources)} resources",
+        )
+    return labels
+
+
+@final
+class _Opening:
+    """``async with``'s opening, on a worker thread, which a block cancelled meanwhile undoes once it is done."""
+
+    __slots__ = ("_abandoned", "_entered", "_life", "_lock")
+
+    def __init__(self, life: _Lifecycle) -> None:
+        self._life = life
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self._entered = False
+
+    def run(self, _: object) -> None:
+        """On the worker thread: enter; and leave again at once if the block was abandoned meanwhile."""
+        self._life.enter()
+        with self._lock:
+            self._entered = not self._abandoned
+        if not self._entered:
+            _leave_logged(self._life)
+
+    def abandon(self) -> None:
+        """On the event loop, when the block will not run: leave, now or once the thread has entered."""
+        with self._lock:
+            self._abandoned = True
+            entered, self._entered = self._entered, False
+        if entered:
+            threading.Thread(target=_leave_logged, args=(self._life,), name="hermesos-close").start()
+
+
+def _leave(life: _Lifecycle) -> None:
+    life.leave()
+
+
+def _leave_logged(life: _Lifecycle) -> None:
+    """Leave a block that never ran: nobody awaits this, so a failure to close is only logged."""
+    with contextlib.suppress(ResourceError):  # each failure to close is logged already
+        life.leave()
 
 
 def _shown(name: object) -> str:

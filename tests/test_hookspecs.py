@@ -17,8 +17,15 @@ SPECS = [
 ]
 
 
-def test_there_are_exactly_the_four_hooks() -> None:
-    assert sorted(SPECS) == ["hermes_permission_providers", "hermes_schemas", "hermes_tools", "hermes_write_roots"]
+def test_there_are_exactly_the_six_hooks() -> None:
+    assert sorted(SPECS) == [
+        "hermes_permission_providers",
+        "hermes_problems",
+        "hermes_resources",
+        "hermes_schemas",
+        "hermes_tools",
+        "hermes_write_roots",
+    ]
     assert sorted(hookspecs.__all__) == sorted([*SPECS, "PROJECT", "hookimpl", "hookspec"])
 
 
@@ -36,7 +43,8 @@ def test_each_hook_is_typed_and_says_what_to_return_and_when_it_is_called(name: 
 @pytest.mark.parametrize("name", SPECS)
 def test_each_hook_is_documented_and_tested(name: str) -> None:
     assert f"`{name}()`" in (ROOT / "docs" / "plugins.md").read_text()
-    assert name in (ROOT / "tests" / "test_plugins.py").read_text()
+    loader_tests = ("test_plugins.py", "test_lifecycle.py")  # the resource and problem hooks: test_lifecycle
+    assert any(name in (ROOT / "tests" / test).read_text() for test in loader_tests)
 
 
 def test_the_marker_is_the_projects() -> None:

@@ -349,7 +349,7 @@ def test_an_entry_point_that_implements_no_hook_is_a_problem_saying_what_a_plugi
     assert plugin.problems[0].message == (
         f'plugin {dist} 1.0.0 (entry point "{origin.entry_point}" = {origin.value}) implements no hook: '
         f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers, "
-        "hermes_write_roots; a plugin "
+        "hermes_write_roots, hermes_resources, hermes_problems; a plugin "
         "must define at least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point "
         "at the module that defines them."
     )

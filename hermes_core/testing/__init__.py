@@ -45,7 +45,7 @@ from hermes_core.errors import (
 from hermes_core.names import suggest
 from hermes_core.permissions import PermissionProvider
 from hermes_core.plugins import Plugin, discover_plugins, load_module
-from hermes_core.runtime import Runtime
+from hermes_core.runtime import Resource, ResourceError, Runtime, resource_label
 from hermes_core.schema import Schema
 from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
 from hermes_core.tools import Handler, Tool
@@ -196,8 +196,9 @@ def build_runtime(
     providers: Iterable[PermissionProvider] = (),
     schemas: Mapping[str, Schema] | None = None,
     timeout: float | None = None,
+    resources: Iterable[Resource] = (),
 ) -> Runtime:
-    """A runtime of exactly the tools of *sources*, and no other plugin.
+    """A runtime of exactly the tools (and resources) of *sources*, and no other plugin; not opened.
 
     Args:
         sources: each a :class:`~hermes_core.Tool`, a module (or any object)
@@ -209,6 +210,9 @@ def build_runtime(
         providers: permission providers, asked after the plugins' own.
         schemas: named schemas, besides those the plugins contribute.
         timeout: the runtime's default time limit for a call, in seconds.
+        resources: resources besides those the plugins contribute, opened
+            after theirs. ``with runtime:`` opens them all (the
+            ``hermes_runtime`` fixture does, for the test).
 
     Raises:
         InvalidDefinitionError: a source contributes something malformed, or
@@ -221,7 +225,19 @@ def build_runtime(
         tools.extend(plugin.tools)
         named.update(plugin.schemas)
     found = [provider for plugin in plugins for provider in plugin.providers]
-    return Runtime(tools, grants=grants, providers=(*found, *providers), schemas=named, timeout=timeout)
+    extra = tuple(resources)
+    held = [*(r for plugin in plugins for r in plugin.resources), *extra]
+    labels = [label for plugin in plugins for label in plugin.resource_labels]
+    labels += [resource_label("build_runtime()", "resources", i, resource) for i, resource in enumerate(extra)]
+    return Runtime(
+        tools,
+        grants=grants,
+        providers=(*found, *providers),
+        schemas=named,
+        timeout=timeout,
+        resources=held,
+        resource_labels=labels,
+    )
 
 
 # -- contract checks -----------------------------------------------------------------------------
@@ -374,7 +390,9 @@ def check_plugin(
     """Check an installed plugin distribution: it loads with no problem, and every tool passes :func:`check_tool`.
 
     Only *distribution*'s entry points are loaded: another plugin on the
-    machine, broken or not, plays no part.
+    machine, broken or not, plays no part. A problem the plugin reports
+    itself (``hermes_problems``) fails the check too. Its resources are open
+    while its tools are checked, and closed afterwards.
 
     Args:
         distribution: the distribution's name (``hermesos-notes``).
@@ -385,8 +403,8 @@ def check_plugin(
         What was tried, per tool, in the order the plugin contributes them.
 
     Raises:
-        AssertionError: the plugin has a problem or a tool's contract does not
-            hold, saying which and how.
+        AssertionError: the plugin has a problem, a resource fails to open or
+            close, or a tool's contract does not hold, saying which and how.
     """
     try:
         found = discover_plugins(only=[distribution], strict=False)
@@ -402,9 +420,14 @@ def check_plugin(
             close = suggest(name, names, limit=1)
             also = f'; did you mean "{close[0]}"?' if close else f"; its tools are {', '.join(names) or 'none'}"
             raise AssertionError(f'handlers names the tool "{name}", which {distribution} does not have{also}')
-    return [
-        check_tool(tool, examples=examples, handler=fakes.get(tool.name), schemas=found.schemas) for tool in found.tools
-    ]
+    try:
+        with found.runtime():
+            return [
+                check_tool(tool, examples=examples, handler=fakes.get(tool.name), schemas=found.schemas)
+                for tool in found.tools
+            ]
+    except ResourceError as error:
+        raise AssertionError(str(error)) from error
 
 
 # -- strategies ----------------------------------------------------------------------------------

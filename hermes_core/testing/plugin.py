@@ -10,6 +10,7 @@ if the plugin were not there.
 * ``hermes_runtime``: a factory, ``hermes_runtime(*sources, grants=(), ...)``,
   building a runtime of exactly the given tools, modules and installed
   distributions (:func:`hermes_core.testing.build_runtime`), in ``hermes_env``.
+  Each runtime is opened (its resources too) and closed when the test ends.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.runtime import Runtime
+from hermes_core.runtime import ResourceError, Runtime
 from hermes_core.testing import build_runtime, isolated_environment
 
 __all__ = ["hermes_env", "hermes_runtime"]
@@ -34,14 +35,28 @@ def hermes_env(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def hermes_runtime(hermes_env: Path) -> Callable[..., Runtime]:
-    """A factory of runtimes holding exactly the tools of the given sources, in an isolated environment.
+def hermes_runtime(hermes_env: Path) -> Iterator[Callable[..., Runtime]]:
+    """A factory of open runtimes holding exactly the tools of the given sources, in an isolated environment.
 
     ``hermes_runtime(tool, module, "hermesos-notes", grants=["notes:*"])``: see
-    :func:`hermes_core.testing.build_runtime` for the arguments.
+    :func:`hermes_core.testing.build_runtime` for the arguments. Each runtime
+    is opened (its resources with it) and closed when the test ends, the
+    last made first; a resource that fails to close fails the test's teardown.
     """
+    made: list[Runtime] = []
 
     def make(*sources: Any, **options: Any) -> Runtime:
-        return build_runtime(*sources, **options)
+        runtime = build_runtime(*sources, **options)
+        runtime.open()
+        made.append(runtime)
+        return runtime
 
-    return make
+    yield make
+    failures: list[ResourceError] = []
+    for runtime in reversed(made):
+        try:
+            runtime.close()
+        except ResourceError as error:
+            failures.append(error)
+    if failures:
+        raise failures[0]
