@@ -215,63 +215,7 @@ EXCLUDED: dict[tuple[str, ...], Exclusion] = {
 
 # Bugs of from_json_schema, each with its cause: the cases it fails (expected failures, strict, so a
 # fix fails until its entries go). For an excluded group, the entry is for its exclusion check.
-_ECMA_CLASSES = (
-    "patterns run on Python's re, whose \\d \\w \\s and their negations are Unicode-wide; "
-    "ECMA-262's are ASCII (and its \\s has U+FEFF)"
-)
-KNOWN_BUGS: dict[tuple[str, ...], str] = {
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\d matches ascii digits only",
-        "NKO DIGIT ZERO does not match (unlike e.g. Python)",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\d matches ascii digits only",
-        "NKO DIGIT ZERO (as \\u escape) does not match",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\D matches everything but ascii digits",
-        "NKO DIGIT ZERO matches (unlike e.g. Python)",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\D matches everything but ascii digits",
-        "NKO DIGIT ZERO (as \\u escape) matches",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\w matches ascii letters only",
-        "latin-1 e-acute does not match (unlike e.g. Python)",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\W matches everything but ascii letters",
-        "latin-1 e-acute matches (unlike e.g. Python)",
-    ): _ECMA_CLASSES,
-    ("optional/ecmascript-regex", "ECMA 262 \\s matches whitespace", "zero-width whitespace matches"): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "ECMA 262 \\S matches everything but whitespace",
-        "zero-width whitespace does not match",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "\\w in patterns matches [A-Za-z0-9_], not unicode letters",
-        "literal unicode character in json string",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "\\w in patterns matches [A-Za-z0-9_], not unicode letters",
-        "unicode character in hex format in string",
-    ): _ECMA_CLASSES,
-    (
-        "optional/ecmascript-regex",
-        "\\d in pattern matches [0-9], not unicode digits",
-        "non-ascii digits (BENGALI DIGIT FOUR, BENGALI DIGIT TWO)",
-    ): _ECMA_CLASSES,
-}
+KNOWN_BUGS: dict[tuple[str, ...], str] = {}
 
 
 def _entry(table: dict[tuple[str, ...], Any], case: Case) -> Any:

@@ -357,7 +357,7 @@ class _Importer:
             if not isinstance(pattern, str):
                 raise self.malformed(pointer, "pattern", "must be a string")
             try:
-                regex = re.compile(pattern)
+                regex = re.compile(_ecma(pattern))
             except re.error as exc:
                 self.skip(
                     pointer, "pattern", f"is not a regular expression Python understands ({exc}), so it is not checked"
@@ -505,6 +505,50 @@ class _Importer:
                 node = node[int(key)] if isinstance(node, list) else node[key]
             node[keyword] = False
         return document
+
+
+# JSON Schema patterns are ECMA-262 regular expressions, whose classes differ from Python's:
+# d and w are ASCII only, and s also matches U+FEFF. Each: its form outside a bracket, and inside one.
+_ECMA_CLASSES = {
+    "d": ("[0-9]", "0-9"),
+    "D": ("[^0-9]", None),
+    "w": ("[A-Za-z0-9_]", "A-Za-z0-9_"),
+    "W": ("[^A-Za-z0-9_]", None),
+    "s": ("[\\s\ufeff]", "\\s\ufeff"),
+    "S": ("[^\\s\ufeff]", None),
+}
+
+
+def _ecma(pattern: str) -> str:
+    r"""*pattern* with ECMA-262's meaning of ``\d``, ``\w``, ``\s`` and their negations, for Python's ``re``.
+
+    A negated class inside brackets (``[\D]``) has no bracket form; it is left to Python's meaning.
+    """
+    out: list[str] = []
+    in_class = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            replacement = _ECMA_CLASSES.get(escaped)
+            chosen = None if replacement is None else replacement[1 if in_class else 0]
+            out.append(chosen if chosen is not None else pattern[index : index + 2])
+            index += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+            out.append(char)
+            if pattern[index + 1 : index + 2] == "]":  # a leading ] is a member, not the end
+                out.append("]")
+                index += 1
+        elif char == "]" and in_class:
+            in_class = False
+            out.append(char)
+        else:
+            out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def _json_same(a: Any, b: Any) -> bool:
