@@ -136,8 +136,8 @@ def test_a_remote_ref_is_unsupported_and_accepts_anything_in_the_default_mode() 
     imported = s.from_json_schema(doc)
     assert imported.parse({"x": [1]}) == {"x": [1]}
     assert [str(u) for u in imported.unsupported] == [
-        "$ref at /properties/x 'https://example.com/x.json' is not supported (only local refs, #/...), "
-        "so anything is accepted there"
+        "$ref at /properties/x 'https://example.com/x.json' is not supported: it names nothing in this document "
+        "(a remote or dynamic reference), so anything is accepted there"
     ]
 
 
@@ -286,6 +286,20 @@ def test_enum_and_const_of_any_json_value_compare_as_json_does() -> None:
     assert imported.parse({"foo": 12.0}) == {"foo": 12}
     assert imported.parse([]) == []
     assert messages(s.from_json_schema({"const": [False]}), [0]) == ["value must be [false]"]
+
+
+def test_refs_by_id_and_anchor_within_the_document() -> None:
+    doc = {
+        "$id": "https://example.com/root.json",
+        "properties": {"a": {"$ref": "item.json"}, "b": {"$ref": "#positive"}},
+        "$defs": {
+            "item": {"$id": "item.json", "type": "string"},
+            "positive": {"$anchor": "positive", "type": "integer", "minimum": 1},
+        },
+    }
+    imported = s.from_json_schema(doc)
+    assert imported.unsupported == ()
+    assert messages(imported, {"a": 1, "b": 0}) == ['"a" must be a string, got integer', '"b" must be at least 1']
 
 
 def test_a_local_ref_is_read_in_the_resource_of_the_nearest_id() -> None:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin, urlsplit
 
 from hermes_core.errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
@@ -91,6 +91,28 @@ _OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "minProper
 _MERGEABLE = {"type", "properties", "required", "description", "title", "$comment", "examples"}
 
 
+# The base URI of a document without $id: refs by relative URI resolve against it.
+_ROOT_BASE = "https://hermesos.invalid/document.json"
+# Where a schema holds schemas: a mapping of them, a list of them, or one.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+_SCHEMA_VALUES = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+
+
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -116,6 +138,11 @@ class _Importer:
         self.links: list[LinkSchema] = []
         self.defaults: list[tuple[str, OptionalSchema]] = []
         self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
+        # Where refs lead: each schema's base URI, and the pointer of each $id's resource and $anchor.
+        self.bases: dict[str, str] = {}
+        self.resources: dict[str, str] = {_ROOT_BASE: ""}
+        self.anchors: dict[str, str] = {}
+        self.index(document, "", _ROOT_BASE)
 
     # -- problems ---------------------------------------------------------------------------
 
@@ -201,26 +228,62 @@ class _Importer:
     def ref(self, target: Any, pointer: str) -> Schema:
         if not isinstance(target, str):
             raise self.malformed(pointer, "$ref", "must be a string")
-        if target != "#" and not target.startswith("#/"):
+        found = self.locate(target, self.bases.get(pointer, _ROOT_BASE))
+        if found is None:
             self.skip(
-                pointer, "$ref", f"{target!r} is not supported (only local refs, #/...), so anything is accepted there"
+                pointer,
+                "$ref",
+                f"{target!r} is not supported: it names nothing in this document (a remote or dynamic "
+                "reference), so anything is accepted there",
             )
             return AnySchema()
-        # A pointer is read from the nearest enclosing schema with an $id (a resource of its own).
-        link = LinkSchema(self.base(pointer) + target[1:] if self.base(pointer) else target)
+        link = LinkSchema("#" + found)
         self.links.append(link)
         return link
 
-    def base(self, pointer: str) -> str:
-        """The pointer (``#/...`` form, or "" for the root) of the nearest schema above *pointer* with an ``$id``."""
-        found, node, here = "", self.document, "#"
-        for token in pointer.split("/")[1:]:
-            key = token.replace("~1", "/").replace("~0", "~")
-            node = node[int(key)] if isinstance(node, list) else node.get(key) if isinstance(node, Mapping) else None
-            here += "/" + token
-            if isinstance(node, Mapping) and isinstance(node.get("$id"), str):
-                found = here
-        return found
+    def locate(self, target: str, base: str) -> str | None:
+        """The JSON pointer, in the document, of what the ``$ref`` *target* names from *base*; None if outside it."""
+        uri, _, fragment = target.partition("#")
+        uri = (uri if urlsplit(uri).scheme else urljoin(base, uri)) if uri else base
+        resource = self.resources.get(uri.rstrip("#"))
+        if resource is None:
+            return None
+        fragment = unquote(fragment)
+        if not fragment:
+            return resource
+        if fragment.startswith("/"):
+            return resource + fragment
+        return self.anchors.get(f"{uri}#{fragment}")
+
+    def index(self, doc: Any, pointer: str, base: str) -> None:
+        """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is."""
+        if not isinstance(doc, Mapping):
+            return
+        own = doc.get("$id")
+        if isinstance(own, str) and not (self.draft7 and "$ref" in doc):
+            base = urljoin(base, own) if not urlsplit(own).scheme else own
+            base = base.split("#")[0] if not own.startswith("#") else base
+            if own.startswith("#") and self.draft7:  # draft-07's anchors are written as "$id": "#name"
+                self.anchors[f"{base.split('#')[0]}{own}"] = pointer
+            else:
+                self.resources.setdefault(base, pointer)
+        anchor = doc.get("$anchor")
+        if isinstance(anchor, str):
+            self.anchors[f"{base}#{anchor}"] = pointer
+        self.bases[pointer] = base
+        for keyword, value in doc.items():
+            if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
+                for name, sub in value.items():
+                    self.index(sub, _at(pointer, keyword, name), base)
+            elif keyword in _SCHEMA_LISTS and isinstance(value, list):
+                for position, sub in enumerate(value):
+                    self.index(sub, _at(pointer, keyword, position), base)
+            elif keyword in _SCHEMA_VALUES:
+                if isinstance(value, list) and keyword == "items":  # draft-07's array form
+                    for position, sub in enumerate(value):
+                        self.index(sub, _at(pointer, keyword, position), base)
+                else:
+                    self.index(value, _at(pointer, keyword), base)
 
     def resolve(self, link: LinkSchema) -> Schema:
         """The node at *link*'s pointer, converting that part of the document on first use."""
@@ -520,7 +583,7 @@ _ECMA_CLASSES = {
 
 
 def _ecma(pattern: str) -> str:
-    r"""*pattern* with ECMA-262's meaning of ``\d``, ``\w``, ``\s`` and their negations, for Python's ``re``.
+    r"""*pattern* with ECMA-262's meaning of ``\d``, ``\w``, ``\s``, their negations and ``\cX``, for Python's ``re``.
 
     A negated class inside brackets (``[\D]``) has no bracket form; it is left to Python's meaning.
     """
@@ -531,6 +594,11 @@ def _ecma(pattern: str) -> str:
         char = pattern[index]
         if char == "\\" and index + 1 < len(pattern):
             escaped = pattern[index + 1]
+            control = pattern[index + 2 : index + 3]
+            if escaped == "c" and control.isascii() and control.isalpha():  # ECMA's \cX: a control character
+                out.append(f"\\x{ord(control) % 32:02x}")
+                index += 3
+                continue
             replacement = _ECMA_CLASSES.get(escaped)
             chosen = None if replacement is None else replacement[1 if in_class else 0]
             out.append(chosen if chosen is not None else pattern[index : index + 2])
