@@ -404,9 +404,8 @@ def _check_fields(tool: Tool) -> str:
         raise InvalidDefinitionError(
             decl,
             "input",
-            "must be an object schema such as s.object({'path': s.string()}) (or an s.ref to one, or a JSON Schema "
-            'document imported with s.from_json_schema whose root is {"type": "object", ...}), '
-            f"got {_describe(tool.input)}",
+            "must be an object schema such as s.object({'path': s.string()}) (or an s.ref to one, or an "
+            f"imported JSON Schema whose root is an object), got {_describe(tool.input)}",
         )
     output: object = tool.output
     if output is not None and (not isinstance(output, Schema) or isinstance(output, OptionalSchema)):

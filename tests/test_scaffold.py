@@ -71,8 +71,8 @@ def test_the_pyproject_declares_the_distribution_its_entry_point_and_its_tests(
     assert pyproject["build-system"]["build-backend"] == "setuptools.build_meta"
     project = pyproject["project"]
     assert (project["name"], project["version"], project["requires-python"]) == ("hermesos-notes", "0.1.0", ">=3.11")
-    assert project["dependencies"] == ["hermesos-core>=0.3"]
-    assert project["optional-dependencies"] == {"test": ["hermesos-core[testing]>=0.3", "pytest>=8"]}
+    assert project["dependencies"] == ["hermesos-core>=0.4"]
+    assert project["optional-dependencies"] == {"test": ["hermesos-core[testing]>=0.4", "pytest>=8"]}
     assert project["entry-points"] == {"hermesos.plugins": {"notes": "hermes_notes"}}
     assert pyproject["tool"]["setuptools"] == {"py-modules": ["hermes_notes"]}
     assert pyproject["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]

@@ -271,7 +271,7 @@ def test_an_imported_schema_is_a_tools_input_with_the_runtimes_messages() -> Non
 
 
 def test_a_non_object_document_is_not_a_tools_input() -> None:
-    with pytest.raises(InvalidDefinitionError, match="whose root is"):
+    with pytest.raises(InvalidDefinitionError, match="imported JSON Schema whose root is an object"):
         define_tool(
             name="t.x",
             version="1.0.0",
