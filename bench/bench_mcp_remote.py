@@ -4,11 +4,12 @@ Run with ``python3 bench/bench_mcp_remote.py`` (``--quick`` for a smoke run).
 One MCP server (the SDK's ``MCPServer`` with ``add(a: int, b: int) -> int``,
 this script run with ``--serve``) is started twice over stdio:
 
-* hermes: mounted by hermesos-mcp as ``bench.add`` in a runtime that is
-  opened (its pool holds the session on its own event loop), and called with
+* hermes: mounted by hermesos-mcp as ``bench.add`` in a runtime opened with
+  ``async with`` on the benchmark's event loop (the pool's session lives on
+  that loop, as under ``hermesos serve``), and called with
   ``await runtime.call("bench.add", ...)``: the lookup, the permission, the
-  input checked against the imported (closed) input schema, the hop to the
-  pool's loop and back, the output checked against the imported output schema;
+  input checked against the imported (closed) input schema, the call, the
+  output checked against the imported output schema;
 * SDK: ``await client.session.call_tool("add", ...)``, the SDK's own
   ``ClientSession`` on the benchmark's event loop (which checks the
   structured result against the output schema too).
@@ -20,6 +21,7 @@ the median of the same-round ratios (bench/_method.py), target <= 1.10x.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import tempfile
 import time
@@ -81,7 +83,9 @@ def main(argv: list[str]) -> int:
         runtime = Runtime(mounted.tools, grants=["mcp:bench"], resources=[mounted.pool])
         ready, stop, box = asyncio.Event(), asyncio.Event(), {}
         holder = loop.create_task(_hold_client(ready, stop, box))
-        with runtime:
+        opened = contextlib.AsyncExitStack()
+        loop.run_until_complete(opened.enter_async_context(runtime))
+        try:
             loop.run_until_complete(ready.wait())
             session = box["client"].session
             hermes_result = loop.run_until_complete(runtime.call("bench.add", ARGS))
@@ -108,6 +112,8 @@ def main(argv: list[str]) -> int:
                 )
             ]
             time_all(cases, loop, args)
+        finally:
+            loop.run_until_complete(opened.aclose())
             stop.set()
             loop.run_until_complete(holder)
     loop.close()

@@ -138,6 +138,14 @@ class Resource(Protocol):
     is called twice in a row by the runtime. Tools must still work when the
     runtime was never opened (a runtime built in a test, say): connect per
     call, or raise a :class:`~hermes_core.ToolFailedError` saying so.
+
+    A resource may also define coroutine methods ``aopen()`` and ``aclose()``.
+    When every resource of a runtime has them, ``async with runtime:`` awaits
+    them on its own event loop instead of calling ``open()`` and ``close()``
+    on a worker thread: the resource may then hold what is bound to that loop,
+    and calls made on it need no hop to a thread of the resource's own.
+    ``aclose()`` is awaited after an ``aopen()`` that raised, or was cancelled,
+    half-way.
     """
 
     def open(self) -> None:
@@ -199,15 +207,29 @@ def check_resources(source: str, field: str, resources: Iterable[object]) -> tup
                 "must be a resource: an object with methods open() and close(), called when the runtime opens "
                 f"and closes; got {type(resource).__name__}",
             )
+        aopen, aclose = getattr(resource, "aopen", None), getattr(resource, "aclose", None)
+        if (aopen is not None or aclose is not None) and not (
+            inspect.iscoroutinefunction(aopen) and inspect.iscoroutinefunction(aclose)
+        ):
+            raise InvalidDefinitionError(
+                source,
+                f"{field}[{index}]",
+                "must define both aopen() and aclose() as coroutine methods (async def), or neither; "
+                f"got {type(resource).__name__}",
+            )
         checked.append(resource)  # type: ignore[arg-type]  # both methods checked just above
     return tuple(checked)
+
+
+def _is_async(resource: object) -> bool:
+    return inspect.iscoroutinefunction(getattr(resource, "aopen", None))
 
 
 @final
 class _Lifecycle:
     """Whether a runtime's resources are open, and how many ``with`` blocks hold them: its one mutable part."""
 
-    __slots__ = ("_depth", "_labels", "_lock", "_open", "_owned", "_resources")
+    __slots__ = ("_depth", "_labels", "_lock", "_open", "_owned", "_resources", "all_async")
 
     def __init__(self, resources: tuple[Resource, ...], labels: tuple[str, ...]) -> None:
         self._resources = resources
@@ -216,6 +238,8 @@ class _Lifecycle:
         self._open = False
         self._depth = 0  # the with blocks inside one another
         self._owned = False  # whether the outermost with block opened the resources (and so closes them)
+        #: Every resource has aopen() and aclose(): ``async with`` awaits them on its loop.
+        self.all_async = bool(resources) and all(_is_async(resource) for resource in resources)
 
     @property
     def is_open(self) -> bool:
@@ -244,6 +268,48 @@ class _Lifecycle:
                 self._owned = False
                 self._close_all()
 
+    async def aenter(self) -> None:
+        """``async with``'s opening when every resource is async: on the caller's loop, no thread."""
+        with self._lock:
+            first = self._depth == 0 and not self._open
+            self._depth += 1
+            if not first:
+                return
+            self._open = self._owned = True  # claimed now: another block entering meanwhile only counts
+        for index, resource in enumerate(self._resources):
+            try:
+                await resource.aopen()  # type: ignore[attr-defined]  # all_async: checked at construction
+            except BaseException as error:
+                await self._arelease(index + 1)
+                with self._lock:
+                    self._open = self._owned = False
+                    self._depth = max(self._depth - 1, 0)
+                if not isinstance(error, Exception):
+                    raise  # cancelled or interrupted while opening: closed again, and it goes on as it is
+                label = self._labels[index]
+                message = f"{label} failed to open: {raised(error)}; the runtime stays closed"
+                raise ResourceError("open", (label,), message) from error
+
+    async def aleave(self) -> None:
+        with self._lock:
+            self._depth = max(self._depth - 1, 0)
+            if self._depth or not self._owned:
+                return
+            self._owned = self._open = False
+        self._raise_failures(await self._arelease(len(self._resources)))
+
+    async def _arelease(self, count: int) -> list[tuple[str, BaseException]]:
+        """As :meth:`_release`, awaiting each ``aclose()``; a cancellation meanwhile waits for the closing."""
+        failures: list[tuple[str, BaseException]] = []
+        for index in reversed(range(count)):
+            try:
+                await self._resources[index].aclose()  # type: ignore[attr-defined]  # all_async
+            except BaseException as error:
+                label = self._labels[index]
+                _logger().error("%s failed to close: %s", label, raised(error), exc_info=error)
+                failures.append((label, error))
+        return failures
+
     def _open_all(self) -> None:
         if self._open:
             return
@@ -264,7 +330,9 @@ class _Lifecycle:
         if not self._open:
             return
         self._open = False  # closed, whatever each close says: a resource is never closed twice
-        failures = self._release(len(self._resources))
+        self._raise_failures(self._release(len(self._resources)))
+
+    def _raise_failures(self, failures: list[tuple[str, BaseException]]) -> None:
         interrupt = next((error for _, error in failures if not isinstance(error, Exception)), None)
         if interrupt is not None:
             raise interrupt  # every resource had its close() called first
@@ -422,7 +490,17 @@ class Runtime:
         self._life.leave()
 
     async def __aenter__(self) -> Runtime:
-        """``with runtime:`` for async code: the resources open on a worker thread, never blocking the loop."""
+        """``with runtime:`` for async code: the resources open on a worker thread, never blocking the loop.
+
+        When every resource has ``aopen()`` and ``aclose()`` (see
+        :class:`Resource`), those are awaited on this loop instead.
+        """
+        if self._life.all_async:
+            await self._life.aenter()
+            return self
+        if not self._resources:  # nothing to open: no thread either
+            self._life.enter()
+            return self
         opening = _Opening(self._life)
         try:
             await to_thread(opening.run, None, None)
@@ -434,6 +512,12 @@ class Runtime:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        if self._life.all_async:
+            await self._life.aleave()
+            return
+        if not self._resources:
+            self._life.leave()
+            return
         # A cancelled wait leaves the thread closing all the same: nothing is left open.
         await to_thread(_leave, self._life, None)
 

@@ -209,16 +209,19 @@ async def serve_stdio(runtime: Runtime, *, name: str = "hermesos", timeout: floa
     """Serve the runtime's tools over stdin and stdout until stdin ends (or the client stops reading stdout).
 
     While it serves, what the tools print goes to stderr, never onto the wire
-    (the SDK's ``stdio_server`` sees to it). Arguments as :func:`mcp_server`'s.
+    (the SDK's ``stdio_server`` sees to it). The runtime is open while it
+    serves (``async with runtime``; one opened already stays as it is).
+    Arguments as :func:`mcp_server`'s.
     """
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 - see the module docstring
 
     server = mcp_server(runtime, name=name, timeout=timeout)
-    try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-    except* (BrokenPipeError, ConnectionResetError):
-        pass  # the client closed its end of stdout: there is nobody left to serve
+    async with runtime:
+        try:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        except* (BrokenPipeError, ConnectionResetError):
+            pass  # the client closed its end of stdout: there is nobody left to serve
 
 
 # -- Streamable HTTP -----------------------------------------------------------------------------------
@@ -376,6 +379,9 @@ async def serve_http(
 ) -> None:
     """Serve the runtime's tools over Streamable HTTP (with uvicorn) until interrupted (Ctrl-C, SIGTERM).
 
+    The runtime is open while it serves (``async with runtime``; one opened
+    already stays as it is).
+
     Args:
         runtime: the tools, their permissions and their checks.
         host: the address to listen on; one that is not a loopback address
@@ -403,6 +409,7 @@ async def serve_http(
         timeout_graceful_shutdown=5,  # a long call does not hold a stopping server for ever
     )
     with _listen(host, port) as sock:
-        if on_listening is not None:
-            on_listening(_url(sock.getsockname()))
-        await uvicorn.Server(config).serve(sockets=[sock])
+        async with runtime:
+            if on_listening is not None:
+                on_listening(_url(sock.getsockname()))
+            await uvicorn.Server(config).serve(sockets=[sock])

@@ -356,6 +356,146 @@ def test_a_block_cancelled_while_it_opens_closes_what_opened() -> None:
     assert not runtime.is_open
 
 
+class AsyncRecorded(Recorded):
+    """A resource with aopen() and aclose() too: records which event loop each ran on."""
+
+    def __init__(self, name: str, events: list[str], **failing: Any) -> None:
+        super().__init__(name, events, **failing)
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    async def aopen(self) -> None:
+        self.loops.append(asyncio.get_running_loop())
+        self.events.append(f"aopen {self.name}")
+        await asyncio.sleep(0)
+        if self.fail_open:
+            raise OSError(f"{self.name} cannot connect")
+
+    async def aclose(self) -> None:
+        self.loops.append(asyncio.get_running_loop())
+        self.events.append(f"aclose {self.name}")
+        if self.fail_close:
+            raise RuntimeError(f"{self.name} would not stop")
+
+
+def test_async_with_awaits_aopen_and_aclose_on_its_own_loop_when_every_resource_has_them() -> None:
+    events: list[str] = []
+    a, b = AsyncRecorded("a", events), AsyncRecorded("b", events)
+    runtime = Runtime([echo()], resources=[a, b])
+
+    async def scenario() -> asyncio.AbstractEventLoop:
+        async with runtime:
+            assert runtime.is_open
+            async with runtime:  # nested: counted
+                pass
+            assert runtime.is_open
+            assert await runtime.call("unit.echo", {"x": 1}) == {"x": 1}
+        return asyncio.get_running_loop()
+
+    loop = asyncio.run(scenario())
+    assert events == ["aopen a", "aopen b", "aclose b", "aclose a"]
+    assert a.loops == [loop, loop]
+    assert a.threads == []  # open() and close() were never called
+    assert not runtime.is_open
+
+
+def test_a_runtime_with_one_plain_resource_opens_every_one_on_a_worker_thread() -> None:
+    events: list[str] = []
+    runtime = Runtime(resources=[AsyncRecorded("a", events), Recorded("b", events)])
+
+    async def scenario() -> None:
+        async with runtime:
+            pass
+
+    asyncio.run(scenario())
+    assert events == ["open a", "open b", "close b", "close a"]
+
+
+def test_a_failed_aopen_closes_it_and_those_before_it_and_names_it() -> None:
+    events: list[str] = []
+    runtime = Runtime(resources=[AsyncRecorded("a", events), AsyncRecorded("b", events, fail_open=True)])
+
+    async def scenario() -> None:
+        async with runtime:
+            pytest.fail("the block ran")
+
+    with pytest.raises(ResourceError) as caught:
+        asyncio.run(scenario())
+    assert str(caught.value) == (
+        "Runtime(): resources[1] (AsyncRecorded) failed to open: OSError: b cannot connect; the runtime stays closed"
+    )
+    assert events == ["aopen a", "aopen b", "aclose b", "aclose a"]
+    assert not runtime.is_open
+
+
+def test_failed_acloses_are_one_error_after_every_aclose_ran() -> None:
+    events: list[str] = []
+    runtime = Runtime(
+        resources=[AsyncRecorded("a", events, fail_close=True), AsyncRecorded("b", events, fail_close=True)]
+    )
+
+    async def scenario() -> None:
+        async with runtime:
+            pass
+
+    with pytest.raises(ResourceError) as caught:
+        asyncio.run(scenario())
+    assert caught.value.action == "close"
+    assert str(caught.value) == (
+        "2 resources failed to close: Runtime(): resources[1] (AsyncRecorded): RuntimeError: b would not stop; "
+        "Runtime(): resources[0] (AsyncRecorded): RuntimeError: a would not stop"
+    )
+    assert events == ["aopen a", "aopen b", "aclose b", "aclose a"]
+
+
+def test_a_block_cancelled_while_it_aopens_acloses_what_opened() -> None:
+    events: list[str] = []
+    started = asyncio.Event()
+
+    class Slow(AsyncRecorded):
+        async def aopen(self) -> None:
+            await super().aopen()
+            started.set()
+            await asyncio.sleep(30)
+
+    runtime = Runtime(resources=[AsyncRecorded("a", events), Slow("b", events)])
+
+    async def scenario() -> None:
+        async def enter() -> None:
+            async with runtime:
+                pytest.fail("the block ran")
+
+        task = asyncio.ensure_future(enter())
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert events == ["aopen a", "aopen b", "aclose b", "aclose a"]
+    assert not runtime.is_open
+
+
+def test_aopen_and_aclose_come_as_a_pair_of_coroutine_methods() -> None:
+    class Half(Recorded):
+        async def aopen(self) -> None:
+            pass
+
+    class Plain(Recorded):
+        def aopen(self) -> None:
+            pass
+
+        def aclose(self) -> None:
+            pass
+
+    for resource in (Half("a", []), Plain("b", [])):
+        with pytest.raises(InvalidDefinitionError) as caught:
+            Runtime(resources=[resource])
+        assert str(caught.value) == (
+            "Runtime(): resources[0] must define both aopen() and aclose() as coroutine methods (async def), "
+            f"or neither; got {type(resource).__name__}."
+        )
+
+
 # -- plugins: hermes_resources and hermes_problems ------------------------------------------------------
 
 

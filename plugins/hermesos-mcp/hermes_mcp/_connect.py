@@ -10,7 +10,10 @@ client that gave up) cancels the request on that loop; the session stays.
 
 A pool is a runtime resource: :meth:`Pool.open` starts every server at once
 and waits until each is ready or has failed; :meth:`Pool.close` stops them all,
-so no server process outlives the runtime. A call made while the pool is not
+so no server process outlives the runtime. Under ``async with runtime:`` the
+runtime awaits :meth:`Pool.aopen` and :meth:`Pool.aclose` instead: the
+sessions then live on the caller's own event loop, and calls made there go
+straight to them, with no hop to a thread and back. A call made while the pool is not
 open connects for that call alone (start, call, stop). A server that failed
 to start, or died, is started again by the next call of one of its tools.
 """
@@ -77,6 +80,32 @@ class Pool:
             self._connections = {name: Connection(server, self._on_listed) for name, server in self.servers.items()}
             asyncio.run_coroutine_threadsafe(self._start_all(), loop).result()
 
+    async def aopen(self) -> None:
+        """As :meth:`open`, with the sessions on the running event loop (the runtime's ``async with``)."""
+        with self._lock:
+            if self._loop is not None:
+                return
+            from hermes_mcp._session import Connection  # noqa: PLC0415 - the SDK, imported when a server starts
+
+            self._loop = asyncio.get_running_loop()
+            self._connections = {name: Connection(server, self._on_listed) for name, server in self.servers.items()}
+        await self._start_all()
+
+    async def aclose(self) -> None:
+        """As :meth:`close`, for a pool opened by :meth:`aopen`, on the same event loop."""
+        if self._thread is not None:  # opened by open(): its thread does the stopping
+            await asyncio.to_thread(self.close)
+            return
+        if self._loop is None:
+            return
+        try:
+            await self._stop_all()
+        finally:
+            for connection in self._connections.values():
+                connection.release()
+            self._loop = None
+            self._connections = {}
+
     async def _start_all(self) -> None:
         async def start(connection: Connection) -> None:
             with contextlib.suppress(ServerFailure):
@@ -88,6 +117,11 @@ class Pool:
         """Stop every server at once, and the pool's thread; return when they are stopped."""
         with self._lock:
             loop, thread = self._loop, self._thread
+            if loop is not None and thread is None:  # opened by aopen(), on a loop of the caller's
+                if _running_loop() is loop:
+                    raise RuntimeError("this pool was opened with aopen(); close it with 'await pool.aclose()'")
+                asyncio.run_coroutine_threadsafe(self.aclose(), loop).result()
+                return
             if loop is None or thread is None:
                 return
             try:
@@ -122,6 +156,8 @@ class Pool:
         if loop is None:
             return await self._call_once(server, tool, arguments)
         connection = self._connections[server]
+        if asyncio.get_running_loop() is loop:  # opened by aopen() on this loop: no hop
+            return await connection.call(tool, arguments)
         future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
         return await asyncio.wrap_future(future)
 
@@ -136,6 +172,13 @@ class Pool:
         finally:
             closing = asyncio.ensure_future(asyncio.to_thread(once.close))
             await asyncio.shield(closing)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def list_servers(servers: Sequence[ServerConfig]) -> tuple[dict[str, Listing], dict[str, ServerFailure]]:

@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -349,6 +350,34 @@ def test_concurrent_calls_share_one_session(env: Env) -> None:
     results = asyncio.run(calls())
     assert results == [{"sum": i + 1} for i in range(20)]
     assert len(env.started()) == 2
+
+
+def test_async_with_holds_the_sessions_on_the_callers_own_loop(env: Env) -> None:
+    env.write(env.unit())
+    mounted = env.mount()
+    runtime = Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool])
+
+    async def scenario() -> None:
+        async with runtime:
+            # aopen(): no thread of the pool's own; calls awaited here go straight to the session.
+            assert not [thread for thread in threading.enumerate() if thread.name == "hermesos-mcp"]
+            assert await runtime.call("unit.add", {"a": 2, "b": 3}) == {"sum": 5}
+            # A call from another thread is handed to this loop, where the session lives.
+            echoed = await asyncio.to_thread(runtime.call_sync, "unit.echo", {"text": "from a thread"})
+            assert echoed == "from a thread"
+            late = await asyncio.gather(
+                runtime.call("unit.sleep", {"seconds": 30}, timeout=0.5), return_exceptions=True
+            )
+            assert isinstance(late[0], ToolFailedError)
+            assert late[0].reason == "timeout"
+            crashed = await asyncio.gather(runtime.call("unit.crash", {}), return_exceptions=True)
+            assert isinstance(crashed[0], ToolFailedError)
+            assert crashed[0].retryable is True
+            assert await runtime.call("unit.echo", {"text": "back"}) == "back"
+
+    asyncio.run(scenario())
+    assert not mounted.pool.is_open
+    assert len(env.started()) == 3  # the listing's, the one that crashed, its successor
 
 
 def test_a_runtime_never_opened_connects_for_each_call(env: Env) -> None:
