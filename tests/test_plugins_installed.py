@@ -135,7 +135,8 @@ print(json.dumps({p.origin.distribution: {
     for bundled in BUNDLED:
         plugin = listing[bundled.name]
         assert plugin["ok"] is True, bundled.name
-        assert plugin["tools"] or plugin["providers"], bundled.name
+        # hermesos-mcp mounts the servers of its configuration file, and there is none here.
+        assert plugin["tools"] or plugin["providers"] or bundled.name == "hermesos-mcp", bundled.name
     assert {name for name, plugin in listing.items() if not plugin["ok"]} == set(BROKEN) - {
         "hermesos-fixture-clash-a"
     } - {"hermesos-fixture-schema-clash-a"}
