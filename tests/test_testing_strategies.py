@@ -367,3 +367,14 @@ def test_only_the_strategies_module_imports_hypothesis_on_import() -> None:
             if any(name.split(".")[0] == "hypothesis" for name in names):
                 importers.add(path.relative_to(package).as_posix())
     assert importers == {"testing/_strategies.py"}
+
+
+def test_a_unique_array_needing_more_items_than_exist_draws_nothing() -> None:
+    assert strategy(s.array(s.literal(None), min_items=2, unique_items=True)).is_empty
+
+
+@settings(max_examples=30)
+@given(strategy(s.array(s.boolean(), min_items=1, unique_items=True)))
+def test_a_unique_array_of_few_values_is_at_most_as_long_as_there_are_values(value: list[bool]) -> None:
+    assert 1 <= len(value) <= 2
+    assert len(set(value)) == len(value)

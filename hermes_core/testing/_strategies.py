@@ -222,6 +222,17 @@ def _floats(low: float | None, high: float | None) -> SearchStrategy[float]:
 # -- what a schema needs and admits -------------------------------------------------------------
 
 
+def _distinct(node: s.Schema) -> float:
+    """How many values *node* accepts that differ as JSON (infinite unless it is a small finite set)."""
+    if isinstance(node, s.NullSchema | s.ConstSchema):
+        return 1
+    if isinstance(node, s.BooleanSchema):
+        return 2
+    if isinstance(node, s.EnumSchema):
+        return len({json_key(value) for value in node.values})
+    return math.inf
+
+
 def _need(node: s.Schema, named: Mapping[str, float]) -> float:
     """How many refs deep the shallowest value of *node* goes; infinite if it has no finite value.
 
@@ -444,6 +455,9 @@ class _Plan:
             low = node.min_items or 0
             high = low + _SIZE if node.max_items is None else min(node.max_items, low + _SIZE)
             unique = json_key if node.unique_items else None
+            if unique is not None and low > _distinct(node.items):
+                return st.nothing()  # fewer distinct items exist than the array needs
+            high = high if unique is None else int(min(high, max(low, _distinct(node.items))))
             return st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=unique)
         if isinstance(node, s.TupleSchema):
             return st.tuples(*(self.valid(item, budget) for item in node.items)).map(list)
