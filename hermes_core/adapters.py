@@ -32,16 +32,22 @@ from hermes_core._frozen import derive, frozen
 from hermes_core.errors import InputInvalidError, Issue, ToolError
 from hermes_core.runtime import Runtime
 from hermes_core.schema import (
+    AllOfSchema,
     AnySchema,
     ArraySchema,
     ImportedSchema,
+    LinkSchema,
+    NeverSchema,
     NullableSchema,
     ObjectSchema,
+    OneOfSchema,
     OptionalSchema,
+    PrefixArraySchema,
     RecordSchema,
     RefSchema,
     Schema,
     TupleSchema,
+    TypelessSchema,
     UnionSchema,
 )
 from hermes_core.schema.validators import follow_refs
@@ -206,10 +212,17 @@ def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen:
             return None
         return _strict_problem(refs[schema.name], refs, path, {*seen, schema.name})
     if isinstance(schema, ImportedSchema):
-        return (
-            "its input is a JSON Schema document imported with s.from_json_schema, which strict mode does not "
-            "rewrite; use the non-strict format for it"
-        )
+        if schema.unsupported:
+            return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}"
+        return _strict_problem(schema.root, refs, path, seen)
+    if isinstance(schema, LinkSchema):
+        marker = f"#{id(schema)}"  # a link is followed once: a recursive document has been looked at by then
+        if marker in seen or schema.target is None:
+            return None
+        return _strict_problem(schema.target, refs, path, {*seen, marker})
+    if isinstance(schema, NeverSchema | AllOfSchema | OneOfSchema | TypelessSchema | PrefixArraySchema):
+        keyword = _IMPORTED_ONLY[type(schema)]
+        return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
     if isinstance(schema, AnySchema):
         return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say'
     if isinstance(schema, RecordSchema):
@@ -223,6 +236,32 @@ def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen:
         if problem is not None:
             return problem
     return None
+
+
+# The shapes only imported JSON Schema has, as the document says them.
+_IMPORTED_ONLY: dict[type[Schema], str] = {
+    NeverSchema: "false (no value)",
+    AllOfSchema: "allOf",
+    OneOfSchema: "oneOf",
+    TypelessSchema: "a schema without type",
+    PrefixArraySchema: "prefixItems with more items after them",
+}
+
+
+def _through(schema: Schema, refs: Mapping[str, Schema]) -> Schema:
+    """*schema* with named refs, imported documents and their links followed to the node they stand for."""
+    for _ in range(64):  # a chain of refs and links longer than this is a cycle: the checks explain those
+        if isinstance(schema, ImportedSchema):
+            schema = schema.root
+        elif isinstance(schema, LinkSchema) and schema.target is not None:
+            schema = schema.target
+        elif isinstance(schema, RefSchema) and schema.name in refs:
+            schema = follow_refs(schema, refs)
+            if isinstance(schema, RefSchema):
+                break
+        else:
+            break
+    return schema
 
 
 def _children(schema: Schema) -> list[tuple[str, Schema]]:
@@ -243,7 +282,7 @@ def _absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth:
     """*value* with a null sent for an optional field that does not accept null taken as the field left out."""
     if depth > 64:  # a deeper value is checked as it is: the schema's own depth limit explains it
         return value
-    schema = follow_refs(schema, refs)
+    schema = _through(schema, refs)
     if isinstance(schema, NullableSchema | OptionalSchema):
         return _absent_nulls(schema.schema, value, refs, depth)
     if isinstance(schema, ObjectSchema) and type(value) is dict:
@@ -261,7 +300,7 @@ def _absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth:
 
 
 def _accepts_null(schema: Schema, refs: Mapping[str, Schema]) -> bool:
-    schema = follow_refs(schema, refs)
+    schema = _through(schema, refs)
     if isinstance(schema, NullableSchema | AnySchema):
         return True
     if isinstance(schema, UnionSchema):

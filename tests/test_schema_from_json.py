@@ -8,6 +8,7 @@ keywords, dialects) and how an imported schema serves as a tool's input.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -266,8 +267,59 @@ def test_an_imported_schema_is_a_tools_input_with_the_runtimes_messages() -> Non
     assert [(i.path, i.kind) for i in caught.value.issues] == [(("city",), "missing"), (("cty",), "unexpected")]
     [definition] = OpenAITools(runtime).definitions()
     assert definition["function"]["parameters"]["additionalProperties"] is False
-    with pytest.raises(InvalidDefinitionError, match=r"imported with s\.from_json_schema"):
-        OpenAITools(runtime, strict=True)
+
+
+def test_an_imported_input_in_openais_strict_mode() -> None:
+    tool = define_tool(
+        name="weather.forecast",
+        version="1.0.0",
+        description="Forecast for a city.",
+        input=s.from_json_schema(WEATHER, closed=True),
+        handler=lambda args: args,
+    )
+    tools = OpenAITools(Runtime([tool]), strict=True)
+    [definition] = tools.definitions()
+    assert definition["function"]["parameters"] == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name"},
+            "days": {"type": ["integer", "null"]},
+            "units": {"enum": ["metric", "imperial", None]},
+        },
+        "required": ["city", "days", "units"],
+        "additionalProperties": False,
+    }
+    call = {"id": "c1", "function": {"name": "weather_forecast", "arguments": '{"city": "Oslo", "days": null}'}}
+    answer = tools.handle_sync(call)
+    assert json.loads(answer["content"]) == {"city": "Oslo", "days": 3, "units": "metric"}  # null: the default
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (
+            {"type": "object", "properties": {"n": {"oneOf": [{"type": "integer"}, {"type": "string"}]}}},
+            'field "n" uses oneOf, which strict mode cannot say',
+        ),
+        (
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "if": {}},
+            "its imported JSON Schema has what strict mode cannot be given: if at the root is not supported "
+            "(conditional schemas), so values it would refuse are accepted",
+        ),
+        ({"type": "object"}, "field \"(the input)\" allows unknown keys (extra='allow'), which strict mode forbids"),
+    ],
+)
+def test_what_strict_mode_cannot_say_of_an_imported_input_is_refused_by_name(document: Any, problem: str) -> None:
+    tool = define_tool(
+        name="t.x",
+        version="1.0.0",
+        description="X.",
+        input=s.from_json_schema(document, closed=True),
+        handler=lambda args: args,
+    )
+    with pytest.raises(InvalidDefinitionError) as caught:
+        OpenAITools(Runtime([tool]), strict=True)
+    assert str(caught.value) == f'tool "t.x": input cannot be given to OpenAI\'s strict mode: {problem}.'
 
 
 def test_a_non_object_document_is_not_a_tools_input() -> None:
