@@ -98,7 +98,10 @@ def _mount_one(
         )
         return None
     try:
-        input_schema = s.from_json_schema(tool.get("inputSchema", {"type": "object"}), closed=True)
+        document = tool.get("inputSchema", {"type": "object"})
+        if isinstance(document, Mapping) and "type" not in document and "$ref" not in document:
+            document = {**document, "type": "object"}  # MCP says an object; some servers leave "type" out
+        input_schema = s.from_json_schema(document, closed=True)
         output = tool.get("outputSchema")
         output_schema = None if output is None else s.from_json_schema(output)
         for imported in (input_schema, output_schema):

@@ -276,6 +276,24 @@ def test_tools_are_mounted_with_their_schemas_titles_and_hints(env: Env) -> None
     assert len(env.started()) == 1
 
 
+def test_a_listed_input_schema_without_type_is_taken_as_the_object_mcp_requires() -> None:
+    from hermes_mcp._connect import Pool
+    from hermes_mcp._mount import mount
+
+    [server] = parse_config('[servers.loose]\ncommand = "loose-server"\n', "mcp.toml").servers
+    listing = [{"name": "find", "inputSchema": {"properties": {"query": {"type": "string"}}, "required": ["query"]}}]
+    problems: list[str] = []
+    [tool] = mount(Pool([server]), server, listing, problems)
+    assert problems == []
+    assert tool.input.json_schema()["type"] == "object"
+    with pytest.raises(InputInvalidError) as caught:
+        Runtime([tool], grants=["mcp:loose"]).call_sync("loose.find", {"qurey": "x"})
+    assert [issue.message("input") for issue in caught.value.issues] == [
+        '"query" is required (a string)',
+        '"qurey" is an unexpected field; did you mean "query"?',
+    ]
+
+
 def test_calls_through_an_opened_runtime(env: Env) -> None:
     env.write(env.unit())
     mounted = env.mount()
