@@ -292,9 +292,9 @@ class Env:
 def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     """Every hermesos distribution and a third-party plugin, installed from local wheels with their dependencies.
 
-    hermesos-core's own dependencies come from the index first; then pip gets
-    --no-index, so that it can take hermesos-core, which every plugin requires,
-    from the local wheel only.
+    hermesos-core's and the bundled plugins' third-party dependencies come from
+    the index first; then pip gets --no-index, so that it can take
+    hermesos-core, which every plugin requires, from the local wheel only.
     """
     base = tmp_path_factory.mktemp("install")
     wheels = base / "wheels"
@@ -306,7 +306,13 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     )
     venv.create(base / "venv", with_pip=True)
     environment = Env(base / "venv", wheels)
-    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    # The third-party dependencies of the core and of each bundled plugin (the MCP SDK for hermesos-mcp).
+    requires = [
+        requirement
+        for project in (ROOT, *BUNDLED)
+        for requirement in tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+        if not requirement.startswith("hermesos-")
+    ]
     environment.pip("install", "-q", *requires)
     plugins = [p.name for p in (*BUNDLED, THIRD_PARTY)]
     environment.pip("install", "-q", "--no-index", "--find-links", str(wheels), *plugins)
@@ -321,7 +327,13 @@ def test_every_distribution_installs_from_local_wheels_and_only_hermesos_is_on_t
     tools = env.tools()
     assert {"fs.read", "fs.write", "math.eval", "fixture.echo"} <= set(tools)
     assert tools["fixture.echo"]["distribution"] == "hermesos-fixture-good"
-    assert sorted(p.name for p in env.bin.iterdir() if p.name.startswith("hermes")) == ["hermesos"]
+    # The one command, and the bundled plugins' own (hermesos-mcp's cache command).
+    scripts = [
+        name
+        for project in BUNDLED
+        for name in tomllib.loads((project / "pyproject.toml").read_text())["project"].get("scripts", {})
+    ]
+    assert sorted(p.name for p in env.bin.iterdir() if p.name.startswith("hermes")) == sorted(["hermesos", *scripts])
     assert not (env.bin / "hermes").exists()
 
 
