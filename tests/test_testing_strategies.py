@@ -288,7 +288,9 @@ def test_invalid_values_make_every_kind_of_issue() -> None:
 
 
 def test_invalid_values_of_any_are_the_python_values_json_lacks() -> None:
-    values = collect(invalid_strategy(s.any()), 120)
+    # 400 draws: Hypothesis biases its draws by the constants of the modules loaded so far, so what a
+    # smaller sample holds depends on the tests that ran before this one.
+    values = collect(invalid_strategy(s.any()), 400)
     assert not any(is_json(value) for value in values)
     found = {type(value) for value in values}
     assert {float, set, bytes, object, tuple, dict, list, str} <= found
