@@ -368,3 +368,14 @@ def test_a_local_ref_is_read_in_the_resource_of_the_nearest_id() -> None:
     imported = s.from_json_schema(doc)
     assert imported.unsupported == ()
     assert messages(imported, {"x": {"y": "no"}}) == ['"x.y" must be an integer, got string']
+
+
+def test_a_document_nested_past_any_real_schema_is_a_definition_error() -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(5000):
+        deep = {"type": "array", "items": deep}
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.from_json_schema(deep)
+    assert str(caught.value) == (
+        "from_json_schema(): document is nested too deeply to import; no real schema nests so deep."
+    )

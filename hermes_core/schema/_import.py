@@ -694,8 +694,14 @@ def from_json_schema(
         raise InvalidDefinitionError(
             "from_json_schema()", "document", f"must be a JSON Schema (a dict or a bool), got {type(document).__name__}"
         )
-    importer = _Importer(document, dialect, strict, closed)
-    root = importer.convert(document, "")
-    importer.link()
-    importer.check_defaults()
-    return ImportedSchema(root, importer.exported(), tuple(importer.unsupported))
+    try:
+        importer = _Importer(document, dialect, strict, closed)
+        root = importer.convert(document, "")
+        importer.link()
+        importer.check_defaults()
+        exported = importer.exported()
+    except RecursionError:  # a document from elsewhere (an MCP server's) may nest past any real schema
+        raise InvalidDefinitionError(
+            "from_json_schema()", "document", "is nested too deeply to import; no real schema nests so deep"
+        ) from None
+    return ImportedSchema(root, exported, tuple(importer.unsupported))
