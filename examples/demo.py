@@ -7,8 +7,12 @@ real OpenAI and Anthropic clients, talking to a ``ScriptedModel`` on
 127.0.0.1 (no network, no key), are given the tools' definitions, receive
 two tool calls (one succeeds, one fails with an error that says where), and
 send the results back. Then the MCP SDK's stdio client lists and calls the
-tools through ``hermesos serve``. Last, ``core_demo.py``: the core on its
-own, with each of the seven error codes as a model receives it.
+tools through ``hermesos serve``. Then an MCP server that knows nothing of
+hermes (``weather_server.py``, written with the MCP SDK) is mounted by
+hermesos-mcp: its tool is listed and called like any other, and a misspelt
+argument is refused with a "did you mean" before the call leaves the
+process. Last, ``core_demo.py``: the core on its own, with each of the seven
+error codes as a model receives it.
 """
 
 from __future__ import annotations
@@ -174,19 +178,49 @@ def model_turns(env: dict[str, str], workspace: str) -> None:
     asyncio.run(mcp_session(env, workspace))
 
 
+# -- any MCP server's tools, mounted by hermesos-mcp ---------------------------------------------------
+
+MCP_STEPS = [
+    ("The server's tool, listed with the others (its listing is cached for the next load):", ["tools", "list"]),
+    ("Called like any tool; it needs the mcp:weather permission:", ["call", "weather.forecast", '{"city": "Oslo"}']),
+    ("", ["call", "weather.forecast", '{"city": "Oslo", "days": 2}', "--grant", "mcp:weather"]),
+    (
+        "A misspelt argument never reaches the server (the MCP SDK alone would drop it without a word):",
+        ["call", "weather.forecast", '{"city": "Oslo", "dayz": 2}', "--grant", "mcp:weather"],
+    ),
+]
+
+
+def mcp_servers(env: dict[str, str], workspace: str) -> None:
+    """Mount weather_server.py with hermesos-mcp: a configuration file, then the same hermesos commands."""
+    config = Path(workspace) / "mcp.toml"
+    server = Path(__file__).with_name("weather_server.py")
+    entry = f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server))}]\n"
+    config.write_text(f"[servers.weather]\n{entry}")
+    print(f"\n# Any MCP server's tools, mounted by hermesos-mcp from {config.name}:\n")
+    print(config.read_text(), end="", flush=True)
+    mounted = {**env, "HERMESOS_MCP_CONFIG": str(config), "HERMESOS_MCP_CACHE_DIR": str(Path(workspace) / "cache")}
+    _run_steps(MCP_STEPS, mounted, workspace)
+
+
+def _run_steps(steps: list[tuple[str, list[str]]], env: dict[str, str], workspace: str) -> None:
+    for title, argv in steps:
+        if title:
+            print(f"\n# {title}")
+        print("$ hermesos " + shlex.join(argv), flush=True)
+        done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
+        if done.returncode:
+            print(f"(exit status {done.returncode})", flush=True)
+
+
 def main() -> int:
     """Run the steps in a temporary workspace; return 0 unless the demo itself went wrong."""
     with tempfile.TemporaryDirectory(prefix="hermesos-demo-") as workspace:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
         env["HERMESOS_FS_ROOT"] = workspace
-        for title, argv in STEPS:
-            if title:
-                print(f"\n# {title}")
-            print("$ hermesos " + shlex.join(argv), flush=True)
-            done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
-            if done.returncode:
-                print(f"(exit status {done.returncode})", flush=True)
+        _run_steps(STEPS, env, workspace)
         model_turns(env, workspace)
+        mcp_servers(env, workspace)
     print("\n# The core on its own: examples/core_demo.py\n", flush=True)
     return subprocess.call([sys.executable, str(Path(__file__).with_name("core_demo.py"))])
 

@@ -1,0 +1,56 @@
+"""The main job, ``python3 dev.py demo``: examples/demo.py run for real, as a subprocess.
+
+It drives the installed ``hermesos`` command, the OpenAI, Anthropic and MCP
+SDK clients against local servers, and an MCP server of its own mounted by
+hermesos-mcp; these assertions pin what each part shows.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).parent.parent / "examples" / "demo.py"
+
+
+@pytest.fixture(scope="module")
+def shown() -> str:
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    pytest.importorskip("mcp")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HERMESOS_")}
+    done = subprocess.run(
+        [sys.executable, str(DEMO)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the errors of failing calls are on stderr, as a terminal shows them
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:]
+    return done.stdout
+
+
+def test_the_demo_calls_the_bundled_tools_and_shows_located_errors(shown: str) -> None:
+    assert '$ hermesos call math.eval \'{"expression": "(2 + 3) * 4"}\'\n20' in shown
+    assert "To grant it: --grant fs:read or HERMESOS_GRANTS=fs:read" in shown
+
+
+def test_the_demo_gives_the_tools_to_each_sdk_and_an_mcp_client(shown: str) -> None:
+    assert "# The tools given to a model through the OpenAI adapter" in shown
+    assert "# The same through the Anthropic adapter" in shown
+    assert "tools/list:" in shown
+
+
+def test_the_demo_mounts_an_mcp_server_and_refuses_a_misspelt_argument_before_the_call(shown: str) -> None:
+    assert "weather.forecast  0.0.0  hermesos-mcp   [mcp:weather]" in shown
+    assert '"result": "Oslo: sunny for 2 days"' in shown
+    assert (
+        'INPUT_INVALID: weather.forecast was called with invalid input: "dayz" is an unexpected field; '
+        'did you mean "days"?'
+    ) in shown
