@@ -380,3 +380,10 @@ def test_a_unique_array_needing_more_items_than_exist_draws_nothing() -> None:
 def test_a_unique_array_of_few_values_is_at_most_as_long_as_there_are_values(value: list[bool]) -> None:
     assert 1 <= len(value) <= 2
     assert len(set(value)) == len(value)
+
+
+def test_a_unique_array_whose_items_reach_one_value_through_refs_draws_nothing_there() -> None:
+    # At the depth limit the ref's only value is null: two unique items cannot be drawn from it.
+    defs = {"test.node": s.nullable(s.array(s.ref("test.node"), min_items=2, unique_items=True))}
+    for value in collect(strategy(NODE, defs=defs), 50):
+        check(NODE, value, defs)

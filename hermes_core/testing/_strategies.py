@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from hermes_core import schema as s
@@ -458,7 +459,13 @@ class _Plan:
             if unique is not None and low > _distinct(node.items):
                 return st.nothing()  # fewer distinct items exist than the array needs
             high = high if unique is None else int(min(high, max(low, _distinct(node.items))))
-            return st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=unique)
+            listed = st.lists(self.valid(node.items, budget), min_size=low, max_size=high, unique_by=unique)
+            if unique is not None:
+                try:  # items that reach few values only through refs (None, at the depth limit) are found here
+                    listed.validate()
+                except InvalidArgument:
+                    return st.nothing()
+            return listed
         if isinstance(node, s.TupleSchema):
             return st.tuples(*(self.valid(item, budget) for item in node.items)).map(list)
         if isinstance(node, s.ObjectSchema):
