@@ -111,17 +111,24 @@ def _mount_one(
         description = tool.get("description")
         if not isinstance(description, str) or not description.strip():
             description = f"The tool {remote} of the MCP server {server.name}."
-        return define_tool(
-            name=name,
-            description=description,
-            version=version,
-            input=input_schema,
-            output=output_schema,
-            permissions=server.permissions,
-            handler=_handler(pool, server.name, remote),
-            timeout=server.timeout,
+        declared: dict[str, Any] = {
+            "name": name,
+            "description": description,
+            "input": input_schema,
+            "output": output_schema,
+            "permissions": server.permissions,
+            "handler": _handler(pool, server.name, remote),
+            "timeout": server.timeout,
             **_hints(tool),
-        )
+        }
+        own = tool.get("serverVersion")
+        if isinstance(own, str):  # the server's version, when it is a semantic version (define_tool says)
+            try:
+                return define_tool(version=own, **declared)
+            except InvalidDefinitionError as error:
+                if error.field != "version":
+                    raise
+        return define_tool(version=version, **declared)
     except InvalidDefinitionError as error:
         problems.append(f"{where} is skipped: {error}")
         return None
@@ -137,7 +144,7 @@ def mount(
         server: the server's entry (its name, permissions, time limit, tool selection).
         listing: its ``tools/list``, as JSON data.
         problems: where problems are appended.
-        version: the tools' version (the server's, when it is a semantic version).
+        version: the version of the tools whose server gave none that is a semantic version.
     """
     wanted = None if server.tools is None else set(server.tools)
     tools: list[Tool] = []

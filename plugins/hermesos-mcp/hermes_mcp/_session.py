@@ -101,14 +101,22 @@ async def connect(server: ServerConfig, errlog: IO[str], refusals: list[int] | N
 
 
 async def list_tools(client: Client) -> Listing:
-    """Every tool the server lists, page after page, as JSON data (the keys a mounted tool needs)."""
+    """Every tool the server lists, page after page, as JSON data (the keys a mounted tool needs).
+
+    Each tool's data also holds ``serverVersion``, the server's own version
+    (its ``serverInfo``), when it gave one: MCP tools have no version of their own.
+    """
     tools: Listing = []
     cursor: str | None = None
+    version = getattr(client.server_info, "version", None)
     for _ in range(_MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
         for tool in page.tools:
             data = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-            tools.append({key: data[key] for key in _KEPT if key in data})
+            kept = {key: data[key] for key in _KEPT if key in data}
+            if isinstance(version, str) and version:
+                kept["serverVersion"] = version
+            tools.append(kept)
         cursor = page.next_cursor
         if cursor is None:
             break

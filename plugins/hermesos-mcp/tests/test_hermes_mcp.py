@@ -253,6 +253,7 @@ def test_tools_are_mounted_with_their_schemas_titles_and_hints(env: Env) -> None
         "unit.odd",
     ]
     echo, add, fail = tools["unit.echo"], tools["unit.add"], tools["unit.fail"]
+    assert {tool.version for tool in tools.values()} == {"1.2.3"}  # the server's own (serverInfo)
     assert (echo.title, echo.read_only, echo.idempotent, echo.open_world, echo.destructive) == (
         "Echo",
         True,
@@ -285,6 +286,7 @@ def test_a_listed_input_schema_without_type_is_taken_as_the_object_mcp_requires(
     problems: list[str] = []
     [tool] = mount(Pool([server]), server, listing, problems)
     assert problems == []
+    assert tool.version == "0.0.0"  # the listing says no server version
     assert tool.input.json_schema()["type"] == "object"
     with pytest.raises(InputInvalidError) as caught:
         Runtime([tool], grants=["mcp:loose"]).call_sync("loose.find", {"qurey": "x"})
