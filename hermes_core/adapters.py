@@ -42,6 +42,7 @@ from hermes_core.schema import (
     ObjectSchema,
     OneOfSchema,
     OptionalSchema,
+    PatternPropertiesSchema,
     PrefixArraySchema,
     RecordSchema,
     RefSchema,
@@ -220,7 +221,7 @@ def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen:
         if marker in seen or schema.target is None:
             return None
         return _strict_problem(schema.target, refs, path, {*seen, marker})
-    if isinstance(schema, NeverSchema | AllOfSchema | OneOfSchema | TypelessSchema | PrefixArraySchema):
+    if isinstance(schema, tuple(_IMPORTED_ONLY)):
         keyword = _IMPORTED_ONLY[type(schema)]
         return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
     if isinstance(schema, AnySchema):
@@ -245,6 +246,7 @@ _IMPORTED_ONLY: dict[type[Schema], str] = {
     OneOfSchema: "oneOf",
     TypelessSchema: "a schema without type",
     PrefixArraySchema: "prefixItems with more items after them",
+    PatternPropertiesSchema: "patternProperties",
 }
 
 

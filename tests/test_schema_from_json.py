@@ -115,13 +115,13 @@ def test_unsupported_keywords_are_listed_with_their_pointer_never_dropped_silent
         "properties": {"when": {"type": "string", "not": {"const": "never"}}},
         "if": {"required": ["when"]},
         "then": {"required": ["why"]},
-        "patternProperties": {"^x-": {"type": "string"}},
+        "propertyNames": {"maxLength": 8},
     }
     imported = s.from_json_schema(doc)
     assert [(u.keyword, u.pointer) for u in imported.unsupported] == [
         ("if", ""),
         ("then", ""),
-        ("patternProperties", ""),
+        ("propertyNames", ""),
         ("not", "/properties/when"),
     ]
     assert str(imported.unsupported[0]) == (
@@ -379,3 +379,20 @@ def test_a_document_nested_past_any_real_schema_is_a_definition_error() -> None:
     assert str(caught.value) == (
         "from_json_schema(): document is nested too deeply to import; no real schema nests so deep."
     )
+
+
+def test_pattern_properties_check_the_keys_they_match_and_leave_others_to_additional_properties() -> None:
+    doc = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "patternProperties": {"^x-": {"type": "string"}, "^x-n": {"maxLength": 3}},
+        "additionalProperties": False,
+    }
+    imported = s.from_json_schema(doc)
+    assert imported.unsupported == ()
+    assert imported.parse({"name": "a", "x-trace": "t"}) == {"name": "a", "x-trace": "t"}
+    assert messages(imported, {"name": "a", "x-trace": 1, "x-note": "long", "other": 1}) == [
+        '"other" is an unexpected field; allowed fields are "name"',
+        '"x-trace" must be a string, got integer',
+        '"x-note" must have at most 3 characters, got 4',
+    ]

@@ -35,6 +35,7 @@ from hermes_core.schema._nodes import (
     ObjectSchema,
     OneOfSchema,
     OptionalSchema,
+    PatternPropertiesSchema,
     PrefixArraySchema,
     RecordSchema,
     RefSchema,
@@ -65,7 +66,7 @@ from hermes_core.schema._shared import (
 __all__ = ["Validator", "closed_validator", "compile_schema", "default_problem"]
 
 # The nodes only JSON Schema import makes: rare in tool inputs, so their own walk checks them.
-_WALKED = (NeverSchema, AllOfSchema, OneOfSchema, PrefixArraySchema)
+_WALKED = (NeverSchema, AllOfSchema, OneOfSchema, PrefixArraySchema, PatternPropertiesSchema)
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.

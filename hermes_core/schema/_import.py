@@ -38,6 +38,7 @@ from hermes_core.schema._nodes import (
     ObjectSchema,
     OneOfSchema,
     OptionalSchema,
+    PatternPropertiesSchema,
     PrefixArraySchema,
     RecordSchema,
     Schema,
@@ -68,7 +69,6 @@ _UNSUPPORTED = {
     "then": "conditional schemas",
     "else": "conditional schemas",
     "not": "negated schemas",
-    "patternProperties": "properties matched by pattern",
     "propertyNames": "constraints on property names",
     "dependentSchemas": "dependent schemas",
     "dependentRequired": "dependent requirements",
@@ -86,7 +86,14 @@ _TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
 _STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems")
-_OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+_OBJECT_KEYWORDS = (
+    "properties",
+    "patternProperties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+)
 # What an allOf part may hold and still be merged into one object with the others.
 _MERGEABLE = {"type", "properties", "required", "description", "title", "$comment", "examples"}
 
@@ -518,9 +525,31 @@ class _Importer:
         else:
             converted = self.convert(additional, _at(pointer, "additionalProperties"))
             extra = "allow" if isinstance(converted, AnySchema) else converted
+        patterns = self.patterns(doc, pointer)
+        if patterns:  # the key count is the wrapper's: it counts the keys the patterns take too
+            base = ObjectSchema(tuple(fields.items()), extra, None, frozenset(fields))
+            regexes = tuple(regex for regex, _, _ in patterns)
+            taken = tuple((pattern, schema) for _, pattern, schema in patterns)
+            return PatternPropertiesSchema(base, taken, low, high, None, regexes)
         if not fields and isinstance(extra, Schema):
             return RecordSchema(extra, min_properties=low, max_properties=high)
         return ObjectSchema(tuple(fields.items()), extra, None, frozenset(fields), low, high)
+
+    def patterns(self, doc: Mapping[str, Any], pointer: str) -> list[tuple[re.Pattern[str], str, Schema]]:
+        """The ``patternProperties`` of *doc*: each regex (ECMA-262 read), its pattern, its schema."""
+        given = doc.get("patternProperties", {})
+        if not isinstance(given, Mapping):
+            raise self.malformed(pointer, "patternProperties", "must be an object of schemas")
+        found = []
+        for pattern, sub in given.items():
+            where = _at(pointer, "patternProperties", pattern)
+            try:
+                regex = re.compile(_ecma(pattern))
+            except re.error as exc:
+                self.skip(where, "patternProperties", f"is not a regular expression Python understands ({exc})")
+                continue
+            found.append((regex, pattern, self.convert(sub, where)))
+        return found
 
     def optional(self, node: Schema, doc: Any, pointer: str) -> OptionalSchema:
         if not isinstance(doc, Mapping) or "default" not in doc:

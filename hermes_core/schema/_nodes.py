@@ -64,6 +64,7 @@ __all__ = [
     "ObjectSchema",
     "OneOfSchema",
     "OptionalSchema",
+    "PatternPropertiesSchema",
     "PrefixArraySchema",
     "RecordSchema",
     "RefSchema",
@@ -921,6 +922,58 @@ class PrefixArraySchema(Schema):
         if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
             bad = True
         return BAD if bad else out
+
+
+@frozen
+class PatternPropertiesSchema(Schema):
+    """An object whose keys that match a pattern also match that pattern's schema (``patternProperties``).
+
+    ``base`` checks the declared fields and the keys no pattern matches (its
+    extra keys); each key a pattern matches, declared or not, is checked by
+    every matching pattern's schema too. The key count is checked here, on
+    every key given.
+    """
+
+    base: Schema
+    patterns: tuple[tuple[str, Schema], ...]
+    min_properties: int | None = None
+    max_properties: int | None = None
+    description: str | None = None
+    _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+
+    def _children(self) -> tuple[Schema, ...]:
+        return (self.base, *(schema for _, schema in self.patterns))
+
+    def _json(self) -> dict[str, Any]:
+        out = self.base._json()
+        out["patternProperties"] = {pattern: schema._json() for pattern, schema in self.patterns}
+        _count_keywords(out, self.min_properties, self.max_properties)
+        return self._with_description(out)
+
+    _expects = "an object"
+    _holds = dict
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if not isinstance(value, dict):
+            return self.base._collect(value, path, issues, ctx)
+        before = len(issues)
+        size_issue(issues, path, len(value), low=self.min_properties, high=self.max_properties, unit="property")
+        declared = self.base._names if isinstance(self.base, ObjectSchema) else frozenset()
+        matched: dict[str, list[Schema]] = {}
+        for key in value:
+            if isinstance(key, str):
+                hits = [
+                    schema for regex, (_, schema) in zip(self._regexes, self.patterns, strict=True) if regex.search(key)
+                ]
+                if hits:
+                    matched[key] = hits
+        rest = {key: item for key, item in value.items() if key not in matched or key in declared}
+        out = self.base._collect(rest, path, issues, ctx)
+        for key, hits in matched.items():
+            parsed = [schema._collect(value[key], (*path, path_key(key)), issues, ctx) for schema in hits]
+            if out is not BAD and key not in declared:
+                out[key] = parsed[0]
+        return BAD if out is BAD or len(issues) > before else out
 
 
 def _ordinal(number: int) -> str:

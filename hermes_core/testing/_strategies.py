@@ -427,6 +427,8 @@ class _Plan:
             return st.nothing() if budget <= 0 or node.target is None else self.valid(node.target, budget - 1)
         if isinstance(node, s.NeverSchema):
             return st.nothing()
+        if isinstance(node, s.PatternPropertiesSchema):
+            return self.valid(node.base, budget).filter(self.accepts(node))
         if isinstance(node, s.AllOfSchema | s.OneOfSchema | s.PrefixArraySchema):
             # JSON Schema's own shapes: drawn from their parts, kept when the whole accepts them.
             parts = node.parts if isinstance(node, s.AllOfSchema) else node._children()
