@@ -286,9 +286,7 @@ class _Lifecycle:
                     self._depth = max(self._depth - 1, 0)
                 if not isinstance(error, Exception):
                     raise  # cancelled or interrupted while opening: closed again, and it goes on as it is
-                label = self._labels[index]
-                message = f"{label} failed to open: {raised(error)}; the runtime stays closed"
-                raise ResourceError("open", (label,), message) from error
+                raise self._open_failed(index, error) from error
 
     async def aleave(self) -> None:
         with self._lock:
@@ -321,10 +319,12 @@ class _Lifecycle:
                 self._release(index + 1)
                 if not isinstance(error, Exception):
                     raise  # Ctrl-C while opening: everything is closed again, and it goes on as it is
-                label = self._labels[index]
-                message = f"{label} failed to open: {raised(error)}; the runtime stays closed"
-                raise ResourceError("open", (label,), message) from error
+                raise self._open_failed(index, error) from error
         self._open = True
+
+    def _open_failed(self, index: int, error: Exception) -> ResourceError:
+        label = self._labels[index]
+        return ResourceError("open", (label,), f"{label} failed to open: {raised(error)}; the runtime stays closed")
 
     def _close_all(self) -> None:
         if not self._open:

@@ -124,6 +124,16 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+def _child(node: Any, token: str) -> Any:
+    """What JSON pointer *token* (escaped) names in *node*, or ``MISSING``."""
+    key = token.replace("~1", "/").replace("~0", "~")
+    if isinstance(node, Mapping):
+        return node.get(key, MISSING)
+    if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+        return node[int(key)]
+    return MISSING
+
+
 def _at(pointer: str, *tokens: str | int) -> str:
     return pointer + "".join("/" + _escape(str(token)) for token in tokens)
 
@@ -300,12 +310,8 @@ class _Importer:
             return self.nodes[pointer]
         doc: Any = self.document
         for token in tokens:
-            key = unquote(token).replace("~1", "/").replace("~0", "~")
-            if isinstance(doc, Mapping) and key in doc:
-                doc = doc[key]
-            elif isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
-                doc = doc[int(key)]
-            else:
+            doc = _child(doc, unquote(token))
+            if doc is MISSING:
                 raise InvalidDefinitionError(
                     "from_json_schema()", f"$ref {link.pointer!r}", "points to nothing in the document"
                 )
@@ -354,7 +360,7 @@ class _Importer:
                 raise self.malformed(pointer, "enum", "must be a non-empty array")
             values = list(doc["enum"])
         if "const" in doc:
-            values = [value for value in (values or [doc["const"]]) if _json_same(value, doc["const"])]
+            values = [value for value in (values or [doc["const"]]) if _accepts(_const(doc["const"]), value)]
         if values is None:
             return None
         if typed is not None:
@@ -593,8 +599,7 @@ class _Importer:
         for pointer, keyword in self.marks:
             node = document
             for token in pointer.split("/")[1:]:
-                key = token.replace("~1", "/").replace("~0", "~")
-                node = node[int(key)] if isinstance(node, list) else node[key]
+                node = _child(node, token)
             node[keyword] = False
         return document
 
@@ -646,11 +651,6 @@ def _ecma(pattern: str) -> str:
             out.append(char)
         index += 1
     return "".join(out)
-
-
-def _json_same(a: Any, b: Any) -> bool:
-    issues: list[Issue] = []
-    return _const(b)._collect(a, (), issues, Context({})) is not BAD and not issues
 
 
 def _const(value: Any) -> ConstSchema:

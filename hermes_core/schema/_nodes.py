@@ -762,12 +762,7 @@ class UnionSchema(Schema):
         return self._with_description({"anyOf": [option._json() for option in self.options]})
 
     def expected(self, ctx: Context | None = None) -> str:
-        words: list[str] = []
-        for option in self.options:
-            word = option.expected(ctx)
-            if word not in words:
-                words.append(word)
-        return " or ".join(words)
+        return _either(self.options, ctx)
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return any(option._admits(value, ctx) for option in self.options)
@@ -781,13 +776,32 @@ class UnionSchema(Schema):
             parsed = option._collect(value, path, found, ctx)
             if parsed is not BAD:
                 return parsed
-            if option._admits(value, ctx) and (best is None or len(found) < len(best)):
-                best = found
-        if best is None:
-            issues.append(Issue(path, "union", f"must be {self.expected(ctx)}, got {type_name(value)}"))
-        else:
-            issues.extend(best)
+            best = _closer(best, option, found, value, ctx)
+        issues.extend(_unmatched(best, self.options, value, path, ctx))
         return BAD
+
+
+def _either(options: tuple[Schema, ...], ctx: Context | None) -> str:
+    """What a value matching one of *options* is, in words: ``a string or an integer``."""
+    return " or ".join(dict.fromkeys(option.expected(ctx) for option in options))
+
+
+def _closer(
+    best: list[Issue] | None, option: Schema, found: list[Issue], value: Any, ctx: Context
+) -> list[Issue] | None:
+    """The issues that explain a value no option accepted: those of the option of its type with the fewest."""
+    if option._admits(value, ctx) and (best is None or len(found) < len(best)):
+        return found
+    return best
+
+
+def _unmatched(
+    best: list[Issue] | None, options: tuple[Schema, ...], value: Any, path: Path, ctx: Context
+) -> list[Issue]:
+    """Why no option accepted *value*: the closest option's own issues, else the types that were wanted."""
+    if best is None:
+        return [Issue(path, "union", f"must be {_either(options, ctx)}, got {type_name(value)}")]
+    return best
 
 
 @frozen
@@ -1044,19 +1058,16 @@ class OneOfSchema(Schema):
             if result is not BAD and not found:
                 matched.append(index)
                 parsed = result
-            elif option._admits(value, ctx) and (best is None or len(found) < len(best)):
-                best = found
+            else:
+                best = _closer(best, option, found, value, ctx)
         if len(matched) == 1:
             return parsed
         if matched:
             which = " and ".join(_ordinal(index + 1) for index in matched[:2])
             detail = f"must match exactly one of {len(self.options)} alternatives, but matches the {which}"
             issues.append(Issue(path, "union", detail))
-        elif best is None:
-            detail = f"must be {UnionSchema(self.options).expected(ctx)}, got {type_name(value)}"
-            issues.append(Issue(path, "union", detail))
         else:
-            issues.extend(best)
+            issues.extend(_unmatched(best, self.options, value, path, ctx))
         return BAD
 
 
@@ -1086,20 +1097,20 @@ class LinkSchema(Schema):
         return self.target
 
     def expected(self, ctx: Context | None = None) -> str:
-        if id(self) in _LINKS_IN_PROGRESS:
-            return "a value"
-        _LINKS_IN_PROGRESS.add(id(self))
-        try:
-            return self._follow().expected(ctx)
-        finally:
-            _LINKS_IN_PROGRESS.discard(id(self))
+        said: str = self._once(lambda target: target.expected(ctx), "a value")
+        return said
 
     def _admits(self, value: Any, ctx: Context) -> bool:
+        admits: bool = self._once(lambda target: target._admits(value, ctx), True)
+        return admits
+
+    def _once(self, ask: Callable[[Schema], Any], again: Any) -> Any:
+        """*ask* of the target, or *again* when this link is already being asked (it reached itself)."""
         if id(self) in _LINKS_IN_PROGRESS:
-            return True
+            return again
         _LINKS_IN_PROGRESS.add(id(self))
         try:
-            return self._follow()._admits(value, ctx)
+            return ask(self._follow())
         finally:
             _LINKS_IN_PROGRESS.discard(id(self))
 

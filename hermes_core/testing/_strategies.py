@@ -429,13 +429,12 @@ class _Plan:
             return st.nothing()
         if isinstance(node, s.PatternPropertiesSchema):
             return self.valid(node.base, budget).filter(self.accepts(node))
-        if isinstance(node, s.AllOfSchema | s.OneOfSchema | s.PrefixArraySchema):
+        if isinstance(node, s.PrefixArraySchema):
+            return st.lists(_JSON, max_size=_SIZE).filter(self.accepts(node))
+        if isinstance(node, s.AllOfSchema | s.OneOfSchema):
             # JSON Schema's own shapes: drawn from their parts, kept when the whole accepts them.
-            parts = node.parts if isinstance(node, s.AllOfSchema) else node._children()
-            drawn = [self.valid(part, budget) for part in parts]
-            if isinstance(node, s.PrefixArraySchema):
-                return st.lists(_JSON, max_size=_SIZE).filter(self.accepts(node))
-            return st.one_of(drawn).filter(self.accepts(node))
+            parts = node.parts if isinstance(node, s.AllOfSchema) else node.options
+            return st.one_of([self.valid(part, budget) for part in parts]).filter(self.accepts(node))
         if isinstance(node, s.RefSchema):
             return self.valid(self.named[node.name], budget - 1)
         if isinstance(node, s.StringSchema):
