@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, final
 
-from hermes_core import InvalidDefinitionError, setting, shorten
+from hermes_core import InvalidDefinitionError, read_config_file, setting, shorten, user_config_file
 from hermes_core import schema as s
 from hermes_core.tools import PERMISSION_PATTERN
 
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CACHE_TTL",
+    "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_MAX_STDERR_BYTES",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "USER_FILE",
@@ -48,6 +50,12 @@ DEFAULT_TIMEOUT: Final = 60.0
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 #: Seconds a cached listing is used for, unless the file's ``cache_ttl`` says otherwise: one day.
 DEFAULT_CACHE_TTL: Final = 86400.0
+#: Bytes one message from a server (a result, a listing page) may have, unless its ``max_result_bytes`` says otherwise.
+DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
+#: Bytes of a stdio server's stderr kept (the last ones), unless its ``max_stderr_bytes`` says otherwise.
+DEFAULT_MAX_STDERR_BYTES: Final = 64 * 1024
+#: The largest value either of those two settings takes: 1 GiB.
+_MAX_BYTES_SETTING: Final = 1024 * 1024 * 1024
 #: The largest configuration file read, in bytes.
 MAX_BYTES: Final = 1024 * 1024
 
@@ -69,8 +77,10 @@ _SERVER_KEYS = (
     "timeout",
     "startup_timeout",
     "enabled",
+    "max_result_bytes",
+    "max_stderr_bytes",
 )
-_STDIO_ONLY = ("args", "env", "pass_env", "cwd")
+_STDIO_ONLY = ("args", "env", "pass_env", "cwd", "max_stderr_bytes")
 _HTTP_ONLY = ("token_env", "token_file")
 
 
@@ -94,6 +104,9 @@ class ServerConfig:
         tools: the remote tools to mount (None: all of them).
         timeout: the most seconds one call may take.
         startup_timeout: the most seconds starting the server and listing its tools may take.
+        max_result_bytes: the most bytes one message from the server may have
+            (a call's result, a page of its listing); a larger one fails the call.
+        max_stderr_bytes: the most bytes of a stdio server's stderr kept, the last ones.
         entry: the entry as written (parsed TOML), from which the cache key is made.
 
     """
@@ -111,6 +124,8 @@ class ServerConfig:
     tools: tuple[str, ...] | None = None
     timeout: float = DEFAULT_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_stderr_bytes: int = DEFAULT_MAX_STDERR_BYTES
     entry: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -146,20 +161,6 @@ class Config:
 # -- finding the file ----------------------------------------------------------------------
 
 
-def _user_config_file(environ: Mapping[str, str]) -> Path | None:
-    """``hermesos/mcp.toml`` in the user's configuration directory (XDG on POSIX, ``%APPDATA%`` on Windows)."""
-    if os.name == "nt":
-        base = environ.get("APPDATA")
-        return Path(base, USER_FILE) if base else None
-    xdg = environ.get("XDG_CONFIG_HOME", "")
-    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative value is ignored
-        return Path(xdg, USER_FILE)
-    try:
-        return Path.home() / ".config" / USER_FILE
-    except RuntimeError:  # no home directory can be determined
-        return None
-
-
 def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
     """The configuration file to read, or None if there is none.
 
@@ -167,7 +168,8 @@ def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
        exist); nothing else is looked at.
     2. Else ``hermesos/mcp.toml`` in the user's configuration directory
        (``$XDG_CONFIG_HOME`` if absolute, else ``~/.config``; ``%APPDATA%``
-       on Windows), if it exists.
+       on Windows), if anything is there (:func:`load_config` refuses what is
+       not a regular file).
 
     The working directory is never looked at: a tool that may write there
     must not choose which programs hermes starts.
@@ -186,8 +188,10 @@ def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
                 f'names "{path}", which does not exist; create it, fix the path, or unset {CONFIG_ENV}',
             )
         return path
-    user_file = _user_config_file(environ)
-    return user_file if user_file is not None and user_file.is_file() else None
+    user_file = user_config_file("mcp.toml", environ)
+    # Anything there is read, and refused if it is not a regular file: a FIFO or a directory made where the
+    # file belongs is not taken for "no servers".
+    return user_file if user_file is not None and os.path.lexists(user_file) else None
 
 
 # -- reading and checking it ---------------------------------------------------------------
@@ -197,19 +201,20 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     """Read and check the configuration file at *path*.
 
     Raises:
-        InvalidDefinitionError: the file cannot be read, is larger than 1 MiB,
+        InvalidDefinitionError: the file cannot be read, is not a regular file
+            (a FIFO is refused at once, never waited on), is larger than 1 MiB,
             is not UTF-8 TOML, or its top level is malformed; the message names the file.
     """
     source = str(path)
     declaration = f'MCP configuration file "{source}"'
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_BYTES + 1)
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise InvalidDefinitionError(declaration, None, f"could not be read ({reason}); check the path") from None
-    if len(data) > MAX_BYTES:
-        raise InvalidDefinitionError(declaration, None, f"is larger than {MAX_BYTES} bytes; it lists servers")
+    data = read_config_file(
+        path,
+        MAX_BYTES,
+        declaration,
+        what="an MCP configuration file",
+        expected="the file listing MCP servers is a regular file of TOML text",
+        too_big="it lists servers, so a few kilobytes are plenty",
+    )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -333,6 +338,8 @@ def _server(name: str, entry: object) -> ServerConfig | None:
         tools=None if tools is None else _strings(tools, "tools", '["get_current_time"]'),
         timeout=timeout,
         startup_timeout=startup_timeout,
+        max_result_bytes=_byte_count(entry.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES), "max_result_bytes"),
+        max_stderr_bytes=_byte_count(entry.get("max_stderr_bytes", DEFAULT_MAX_STDERR_BYTES), "max_stderr_bytes"),
         entry=entry,
     )
 
@@ -381,6 +388,15 @@ def _positive(value: object, key: str) -> float:
     if seconds is None:
         raise _EntryError(f"{key} must be a positive number of seconds such as 30, got {_shown(value)}")
     return seconds
+
+
+def _byte_count(value: object, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= _MAX_BYTES_SETTING:
+        raise _EntryError(
+            f"{key} must be a whole number of bytes from 1024 to {_MAX_BYTES_SETTING} such as 16777216 (16 MiB), "
+            f"got {_shown(value)}"
+        )
+    return value
 
 
 def _unknown(key: str, known: Sequence[str]) -> str:

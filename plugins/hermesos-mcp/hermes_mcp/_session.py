@@ -11,22 +11,22 @@ import asyncio
 import contextlib
 import math
 import os
-import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import IO, Any, Final, TextIO, cast, final
+from typing import Any, Final, final
 
 import anyio
 import httpx2
 import mcp_types as types
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from hermes_core import shorten
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._failure import Listing, ServerFailure
+from hermes_mcp._streams import Overflow, StderrTail, bounded_http_client, stdio_transport
 
 __all__ = ["Connection", "call_tool", "connect", "list_tools"]
 
@@ -68,20 +68,33 @@ def _token(server: ServerConfig) -> str | None:
 
 
 @contextlib.asynccontextmanager
-async def connect(server: ServerConfig, errlog: IO[str], refusals: list[int] | None = None) -> AsyncIterator[Client]:
+async def connect(
+    server: ServerConfig,
+    stderr: StderrTail | None = None,
+    refusals: list[int] | None = None,
+    overflow: Overflow | None = None,
+) -> AsyncIterator[Client]:
     """A connected SDK ``Client`` of *server*; stopped when left.
 
     Args:
         server: the server's entry.
-        errlog: where a stdio server's stderr goes.
+        stderr: where a stdio server's stderr is kept (default: a new
+            one of the entry's ``max_stderr_bytes``).
         refusals: where the HTTP statuses of 4xx and 5xx responses are
             appended (the SDK reports them as one JSON-RPC error, whatever they were).
+        overflow: counts the messages cut off at the entry's
+            ``max_result_bytes`` (default: a new one).
     """
+    overflow = Overflow(server.max_result_bytes) if overflow is None else overflow
     if server.command is not None:
-        env = {name: os.environ[name] for name in server.pass_env if name in os.environ}
+        env = get_default_environment()
+        env.update({name: os.environ[name] for name in server.pass_env if name in os.environ})
         env.update(server.env)
-        params = StdioServerParameters(command=server.command, args=list(server.args), env=env, cwd=server.cwd)
-        async with Client(stdio_client(params, errlog=cast(TextIO, errlog)), cache=None) as client:
+        stderr = StderrTail(server.max_stderr_bytes) if stderr is None else stderr
+        transport = stdio_transport(
+            server.command, list(server.args), env, server.cwd, overflow=overflow, stderr=stderr
+        )
+        async with Client(transport, cache=None) as client:
             yield client
         return
     assert server.url is not None
@@ -94,8 +107,11 @@ async def connect(server: ServerConfig, errlog: IO[str], refusals: list[int] | N
 
     hooks = {"response": [note]}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), event_hooks=hooks) as http,
-        Client(streamable_http_client(server.url, http_client=http), cache=None) as client,
+        bounded_http_client(
+            overflow, headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), event_hooks=hooks
+        ) as http,
+        # The events of a stream are bounded by the client's responses (max_result_bytes), not the SDK's 1 MiB.
+        Client(streamable_http_client(server.url, http_client=http, max_sse_event_size=None), cache=None) as client,
     ):
         yield client
 
@@ -123,19 +139,21 @@ async def list_tools(client: Client) -> Listing:
     return tools
 
 
-def _stderr_tail(errlog: IO[str] | None) -> str:
+def _stderr_tail(stderr: StderrTail) -> str:
     """The last lines the server wrote on stderr, for a message ("" if none)."""
-    if errlog is None:
-        return ""
-    with contextlib.suppress(OSError, ValueError):
-        errlog.flush()
-        size = errlog.seek(0, os.SEEK_END)
-        errlog.seek(max(0, size - 4096))
-        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
-        errlog.seek(0, os.SEEK_END)
-        if lines:
-            return shorten(" | ".join(lines[-3:]), _STDERR_QUOTED)
-    return ""
+    lines = [line.strip() for line in stderr.text()[-4096:].splitlines() if line.strip()]
+    return shorten(" | ".join(lines[-3:]), _STDERR_QUOTED) if lines else ""
+
+
+def _too_large(server: ServerConfig) -> ServerFailure:
+    """The failure of a message from *server* longer than its ``max_result_bytes``."""
+    return ServerFailure(
+        server.name,
+        f"sent a message larger than {server.max_result_bytes} bytes, its max_result_bytes, which was not read"
+        f"{'; the server was stopped and is started again at the next call' if server.command is not None else ''}"
+        f" (raise max_result_bytes in its [servers.{server.name}] entry if such results are expected)",
+        retryable=False,
+    )
 
 
 def _why(server: ServerConfig, error: BaseException, refusals: list[int]) -> str:
@@ -174,7 +192,8 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
-        self._errlog: IO[str] | None = None
+        self._stderr = StderrTail(server.max_stderr_bytes)
+        self._overflow = Overflow(server.max_result_bytes)
         self._refusals: list[int] = []
 
     async def ensure(self) -> Client:
@@ -206,15 +225,12 @@ class Connection:
     async def _hold(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         """Enter the session, list the tools, then hold it until *stop* is set; leave it in the same task."""
         server = self.server
-        if self._errlog is None:
-            self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        else:  # what an earlier process of the server wrote is not this one's
-            self._errlog.seek(0)
-            self._errlog.truncate()
+        self._stderr.clear()  # what an earlier process of the server wrote is not this one's
         self._refusals.clear()
+        overflowed = self._overflow.count
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + server.startup_timeout) as scope:
-                async with connect(server, self._errlog, self._refusals) as client:
+                async with connect(server, self._stderr, self._refusals, self._overflow) as client:
                     listing = await list_tools(client)
                     scope.deadline = math.inf  # started: the session is held until it is stopped
                     self.client, self.listing, self.failure = client, listing, None
@@ -228,8 +244,11 @@ class Connection:
                 )
         except Exception as error:
             if not ready.done():
+                if self._overflow.count > overflowed:
+                    ready.set_exception(_too_large(server))
+                    return
                 why = _why(server, error, self._refusals)
-                tail = _stderr_tail(self._errlog)
+                tail = _stderr_tail(self._stderr)
                 ready.set_exception(ServerFailure(server.name, f"{why}; its stderr: {tail}" if tail else why))
         finally:
             self.client = None
@@ -246,14 +265,19 @@ class Connection:
                 or the server answered the request with an error.
         """
         client = await self.ensure()
+        overflowed = self._overflow.count
         try:
             return await call_tool(client, tool, arguments)
         except MCPError as error:
+            if self._overflow.count > overflowed:
+                if self.server.command is not None:  # the session is closed: the next call starts the server again
+                    await self.stop()
+                raise _too_large(self.server) from None
             if error.code != types.CONNECTION_CLOSED:
                 said = f"answered with error {error.code}: {shorten(error.message, _TEXT_MAX)}"
                 raise ServerFailure(self.server.name, said, retryable=error.code == types.REQUEST_TIMEOUT) from None
-            tail = _stderr_tail(self._errlog)
-            await self.stop()
+            await self.stop()  # the process has ended: all it wrote on stderr is read
+            tail = _stderr_tail(self._stderr)
             detail = "closed the connection during the call (it may have crashed); it is started again at the next call"
             raise ServerFailure(self.server.name, f"{detail}; its stderr: {tail}" if tail else detail) from None
 
@@ -269,10 +293,8 @@ class Connection:
         self._task = None
 
     def release(self) -> None:
-        """Drop the stderr file (once the session is left for good)."""
-        if self._errlog is not None:
-            self._errlog.close()
-            self._errlog = None
+        """Drop what was kept of the server's stderr (once the session is left for good)."""
+        self._stderr.clear()
 
 
 async def call_tool(client: Client, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
