@@ -42,7 +42,7 @@ from hermes_mcp._config import (
 )
 from hermes_mcp._connect import Pool, list_servers
 from hermes_mcp._failure import Listing, ServerFailure
-from hermes_mcp._mount import mount
+from hermes_mcp._mount import drop_clashes, mount
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -127,7 +127,7 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
     for server in config.servers:
         if server.name in listings:
             tools.extend(mount(pool, server, listings[server.name], problems))
-    return Mounted(tuple(tools), pool, tuple(problems))
+    return Mounted(tuple(drop_clashes(tools, problems)), pool, tuple(problems))
 
 
 # -- the hooks -----------------------------------------------------------------------------
@@ -166,3 +166,14 @@ def hermes_resources() -> Iterable[Pool]:
 def hermes_problems() -> Iterable[str]:
     """What this load's :func:`hermes_tools` left out, and why."""
     return () if _loaded is None else _loaded.problems
+
+
+@hookimpl
+def hermes_guarded_paths() -> Iterable[str]:
+    """The configuration file in use and the listing cache: they decide which programs start and what tools say.
+
+    The loader refuses to start when a directory a tool may write holds either
+    (the configuration directory of hermesos is guarded by the core itself).
+    """
+    path = find_config_file()
+    return [*([] if path is None else [str(path)]), str(cache_dir())]

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core import InvalidDefinitionError, Tool, ToolFailedError, define_tool, shorten
 from hermes_core import schema as s
-from hermes_core.names import NAME_MAX, is_name
+from hermes_core.names import NAME_MAX, case_key, is_name
 from hermes_core.tools import HINTS
+from hermes_core.wire import wire_name
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._connect import Pool
 from hermes_mcp._failure import Listing, ServerFailure
@@ -25,7 +26,7 @@ from hermes_mcp._failure import Listing, ServerFailure
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-__all__ = ["mount"]
+__all__ = ["drop_clashes", "mount"]
 
 _SEMVER_FALLBACK: Final = "0.0.0"
 _TITLE_MAX: Final = 100
@@ -161,3 +162,33 @@ def mount(
                 f'MCP server "{server.name}" lists no tool "{shorten(missing)}" (its tools = [...] names it)'
             )
     return tools
+
+
+def drop_clashes(tools: list[Tool], problems: list[str]) -> list[Tool]:
+    """*tools* without those whose names clash (one problem for each clash, naming the servers and the tools).
+
+    Two names clash when they differ only in case, or when their wire names
+    (what models and clients send) are the same but for case: a runtime
+    refuses both, so one server's listing (or two servers' names) would
+    otherwise break every tool of every server, and the local ones too.
+    """
+    by_case: dict[str, list[Tool]] = {}
+    by_wire: dict[str, list[Tool]] = {}
+    for tool in tools:
+        by_case.setdefault(case_key(tool.name), []).append(tool)
+        by_wire.setdefault(wire_name(tool.name).casefold(), []).append(tool)
+    dropped: set[str] = set()
+    for groups, why in (
+        (by_case, "their names differ only in case, which models and clients that fold case cannot tell apart"),
+        (by_wire, "their wire names, which models and clients send instead of the names, are the same but for case"),
+    ):
+        for group in groups.values():
+            names = [tool.name for tool in group]
+            if len(names) < 2 or dropped.issuperset(names):  # one tool, or a clash already reported
+                continue
+            servers = list(dict.fromkeys(name.split(".", 1)[0] for name in names))
+            which = " and ".join(f'"{shorten(name)}"' for name in names)
+            owners = ", ".join(f'"{server}"' for server in servers)
+            problems.append(f"tools {which} of MCP server{'s' if len(servers) > 1 else ''} {owners} are skipped: {why}")
+            dropped.update(names)
+    return [tool for tool in tools if tool.name not in dropped]
