@@ -35,7 +35,7 @@ from hermes_core.plugins import (
     load_runtime,
 )
 from hermes_core.runtime import Resource, ResourceError, Runtime
-from hermes_core.settings import setting
+from hermes_core.settings import read_config_file, setting, user_config_dir, user_config_file
 from hermes_core.tools import Tool, define_tool, tool
 from hermes_core.tracing import disable_tracing, enable_tracing, tracing_enabled
 
@@ -72,10 +72,13 @@ __all__ = [
     "enable_tracing",
     "hookimpl",
     "load_runtime",
+    "read_config_file",
     "reject",
     "schema",
     "setting",
     "shorten",
     "tool",
     "tracing_enabled",
+    "user_config_dir",
+    "user_config_file",
 ]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROJECT",
+    "hermes_guarded_paths",
     "hermes_permission_providers",
     "hermes_problems",
     "hermes_resources",
@@ -104,13 +105,37 @@ def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[em
     """Say under which directories this plugin's tools create, change or delete files.
 
     Called once per load, after every plugin is imported. The loader refuses
-    to start when a file a permission provider decides from (its ``files``)
-    lies under one of these directories: a tool must never be able to change
-    the permissions that govern it.
+    to start when one of these directories is, contains or lies inside a
+    guarded path (see :func:`hermes_guarded_paths`): the hermesos
+    configuration directory, the interpreter's prefix and site-packages, the
+    source of hermesos-core or of any plugin, what a plugin registered, or
+    contains the home directory; and when a file a permission provider decides
+    from (its ``files``) lies under one. A tool must never be able to change
+    what runs or the permissions that govern it.
 
     Returns:
         An iterable of directory paths (strings or path-like). A plugin whose
         tools write no files does not implement this hook.
+    """
+
+
+@hookspec
+def hermes_guarded_paths() -> Iterable[str | os.PathLike[str]]:  # type: ignore[empty-body]
+    """Say which files and directories this plugin reads to decide what runs or what is granted.
+
+    Called once per load, after this plugin's ``hermes_write_roots``. A
+    configuration file naming programs to start, a cache of tool listings, a
+    policy: whoever may write one of these chooses what the plugin does. The
+    loader refuses to start when any plugin's write root (``hermes_write_roots``)
+    is, contains or lies inside one of them, naming the root, the path and
+    this plugin. The core guards its own list besides (its configuration
+    directory, the interpreter, every plugin's source, the home directory);
+    a plugin lists only what is its own.
+
+    Returns:
+        An iterable of file or directory paths (strings or path-like); they
+        need not exist yet. A symbolic link is guarded both as named and as
+        what it leads to.
     """
 
 
@@ -122,8 +147,8 @@ def hermes_resources() -> Iterable[Resource]:  # type: ignore[empty-body]
     """Contribute resources the tools hold across calls: connection pools, server subprocesses.
 
     Called once per load, after this plugin's ``hermes_tools``,
-    ``hermes_schemas``, ``hermes_permission_providers`` and
-    ``hermes_write_roots``: a plugin may make a resource in ``hermes_tools``
+    ``hermes_schemas``, ``hermes_permission_providers``,
+    ``hermes_write_roots`` and ``hermes_guarded_paths``: a plugin may make a resource in ``hermes_tools``
     (its tools' handlers close over it) and return it here. Making one must
     start nothing: the runtime opens the resources of the healthy plugins
     (``runtime.open()``, ``with runtime:``; ``hermesos call`` and ``serve`` do)

@@ -19,10 +19,14 @@ Nothing here runs at ``import hermes_core``.
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import re
 import shlex
+import sys
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -34,12 +38,16 @@ from hermes_core import hookspecs
 from hermes_core._frozen import derive, frozen
 from hermes_core._version import __version__
 from hermes_core.checks import (
+    GuardedPath,
     check_guarded_files,
+    check_guarded_paths,
+    check_paths,
     check_providers,
     check_schemas,
     check_tools,
     check_wiring,
     check_write_roots,
+    core_guarded_paths,
 )
 from hermes_core.errors import InvalidDefinitionError, sentence
 from hermes_core.names import case_key
@@ -78,6 +86,7 @@ _HOOKS = (
     "hermes_schemas",
     "hermes_permission_providers",
     "hermes_write_roots",
+    "hermes_guarded_paths",
     "hermes_resources",
     "hermes_problems",
 )
@@ -163,6 +172,8 @@ class Plugin:
     disabled: bool = False
     #: What its tools hold across calls (hermes_resources), opened and closed with a runtime.
     resources: tuple[Resource, ...] = ()
+    #: What no tool may write: its own source, and the paths it decides from (hermes_guarded_paths).
+    guarded_paths: tuple[GuardedPath, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -308,7 +319,9 @@ def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) ->
         return entry_point.load()
     except InvalidDefinitionError as error:
         raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-    except (Exception, SystemExit) as error:  # a module's sys.exit() is its failure, not the command's exit
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # sys.exit(), GeneratorExit...: the module's failure, not the command's
         raise PluginLoadError(origin, f"importing {entry_point.value} failed with {raised(error)}") from error
 
 
@@ -375,7 +388,9 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
             result = impl.function()
         except InvalidDefinitionError as error:
             raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-        except (Exception, SystemExit) as error:  # a hook's sys.exit() is its failure, not the command's exit
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # sys.exit(), GeneratorExit...: the hook's failure, not the command's
             raise PluginLoadError(origin, f"hook {hook} raised {raised(error)}") from error
         if result is not None:
             results.append(result)
@@ -392,13 +407,20 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
             )
         try:
             items.extend(result)  # a generator hook's body runs here
-        except (Exception, SystemExit) as error:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # as in _call
             raise PluginLoadError(origin, f"iterating what {hook} returned raised {raised(error)}") from error
     return items
 
 
-def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> Plugin:
-    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core.checks)."""
+def _contributions(
+    origin: PluginOrigin, plugin: object, manager: _PluginManager, sources: tuple[GuardedPath, ...] = ()
+) -> Plugin:
+    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core.checks).
+
+    *sources* are where its code lies, guarded with the paths it names itself.
+    """
     source = str(origin)
     tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
     schemas: dict[str, Schema] = {}
@@ -411,6 +433,7 @@ def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager
         "providers",
     )
     roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    guarded = _items(origin, "hermes_guarded_paths", _call(origin, plugin, manager, "hermes_guarded_paths"), "paths")
     # After hermes_tools: a plugin may make its resources there, and return them here.
     resources = _items(origin, "hermes_resources", _call(origin, plugin, manager, "hermes_resources"), "resources")
     problems = _items(origin, "hermes_problems", _call(origin, plugin, manager, "hermes_problems"), "strings")
@@ -420,9 +443,57 @@ def _contributions(origin: PluginOrigin, plugin: object, manager: _PluginManager
         MappingProxyType(schemas),
         check_providers(source, "hermes_permission_providers", providers),
         write_roots=check_write_roots(source, "hermes_write_roots", roots),
+        guarded_paths=(*sources, *_guarded(origin, check_paths(source, "hermes_guarded_paths", guarded))),
         resources=check_resources(source, "hermes_resources", resources),
         problems=_reported(origin, problems),
     )
+
+
+def _guarded(origin: PluginOrigin, paths: Iterable[str]) -> tuple[GuardedPath, ...]:
+    """The paths a plugin said it decides from (hermes_guarded_paths), saying so in messages."""
+    what = f"a path plugin {origin.distribution} reads to decide what runs or what is granted (hermes_guarded_paths)"
+    return tuple(GuardedPath(path, what) for path in paths)
+
+
+def _editable_folder(distribution: Any) -> str | None:
+    """The source folder of an editable install (``pip install -e``), from its ``direct_url.json``; else None."""
+    try:
+        text = distribution.read_text("direct_url.json") if distribution is not None else None
+        found = json.loads(text) if text else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("dir_info"), dict):
+        return None
+    url = found.get("url")
+    if not found["dir_info"].get("editable") or not isinstance(url, str) or not url.startswith("file:"):
+        return None
+    return urllib.request.url2pathname(urllib.parse.urlparse(url).path) or None
+
+
+def _sources(distribution: Any, module: str, label: str) -> tuple[GuardedPath, ...]:
+    """Where the code of *module* (and of its distribution, if installed editable) lies: no tool may write there."""
+    found: list[GuardedPath] = []
+    editable = _editable_folder(distribution)
+    if editable:
+        found.append(GuardedPath(editable, f"the source of {label} (installed editable)"))
+    top = sys.modules.get(module.partition(".")[0])
+    file = getattr(top, "__file__", None)
+    if isinstance(file, str) and file:
+        # A package is its folder; a module its one file (its folder may be a site-packages directory, guarded anyway).
+        is_package = getattr(top, "__path__", None) is not None
+        found.append(GuardedPath(os.path.dirname(file) if is_package else file, f"the source of {label}"))
+    return tuple(found)
+
+
+def _core_sources() -> tuple[GuardedPath, ...]:
+    """Where hermesos-core's own code lies."""
+    import importlib_metadata  # noqa: PLC0415 - as in _entry_points
+
+    try:
+        distribution: Any = importlib_metadata.distribution("hermesos-core")
+    except importlib_metadata.PackageNotFoundError:
+        distribution = None
+    return _sources(distribution, "hermes_core", "hermesos-core")
 
 
 def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem, ...]:
@@ -444,8 +515,9 @@ def _load_one(
     _check_requirement(origin, requires)
     plugin = _import(origin, entry_point)
     _register(origin, plugin, manager)
+    sources = _sources(entry_point.dist, entry_point.module, f"plugin {origin.distribution}")
     try:
-        return _contributions(origin, plugin, manager)
+        return _contributions(origin, plugin, manager, sources)
     except (InvalidDefinitionError, PluginLoadError):
         manager.unregister(plugin)
         raise
@@ -600,6 +672,10 @@ def discover_plugins(
         except (InvalidDefinitionError, PluginLoadError) as error:
             plugins.append(_failed(origin, error, strict=strict))
 
+    # What no tool may write, taken before any plugin is dropped by the checks across plugins: the source of a
+    # plugin dropped for a clash still runs at the next start.
+    guarded = [*core_guarded_paths(), *_core_sources(), *(path for p in plugins for path in p.guarded_paths)]
+
     # Checks across plugins, in order of distribution name: of two that clash, the later loses.
     tools: dict[str, tuple[str, PluginOrigin]] = {}  # case_key -> the tool's name and its plugin
     schemas: dict[str, PluginOrigin] = {}
@@ -634,6 +710,15 @@ def discover_plugins(
         if plugin.ok and plugin.providers:
             try:
                 check_guarded_files(str(plugin.origin), plugin.providers, roots)
+            except InvalidDefinitionError as error:
+                plugins[index] = _failed(plugin.origin, error, strict=strict)
+
+    # No plugin's tools may write where hermesos, the interpreter or a plugin decides what runs or is granted.
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.write_roots:
+            writable = [(str(plugin.origin), "hermes_write_roots", root) for root in plugin.write_roots]
+            try:
+                check_guarded_paths(guarded, writable)
             except InvalidDefinitionError as error:
                 plugins[index] = _failed(plugin.origin, error, strict=strict)
     return PluginSet(plugins)

@@ -13,21 +13,31 @@ value is reported by the loader naming the plugin and the variable::
         key = setting("HERMESOS_WEATHER_API_KEY", s.string(min_length=1, description="your weather API key"))
         return make_tools(api_key=key)
 
-A setting's value is never quoted in a message: it may be a secret.
+A setting's value is never quoted in a message: it may be a secret. An integer
+setting larger than any size or count this machine can use is refused at load,
+whatever its schema says, so no setting can overflow later.
+
+Configuration files live in one place, :func:`user_config_dir`, and each is
+read through :func:`read_config_file`, which refuses what is not a regular
+file (a FIFO would hang the load, ``/dev/zero`` would never end) and what is
+larger than its limit, before a byte of it is read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
-from typing import Any, Final
+from pathlib import Path
+from typing import Any, Final, NamedTuple, NoReturn
 
 from hermes_core import schema as s
 from hermes_core.errors import InvalidDefinitionError, Issue, SchemaError, shorten
 
-__all__ = ["setting"]
+__all__ = ["MAX_SETTING_INTEGER", "read_config_file", "setting", "user_config_dir", "user_config_file"]
 
 # What a setting's variable name looks like: ``HERMESOS_<PLUGIN>_<NAME>``, in upper case.
 _VARIABLE: Final = re.compile(r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
@@ -43,6 +53,9 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Final = _NoDefault()
+#: The largest integer a setting may be, whatever its schema allows: the largest size a C ``ssize_t`` holds
+#: on a 64-bit machine. Larger ones would overflow where they are used (``os.read``, ``os.pread``).
+MAX_SETTING_INTEGER: Final = 2**63 - 1
 _TEXT: Final = s.string(min_length=1)
 
 
@@ -102,7 +115,15 @@ def setting(
         if isinstance(default, _NoDefault):
             raise InvalidDefinitionError(f"setting {variable}", None, f"is not set; set it to {_wanted(schema)}")
         return default() if callable(default) else default
-    return _parse(variable, schema, text)
+    value = _parse(variable, schema, text)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SETTING_INTEGER:
+        raise InvalidDefinitionError(
+            f"setting {variable}",
+            None,
+            f"is a number of {len(str(abs(value)))} digits, larger than any this machine can use "
+            f"(at most {MAX_SETTING_INTEGER}); set it to {_wanted(schema)}",
+        )
+    return value
 
 
 def _parse(variable: str, schema: s.Schema, text: str) -> Any:
@@ -160,3 +181,155 @@ def _wanted(schema: s.Schema) -> str:
     """What to set a variable to: what the schema expects, then its description if it has one."""
     description = schema.description
     return f"{schema.expected()}: {description}" if description else schema.expected()
+
+
+# -- configuration files -------------------------------------------------------------------
+
+
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    r"""The hermesos user configuration directory: where the policy, ``mcp.toml`` and plugins' settings files live.
+
+    ``$XDG_CONFIG_HOME/hermesos`` if that variable is an absolute path (the XDG
+    specification: a relative value is invalid and ignored), else
+    ``~/.config/hermesos``; ``%APPDATA%\hermesos`` on Windows. It is never the
+    working directory. The plugin loader refuses to start when a directory a
+    tool may write contains it or lies inside it.
+
+    Args:
+        environ: the variables to read instead of ``os.environ`` (for tests).
+
+    Returns:
+        The directory (it need not exist), or None if no home directory can be determined.
+    """
+    environ = os.environ if environ is None else environ
+    if os.name == "nt":
+        base = environ.get("APPDATA")
+        return Path(base, "hermesos") if base else None
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg, "hermesos")
+    try:
+        return Path.home() / ".config" / "hermesos"
+    except RuntimeError:  # no home directory can be determined
+        return None
+
+
+def user_config_file(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The file *name* (such as ``policy.toml``) in :func:`user_config_dir`, or None if there is no such directory.
+
+    Examples:
+        >>> str(user_config_file("mcp.toml", {"XDG_CONFIG_HOME": "/etc/xdg"}))
+        '/etc/xdg/hermesos/mcp.toml'
+
+    """
+    directory = user_config_dir(environ)
+    return None if directory is None else directory / name
+
+
+# A special file is refused by its type before the open (following links: the operator may name one),
+# since opening a FIFO waits for a writer and a device such as /dev/zero never ends. O_NONBLOCK is for one
+# swapped in after that check: the open does not wait, and fstat then refuses it.
+_READ_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+class _ConfigRead(NamedTuple):
+    """One configuration file being read: where it is, its limit, and what messages say of it."""
+
+    source: str
+    real: str
+    max_bytes: int
+    declaration: str
+    what: str
+    expected: str
+    too_big: str
+
+    def require_file(self, info: os.stat_result) -> None:
+        """Refuse what is not a regular file, or is larger than the limit, before a byte of it is read."""
+        if stat.S_ISREG(info.st_mode):
+            if info.st_size > self.max_bytes:
+                self.refuse_size()
+            return
+        kind = next((name for is_kind, name in _KINDS if is_kind(info.st_mode)), "something else")
+        if self.real != os.path.abspath(self.source):
+            kind = f'a link to "{self.real}", {kind}'
+        raise InvalidDefinitionError(
+            self.declaration, None, f"could not be read: it is {kind}, not a regular file; {self.expected}"
+        )
+
+    def refuse_size(self) -> NoReturn:
+        """Refuse the file for its size."""
+        raise InvalidDefinitionError(
+            self.declaration,
+            None,
+            f"is larger than {self.max_bytes} bytes, the limit for {self.what}; {self.too_big}",
+        )
+
+
+def read_config_file(
+    path: str | os.PathLike[str],
+    max_bytes: int,
+    declaration: str,
+    *,
+    what: str = "a configuration file",
+    expected: str = "a configuration file is a regular file of text",
+    too_big: str = "shorten it",
+) -> bytes:
+    """The bytes of the configuration file at *path*, checked before a byte is read.
+
+    What *path* leads to (links followed) must be a regular file: a FIFO, a
+    socket, a device or a directory is refused by its type without being
+    opened, and one swapped in after that check is opened without waiting and
+    refused by ``fstat``. The file must hold at most *max_bytes* bytes; a file
+    whose size says less (a ``/proc`` file) is read up to the limit and one
+    byte more, then refused.
+
+    Args:
+        path: the file, as the operator named it.
+        max_bytes: the most bytes to read.
+        declaration: what messages call the file, such as ``policy file "/etc/p.toml"``.
+        what: what kind of file it is, for the limit: ``a policy file``.
+        expected: what the file should be, said when it is not a regular file.
+        too_big: what to do about a file over the limit, said when it is.
+
+    Returns:
+        The file's bytes.
+
+    Raises:
+        InvalidDefinitionError: the file cannot be read, is not a regular file,
+            or is larger than *max_bytes*; the declaration is *declaration*.
+    """
+    source = os.fspath(path)
+    read = _ConfigRead(source, os.path.realpath(source), max_bytes, declaration, what, expected, too_big)
+    try:
+        read.require_file(os.stat(read.real))
+        fd = os.open(read.real, _READ_FLAGS)
+        try:
+            read.require_file(os.fstat(fd))
+            data = _read_at_most(fd, max_bytes + 1)  # one byte more tells a file that grew since the stat
+        finally:
+            os.close(fd)
+    except OSError as error:
+        reason = error.strerror or errno.errorcode.get(error.errno or 0, type(error).__name__)
+        raise InvalidDefinitionError(declaration, None, f"could not be read ({reason}); check the path") from None
+    if len(data) > max_bytes:
+        read.refuse_size()
+    return data
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """The bytes of *fd* up to its end or *limit*, whichever comes first."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

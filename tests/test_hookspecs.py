@@ -17,8 +17,9 @@ SPECS = [
 ]
 
 
-def test_there_are_exactly_the_six_hooks() -> None:
+def test_there_are_exactly_the_seven_hooks() -> None:
     assert sorted(SPECS) == [
+        "hermes_guarded_paths",
         "hermes_permission_providers",
         "hermes_problems",
         "hermes_resources",

@@ -8,6 +8,7 @@ wheel-and-pip version of these tests is ``test_plugins_installed.py``.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 from pathlib import Path
@@ -349,7 +350,7 @@ def test_an_entry_point_that_implements_no_hook_is_a_problem_saying_what_a_plugi
     assert plugin.problems[0].message == (
         f'plugin {dist} 1.0.0 (entry point "{origin.entry_point}" = {origin.value}) implements no hook: '
         f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers, "
-        "hermes_write_roots, hermes_resources, hermes_problems; a plugin "
+        "hermes_write_roots, hermes_guarded_paths, hermes_resources, hermes_problems; a plugin "
         "must define at least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point "
         "at the module that defines them."
     )
@@ -524,3 +525,133 @@ def test_write_roots_must_be_paths(site: Site) -> None:
     site.install(site.plugin("@hookimpl\ndef hermes_write_roots():\n    return [3]"))
     with pytest.raises(InvalidDefinitionError, match=r"hermes_write_roots\[0\] must be a directory path"):
         discover_plugins()
+
+
+# -- guarded paths: no root may hold what decides what runs or what is granted -------------------------
+
+GUARDS = """
+@hookimpl
+def hermes_tools():
+    return [make("unit.guards")]
+
+
+@hookimpl
+def hermes_guarded_paths():
+    return [{path!r}]
+"""
+
+
+def _writer_refused(site: Site, writer: str) -> str:
+    """The message of the writer's one fatal problem in report mode, after strict mode raised it too."""
+    with pytest.raises(InvalidDefinitionError) as caught:
+        load_runtime()
+    assert caught.value.declaration.startswith(f"plugin {writer} 1.0.0")
+    assert caught.value.field == "hermes_write_roots"
+    (broken,) = [p for p in mine(site, discover_plugins(strict=False)) if not p.ok]
+    assert broken.origin.distribution == writer
+    return broken.problems[0].message
+
+
+def test_a_root_holding_a_path_a_plugin_guards_stops_the_load_naming_root_path_and_plugin(
+    site: Site, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("root")
+    listing = root / "cache" / "listings"
+    guard = site.install(site.plugin(GUARDS.format(path=str(listing))))
+    writer = site.install(site.plugin(WRITER.format(root=str(root))))
+    message = _writer_refused(site, writer)
+    assert (
+        f'hermes_write_roots names "{root}" as a directory its tools may write, but it contains "{listing}", a path '
+        f"plugin {guard} reads to decide what runs or what is granted (hermes_guarded_paths), so a tool could "
+        "change what runs or what is granted; give the tools a folder of their own"
+    ) in message
+    assert "unit.guards" in discover_plugins(strict=False).runtime().tools  # the guarding plugin stays
+
+
+def test_a_root_inside_a_guarded_directory_or_through_a_link_to_one_is_refused(
+    site: Site, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    guarded = tmp_path_factory.mktemp("config")
+    site.install(site.plugin(GUARDS.format(path=str(guarded))))
+    inside = site.install(site.plugin(WRITER.format(root=str(guarded / "sub"))))
+    (guarded / "sub").mkdir()
+    assert f'but it lies inside "{guarded}", a path plugin ' in _writer_refused(site, inside)
+
+
+def test_a_guarded_link_is_compared_as_named_and_as_what_it_leads_to(
+    site: Site, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("root")
+    (root / "real.toml").write_text("")
+    link = tmp_path_factory.mktemp("elsewhere") / "link.toml"
+    link.symlink_to(root / "real.toml")
+    site.install(site.plugin(GUARDS.format(path=str(link))))
+    writer = site.install(site.plugin(WRITER.format(root=str(root))))
+    assert f'contains "{link}" (that is, "{root / "real.toml"}")' in _writer_refused(site, writer)
+
+
+@pytest.mark.parametrize("where", ["home", "above home", "/"])
+def test_a_root_that_is_or_holds_the_home_directory_is_refused_one_inside_it_is_not(
+    site: Site, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    above = tmp_path_factory.mktemp("users")
+    home = above / "me"
+    (home / "work").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    root = {"home": home, "above home": above, "/": Path("/")}[where]
+    writer = site.install(site.plugin(WRITER.format(root=str(root))))
+    message = _writer_refused(site, writer)
+    if where == "home":
+        assert f'names "{home}" as a directory its tools may write, but it is the home directory' in message
+    elif where == "above home":
+        assert f'but it contains "{home}", the home directory' in message
+    else:
+        assert 'names "/" as a directory its tools may write, but it is the root of the file system' in message
+    monkeypatch.setenv("HOME", str(above))  # a root inside the home directory is fine
+    site.install(site.plugin(WRITER.format(root=str(home / "work"))).replace("unit.writes", "unit.inside"))
+    assert "unit.inside" in discover_plugins(strict=False).runtime().tools
+
+
+def test_a_root_holding_a_plugins_own_source_is_refused(site: Site, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # An installed module: its file. The root is the site directory itself, holding every module of the site.
+    writer = site.install(site.plugin(WRITER.format(root=str(site.path))))
+    message = _writer_refused(site, writer)
+    module = writer.replace("-", "_")
+    assert f'but it contains "{site.path / module}.py", the source of plugin ' in message
+
+
+def test_a_root_inside_an_editable_plugins_project_folder_is_refused(
+    site: Site, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    project = tmp_path_factory.mktemp("project")
+    (project / "scratch").mkdir()
+    writer = site.install(site.plugin(WRITER.format(root=str(project / "scratch"))))
+    info = next(site.path.glob(f"{writer.replace('-', '_')}-1.0.0.dist-info"))
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": project.as_uri(), "dir_info": {"editable": True}}), encoding="utf-8"
+    )
+    message = _writer_refused(site, writer)
+    assert f'but it lies inside "{project}", the source of plugin {writer} (installed editable)' in message
+
+
+def test_guarded_paths_must_be_paths(site: Site) -> None:
+    site.install(site.plugin("@hookimpl\ndef hermes_guarded_paths():\n    return [None]"))
+    with pytest.raises(InvalidDefinitionError, match=r"hermes_guarded_paths\[0\] must be a file or directory path"):
+        discover_plugins()
+
+
+@pytest.mark.parametrize("raised", ["GeneratorExit()", "SystemExit(2)", "StopIteration()", "BaseException('odd')"])
+def test_any_exception_of_a_hook_but_keyboard_interrupt_is_a_load_error(site: Site, raised: str) -> None:
+    dist = site.install(site.plugin(f"@hookimpl\ndef hermes_tools():\n    raise {raised}"))
+    with pytest.raises(PluginLoadError) as caught:
+        discover_plugins()
+    assert caught.value.origin.distribution == dist
+    assert f"hook hermes_tools raised {raised.partition('(')[0]}" in str(caught.value)
+    (broken,) = mine(site, discover_plugins(strict=False))
+    assert not broken.ok
+
+
+def test_keyboard_interrupt_in_a_hook_still_stops_the_load(site: Site) -> None:
+    site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    raise KeyboardInterrupt"))
+    with pytest.raises(KeyboardInterrupt):
+        discover_plugins(strict=False)

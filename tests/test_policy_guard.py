@@ -1,11 +1,15 @@
 """A tool must never be able to change the permissions that govern it: the attack, through the real command.
 
-The bundled hermesos-fs writes under its root (the working directory unless
-``HERMESOS_FS_ROOT`` says otherwise) and hermesos-policy decides from a policy
-file. Once, with the defaults, the policy was read from the working directory,
-so a model granted ``fs:write`` could write ``grant = ["*"]`` into it and read
-what the operator denied on the next load. Each default combination of root
-and policy location is tried here with the installed ``hermesos`` command.
+The bundled hermesos-fs writes under its root (``HERMESOS_FS_ROOT``; once the
+working directory by default) and hermesos-policy decides from a policy file.
+Once, with the defaults, the policy was read from the working directory, so a
+model granted ``fs:write`` could write ``grant = ["*"]`` into it and read what
+the operator denied on the next load. Each combination of root and policy
+location is tried here with the installed ``hermesos`` command: the policy
+plugin is refused for deciding from a file a tool may write, and the file
+plugin for a root holding a guarded path (the policy file, which the policy
+plugin registers through ``hermes_guarded_paths``, or the configuration
+directory of hermesos, which the core guards).
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ def hermesos(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[s
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "XDG_CONFIG_HOME", "NO_COLOR"))
     }
-    environment.update({"HOME": str(cwd / "home"), "XDG_CONFIG_HOME": str(cwd / "nowhere"), **env})
+    # The home directory beside the working directory, not inside: a root may never hold the home directory.
+    home = cwd.parent / f"{cwd.name}-home"
+    home.mkdir(exist_ok=True)
+    environment.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / "nowhere"), **env})
     return subprocess.run([str(HERMES), *argv], cwd=cwd, env=environment, capture_output=True, text=True, check=False)
 
 
@@ -46,10 +53,13 @@ def test_the_attack_no_longer_works_a_policy_in_the_working_directory_is_not_rea
         json.dumps({"path": "hermesos-policy.toml", "content": 'grant = ["*"]\n'}),
         "--grant",
         "fs:write",
+        HERMESOS_FS_ROOT=str(workspace),
     )
     assert wrote.returncode == 0, wrote.stderr
     # ...and it grants nothing: a file in the working directory is not a policy.
-    read = hermesos(workspace, "call", "fs.read", json.dumps({"path": "secret.txt"}), "--json")
+    read = hermesos(
+        workspace, "call", "fs.read", json.dumps({"path": "secret.txt"}), "--json", HERMESOS_FS_ROOT=str(workspace)
+    )
     assert read.returncode == 5
     assert json.loads(read.stderr)["code"] == "PERMISSION_DENIED"
     assert "the secret" not in read.stdout + read.stderr
@@ -58,12 +68,10 @@ def test_the_attack_no_longer_works_a_policy_in_the_working_directory_is_not_rea
 @pytest.mark.parametrize(
     ("where", "settings"),
     [
-        # the root by default (the working directory), the policy named inside it
-        ("named", {"HERMESOS_POLICY": "{cwd}/policy.toml"}),
-        # the root by default, the policy in the user's configuration directory, under the working directory
-        ("config", {"XDG_CONFIG_HOME": "{cwd}/config"}),
         # the root named, the policy named inside it
-        ("root", {"HERMESOS_FS_ROOT": "{cwd}", "HERMESOS_POLICY": "{cwd}/policy.toml"}),
+        ("named", {"HERMESOS_FS_ROOT": "{cwd}", "HERMESOS_POLICY": "{cwd}/policy.toml"}),
+        # the root named, the policy in the user's configuration directory, under the root
+        ("config", {"HERMESOS_FS_ROOT": "{cwd}", "XDG_CONFIG_HOME": "{cwd}/config"}),
     ],
 )
 def test_a_policy_under_the_file_tools_root_stops_the_command_naming_both_paths(
@@ -76,15 +84,21 @@ def test_a_policy_under_the_file_tools_root_stops_the_command_naming_both_paths(
     done = hermesos(workspace, "call", "fs.read", json.dumps({"path": "secret.txt"}), "--grant", "fs:read", **env)
     assert done.returncode == 1
     assert done.stdout == ""
-    first = done.stderr.splitlines()[0]
-    assert first.startswith("error: broken plugin hermesos-policy ")
-    assert f'decides permissions from "{policy}"' in first
-    assert f'which lies inside "{workspace}", a directory the tools of plugin hermesos-fs ' in first
-    assert "To start without it" in done.stderr
+    lines = done.stderr.splitlines()
+    # The file tools' plugin, for a root holding a guarded path...
+    fs_line = next(line for line in lines if line.startswith("error: broken plugin hermesos-fs "))
+    assert f'hermes_write_roots names "{workspace}" as a directory its tools may write, but it contains ' in fs_line
+    guarded = policy if where == "named" else policy.parent
+    assert f'contains "{guarded}", ' in fs_line
+    # ...and the policy's, for deciding from a file a tool may write.
+    policy_line = next(line for line in lines if line.startswith("error: broken plugin hermesos-policy "))
+    assert f'decides permissions from "{policy}"' in policy_line
+    assert f'which lies inside "{workspace}", a directory the tools of plugin hermesos-fs ' in policy_line
+    assert "To start without them" in done.stderr
 
 
 def test_a_policy_outside_the_root_governs_and_a_link_to_it_under_the_root_is_refused(workspace: Path) -> None:
-    config = workspace / "home" / "config"
+    config = workspace / "config"
     (config / "hermesos").mkdir(parents=True)
     policy = config / "hermesos" / "policy.toml"
     policy.write_text('deny = ["fs:read"]\n')

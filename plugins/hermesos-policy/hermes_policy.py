@@ -32,14 +32,22 @@ import errno
 import json
 import os
 import re
-import stat
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn, final
 
-from hermes_core import InvalidDefinitionError, StaticGrants, Tool, hookimpl, setting, shorten
+from hermes_core import (
+    InvalidDefinitionError,
+    StaticGrants,
+    Tool,
+    hookimpl,
+    read_config_file,
+    setting,
+    shorten,
+    user_config_file,
+)
 from hermes_core import schema as s
 from hermes_core.permissions import GRANT_PATTERN
 from hermes_core.schema import NAME_PATTERN
@@ -47,10 +55,12 @@ from hermes_core.schema import NAME_PATTERN
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "MAX_BYTES_ENV",
+    "MAX_MAX_BYTES",
     "POLICY_ENV",
     "USER_FILE",
     "PolicyProvider",
     "find_policy_file",
+    "hermes_guarded_paths",
     "hermes_permission_providers",
     "load_policy",
     "parse_policy",
@@ -66,7 +76,11 @@ MAX_BYTES_ENV: Final = "HERMESOS_POLICY_MAX_BYTES"
 DEFAULT_MAX_BYTES: Final = 1024 * 1024
 
 _POLICY_SETTING = s.string(min_length=1, description="the path of a TOML policy file")
-_MAX_BYTES_SETTING = s.integer(minimum=1, description="the size of the largest policy file to read, in bytes")
+#: The largest value of ``HERMESOS_POLICY_MAX_BYTES``: 1 GiB.
+MAX_MAX_BYTES: Final = 1024 * 1024 * 1024
+_MAX_BYTES_SETTING = s.integer(
+    minimum=1, maximum=MAX_MAX_BYTES, description="the size of the largest policy file to read, in bytes"
+)
 
 _LISTS = ("grant", "deny")
 _TOP_KEYS = (*_LISTS, "tools")
@@ -183,20 +197,6 @@ class PolicyProvider:
 # -- finding the file ----------------------------------------------------------------------
 
 
-def _user_config_file(environ: Mapping[str, str]) -> Path | None:
-    """``hermesos/policy.toml`` in the user's configuration directory (XDG on POSIX, ``%APPDATA%`` on Windows)."""
-    if os.name == "nt":
-        base = environ.get("APPDATA")
-        return Path(base, USER_FILE) if base else None
-    xdg = environ.get("XDG_CONFIG_HOME", "")
-    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative value is invalid and is ignored
-        return Path(xdg, USER_FILE)
-    try:
-        return Path.home() / ".config" / USER_FILE
-    except RuntimeError:  # no home directory can be determined
-        return None
-
-
 def _leads_somewhere(path: Path) -> bool:
     """Whether *path* leads to something, following symbolic links.
 
@@ -251,7 +251,7 @@ def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
         except OSError as error:
             detail = f"which could not be looked up ({_reason(error)}); fix the path or its directories' permissions"
         raise InvalidDefinitionError(f"setting {POLICY_ENV}", None, f'names "{path}", {detail}')
-    user_file = _user_config_file(environ)
+    user_file = user_config_file("policy.toml", environ)
     try:
         return user_file if user_file is not None and _leads_somewhere(user_file) else None
     except FileNotFoundError:
@@ -274,21 +274,6 @@ def _reason(error: OSError) -> str:
 # -- reading and checking it ---------------------------------------------------------------
 
 
-# A special file is refused by its type before the open (following links: the operator may name one),
-# since opening a FIFO waits for a writer and a device such as /dev/zero never ends. O_NONBLOCK is for one
-# swapped in after that check: the open does not wait, and fstat then refuses it.
-_READ_FLAGS: Final = (
-    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-)
-_KINDS: Final = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def load_policy(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> PolicyProvider:
     """Read and check the policy file at *path*.
 
@@ -306,7 +291,7 @@ def load_policy(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
     source = str(path)
     real = os.path.realpath(path)
     files = (real, *_links_followed(source))
-    data = _read(real, source, max_bytes)
+    data = _read(source, max_bytes)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -346,57 +331,18 @@ def _links_followed(path: str) -> list[str]:
     return links
 
 
-def _read(real: str, source: str, max_bytes: int) -> bytes:
-    """The bytes of the regular file *real* (*source* as the operator named it), at most *max_bytes* of them."""
-    try:
-        _require_file(os.stat(real), real, source, max_bytes)
-        fd = os.open(real, _READ_FLAGS)
-        try:
-            _require_file(os.fstat(fd), real, source, max_bytes)
-            data = _read_at_most(fd, max_bytes + 1)  # one byte more tells a file that grew since the stat
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise InvalidDefinitionError(
-            f'policy file "{source}"', None, f"could not be read ({_reason(error)}); check the path"
-        ) from None
-    if len(data) > max_bytes:
-        _too_big(source, max_bytes)
-    return data
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    """The bytes of *fd* up to its end or *limit*, whichever comes first."""
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def _require_file(info: os.stat_result, real: str, source: str, max_bytes: int) -> None:
-    """Refuse what is not a regular file, or is larger than *max_bytes*, before a byte of it is read."""
-    if stat.S_ISREG(info.st_mode):
-        if info.st_size > max_bytes:
-            _too_big(source, max_bytes)
-        return
-    kind = next((name for is_kind, name in _KINDS if is_kind(info.st_mode)), "something else")
-    if real != os.path.abspath(source):
-        kind = f'a link to "{real}", {kind}'
-    raise InvalidDefinitionError(
+def _read(source: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file *source* leads to, at most *max_bytes* of them."""
+    return read_config_file(
+        source,
+        max_bytes,
         f'policy file "{source}"',
-        None,
-        f"could not be read: it is {kind}, not a regular file; a policy is a regular file of TOML text",
-    )
-
-
-def _too_big(source: str, max_bytes: int) -> NoReturn:
-    raise InvalidDefinitionError(
-        f'policy file "{source}"',
-        None,
-        f"is larger than {max_bytes} bytes, the limit for a policy file; shorten it (a namespace pattern such as "
-        f'"fs:*" or a selector such as "fs.*" stands for many), or raise the limit with {MAX_BYTES_ENV}',
+        what="a policy file",
+        expected="a policy is a regular file of TOML text",
+        too_big=(
+            'shorten it (a namespace pattern such as "fs:*" or a selector such as "fs.*" stands for many), '
+            f"or raise the limit with {MAX_BYTES_ENV}"
+        ),
     )
 
 
@@ -761,3 +707,14 @@ def hermes_permission_providers() -> list[PolicyProvider]:
     max_bytes: int = setting(MAX_BYTES_ENV, _MAX_BYTES_SETTING, default=DEFAULT_MAX_BYTES)
     path = find_policy_file()
     return [PolicyProvider() if path is None else load_policy(path, max_bytes=max_bytes)]
+
+
+@hookimpl
+def hermes_guarded_paths() -> list[str]:
+    """The policy file in use, and where the user's would be read: whoever writes either decides the grants.
+
+    The loader refuses to start when a directory a tool may write holds one
+    (besides refusing the provider, whose ``files`` lie there).
+    """
+    paths = [find_policy_file(), user_config_file("policy.toml")]
+    return list(dict.fromkeys(str(path) for path in paths if path is not None))
