@@ -19,12 +19,27 @@ process could not open for writing is not replaced; a named pipe, socket or
 device is refused by its type before it is opened; and a path ending in ``/``
 names a directory, never a file.
 
+Some names are protected inside any root (:data:`DEFAULT_PROTECTED`): what
+would turn a write into code execution or a configuration change (version
+control internals, a folder holding ``pyvenv.cfg``, ``*.pth``,
+``sitecustomize.py``, shell start-up files) and credentials (``.ssh``,
+``.gnupg``, ``.aws``, ``.netrc``, ``.env*``). ``fs.write``, ``fs.mkdir`` and
+``fs.delete`` refuse a path that goes through or names one; ``fs.read``,
+``fs.list`` and ``fs.stat`` refuse the credentials
+(:data:`DEFAULT_READ_PROTECTED`). Names compare ignoring case.
+
 Settings, read with :func:`hermes_core.setting` when the hooks are called (at
 load, never at import):
 
-* ``HERMESOS_FS_ROOT``: the workspace root (default: the working directory then);
-* ``HERMESOS_FS_MAX_READ_BYTES``: the most bytes one ``fs.read`` returns (default 1 MiB);
-* ``HERMESOS_FS_MAX_WRITE_BYTES``: the most bytes one ``fs.write`` writes (default 1 MiB).
+* ``HERMESOS_FS_ROOT``: the workspace root. It has no default: unset, the
+  plugin contributes no tools and reports one problem saying what to set. The
+  loader refuses a root that holds what decides what runs (the interpreter, the
+  configuration of hermesos, a plugin's source) or the home directory;
+* ``HERMESOS_FS_MAX_READ_BYTES``: the most bytes one ``fs.read`` returns (default 1 MiB, at most 1 GiB);
+* ``HERMESOS_FS_MAX_WRITE_BYTES``: the most bytes one ``fs.write`` writes (default 1 MiB, at most 1 GiB);
+* ``HERMESOS_FS_PROTECT``: more protected names (globs, comma-separated), refused for writing;
+* ``HERMESOS_FS_PROTECT_READS``: more protected names, refused for reading and writing;
+* ``HERMESOS_FS_UNPROTECT``: names of the default lists to allow after all (comma-separated).
 
 An application can also build the tools itself with :func:`make_tools`, which
 takes the same settings as arguments. A handler refuses its input with
@@ -40,11 +55,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import fnmatch
 import os
 import secrets
 import stat
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, final
 
 from hermes_core import (
@@ -65,12 +81,19 @@ __version__ = "0.2.0"
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_PROTECTED",
+    "DEFAULT_READ_PROTECTED",
+    "MAX_BYTES_LIMIT",
     "MAX_LIST_ENTRIES",
     "MAX_READ_ENV",
     "MAX_WRITE_ENV",
     "PATH_SCHEMA",
+    "PROTECT_ENV",
+    "PROTECT_READS_ENV",
     "ROOT_ENV",
+    "UNPROTECT_ENV",
     "__version__",
+    "hermes_problems",
     "hermes_schemas",
     "hermes_tools",
     "hermes_write_roots",
@@ -83,8 +106,61 @@ ROOT_ENV: Final = "HERMESOS_FS_ROOT"
 MAX_READ_ENV: Final = "HERMESOS_FS_MAX_READ_BYTES"
 #: The environment variable bounding the bytes one ``fs.write`` writes.
 MAX_WRITE_ENV: Final = "HERMESOS_FS_MAX_WRITE_BYTES"
+#: The environment variable naming more protected names, refused for writing.
+PROTECT_ENV: Final = "HERMESOS_FS_PROTECT"
+#: The environment variable naming more protected names, refused for reading and writing.
+PROTECT_READS_ENV: Final = "HERMESOS_FS_PROTECT_READS"
+#: The environment variable naming default protected names to allow after all.
+UNPROTECT_ENV: Final = "HERMESOS_FS_UNPROTECT"
 #: The default of both size limits: 1 MiB.
 DEFAULT_MAX_BYTES: Final = 1024 * 1024
+#: The largest either size limit may be: 1 GiB.
+MAX_BYTES_LIMIT: Final = 1024 * 1024 * 1024
+
+# Each protected name, and why, for the refusal. A name matches one name of a path (a glob, ignoring case),
+# or, with a "/", as many consecutive names; "pyvenv.cfg" also protects every folder holding one.
+_VCS = "version-control internals, where a hook runs at the next commit"
+_SHELL = "a shell start-up file, which runs in every new shell"
+_STARTUP = "a file Python runs at start-up"
+_CREDENTIALS = "credentials"
+_PROTECTED_WHY: Final[Mapping[str, str]] = {
+    ".git": _VCS,
+    ".hg": _VCS,
+    ".svn": _VCS,
+    "pyvenv.cfg": "a virtual environment, whose .pth files and modules run at the next Python start",
+    "*.pth": _STARTUP,
+    "sitecustomize.py": _STARTUP,
+    "usercustomize.py": _STARTUP,
+    **dict.fromkeys(
+        (
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".bash_logout",
+            ".profile",
+            ".zshrc",
+            ".zshenv",
+            ".zprofile",
+            ".zlogin",
+            ".zlogout",
+            ".cshrc",
+            ".tcshrc",
+            ".login",
+            ".kshrc",
+            "fish/config.fish",
+        ),
+        _SHELL,
+    ),
+    ".ssh": _CREDENTIALS,
+    ".gnupg": _CREDENTIALS,
+    ".aws": _CREDENTIALS,
+    ".netrc": _CREDENTIALS,
+    ".env*": "an environment file, which usually holds credentials",
+}
+#: The names fs.write, fs.mkdir and fs.delete refuse anywhere on a path (globs, compared ignoring case).
+DEFAULT_PROTECTED: Final = tuple(_PROTECTED_WHY)
+#: Of those, the names fs.read, fs.list and fs.stat refuse too: credentials.
+DEFAULT_READ_PROTECTED: Final = (".ssh", ".gnupg", ".aws", ".netrc", ".env*")
 #: The most entries one ``fs.list`` returns; ``offset`` pages through the rest.
 MAX_LIST_ENTRIES: Final = 1000
 
@@ -295,6 +371,182 @@ def _split(path: str) -> tuple[str, ...]:
     return tuple(name for name in names if name not in ("", "."))
 
 
+# -- protected names ------------------------------------------------------------------------------
+
+_GLOB_CHARACTERS = frozenset("*?[")
+# What each default name is, as the refusal says it after the name ("'.git' is version-control internals...").
+_WHY: Final[Mapping[str, str]] = {
+    _VCS: "is version-control internals, where a hook runs at the next commit",
+    _SHELL: "is a shell start-up file, which runs in every new shell",
+    _STARTUP: "is a file Python runs at start-up",
+    _CREDENTIALS: "holds credentials",
+}
+
+
+def _why(pattern: str) -> str:
+    """Why *pattern* is protected, as the refusal says it after the name."""
+    reason = _PROTECTED_WHY.get(pattern)
+    if reason is None:
+        return f"is protected by the operator ({PROTECT_ENV} or {PROTECT_READS_ENV})"
+    return _WHY.get(reason, f"is {reason}")
+
+
+def _hint(pattern: str) -> str:
+    """What the operator would change to allow a name (the model passes it on, it cannot change it)."""
+    if pattern in _PROTECTED_WHY:
+        return f"the operator can allow it by adding {pattern} to the setting {UNPROTECT_ENV}"
+    return f"the operator protected it with {PROTECT_ENV} or {PROTECT_READS_ENV}"
+
+
+@final
+class _Names:
+    """Protected names: each matches one name of a path (a glob), or, written with "/", consecutive names.
+
+    Names compare ignoring case, as a case-insensitive file system would open
+    them. Names without glob characters are looked up in a set: a path of many
+    names costs one lookup per name, and the globs a pass each.
+    """
+
+    __slots__ = ("globs", "literal", "runs")
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.literal: dict[str, str] = {}
+        self.globs: list[tuple[str, str]] = []
+        self.runs: list[tuple[tuple[str, ...], str]] = []
+        for pattern in dict.fromkeys(patterns):
+            folded = pattern.casefold()
+            if "/" in folded:
+                self.runs.append((tuple(folded.split("/")), pattern))
+            elif _GLOB_CHARACTERS.isdisjoint(folded):
+                self.literal.setdefault(folded, pattern)
+            else:
+                self.globs.append((folded, pattern))
+
+    def match(self, parts: tuple[str, ...]) -> tuple[int, str] | None:
+        """The index of the first name of *parts* that ends a protected name, and that name's pattern; or None."""
+        folded = [name.casefold() for name in parts]
+        for index, name in enumerate(folded):
+            pattern = self.literal.get(name)
+            if pattern is None:
+                pattern = next((p for glob, p in self.globs if fnmatch.fnmatchcase(name, glob)), None)
+            if pattern is None:
+                pattern = next(
+                    (
+                        p
+                        for run, p in self.runs
+                        if index + 1 >= len(run)
+                        and all(
+                            fnmatch.fnmatchcase(folded[index + 1 - len(run) + k], glob) for k, glob in enumerate(run)
+                        )
+                    ),
+                    None,
+                )
+            if pattern is not None:
+                return index, pattern
+        return None
+
+
+@final
+class _Protection:
+    """What a workspace refuses inside its root: names for writing, names for reading, and virtual environments."""
+
+    __slots__ = ("read", "venvs", "write")
+
+    def __init__(self, write: Iterable[str], read: Iterable[str], *, venvs: bool) -> None:
+        self.write = _Names(write)
+        self.read = _Names(read)
+        self.venvs = venvs
+
+    def check(self, parts: tuple[str, ...], *, writing: bool) -> None:
+        """Refuse *parts* if it goes through or names a protected name (for writing, or for reading).
+
+        Raises:
+            InputRejected: naming ``path``, the protected name, why, and the setting that allows it.
+        """
+        found = (self.write if writing else self.read).match(parts)
+        if found is not None:
+            index, pattern = found
+            raise _protected(parts, index, _why(pattern), _hint(pattern), writing=writing)
+
+
+def _protected(parts: tuple[str, ...], index: int, why: str, hint: str, *, writing: bool) -> InputRejected:
+    """The refusal of a path through a protected name (*index*: the name of *parts* that ends it; -1: the root)."""
+    what = "write, create or delete anything there" if writing else "read, list or describe anything there"
+    return reject(
+        "path",
+        f"names {_show(parts)}, which is protected: {_show(parts[: index + 1])} {why}; hermesos-fs does not "
+        f"{what}, whatever the arguments, so choose another path ({hint})",
+    )
+
+
+def _venv_refusal(parts: tuple[str, ...], index: int) -> InputRejected:
+    """The refusal of a write through a folder holding ``pyvenv.cfg``."""
+    return _protected(
+        parts,
+        index,
+        "is a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python start",
+        _hint("pyvenv.cfg"),
+        writing=True,
+    )
+
+
+def _holds_venv(fd: int) -> bool:
+    """Whether the directory *fd* holds a ``pyvenv.cfg`` (of any type: ``fstatat``, following nothing)."""
+    try:
+        os.stat("pyvenv.cfg", dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _protection(
+    protect: Iterable[str], protect_reads: Iterable[str], unprotect: Iterable[str], where: tuple[str, ...]
+) -> _Protection:
+    """The protection of the defaults, less *unprotect*, plus *protect* (writes) and *protect_reads* (both).
+
+    *where* is what a refusal names: the declaration, then the field of each
+    argument (``protect``, ``protect_reads``, ``unprotect``) or nothing (the
+    settings, whose names are in the declarations).
+
+    Raises:
+        InvalidDefinitionError: a name to unprotect is not a default one, or a name is malformed.
+    """
+    declarations = where if len(where) == 3 else ((where[0],) * 3)
+    fields: tuple[str | None, ...] = ("protect", "protect_reads", "unprotect") if len(where) == 1 else (None,) * 3
+    lists = []
+    for declaration, field, names in zip(declarations, fields, (protect, protect_reads, unprotect), strict=True):
+        if isinstance(names, str):
+            raise InvalidDefinitionError(declaration, field, "must be a list of names such as ['*.key'], got a string")
+        checked = []
+        for name in names:
+            text = name.strip().strip("/") if isinstance(name, str) else ""
+            parts = text.split("/")
+            if not text or "\x00" in text or "" in parts or ".." in parts or "." in parts:
+                raise InvalidDefinitionError(
+                    declaration,
+                    field,
+                    "must hold names or globs such as '*.key' or 'secrets', or consecutive names with '/' between "
+                    "such as 'config/app.toml'; never empty, '.' or '..'",
+                )
+            checked.append(text)
+        lists.append(checked)
+    protect_list, reads_list, unprotect_list = lists
+    defaults = {name.casefold(): name for name in DEFAULT_PROTECTED}
+    allowed: set[str] = set()
+    for name in unprotect_list:
+        if name.casefold() not in defaults:
+            raise InvalidDefinitionError(
+                declarations[2],
+                fields[2],
+                f"names {name!r}, which is not a protected name of the defaults; it takes names of the defaults "
+                f"exactly as written: {', '.join(DEFAULT_PROTECTED)}",
+            )
+        allowed.add(defaults[name.casefold()])
+    write = [n for n in DEFAULT_PROTECTED if n not in allowed]
+    read = [n for n in DEFAULT_READ_PROTECTED if n not in allowed]
+    return _Protection([*write, *protect_list, *reads_list], [*read, *reads_list], venvs="pyvenv.cfg" not in allowed)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "file"
@@ -385,13 +637,26 @@ def _write_all(fd: int, data: bytes) -> None:
 class _Workspace:
     """The root directory, held open as a descriptor, and the operations the tools perform in it."""
 
-    __slots__ = ("__weakref__", "fd", "max_read", "max_write")
+    __slots__ = ("__weakref__", "fd", "max_read", "max_write", "protection")
 
-    def __init__(self, fd: int, max_read: int, max_write: int) -> None:
+    def __init__(self, fd: int, max_read: int, max_write: int, protection: _Protection) -> None:
         self.fd = fd
         weakref.finalize(self, os.close, fd)
         self.max_read = max_read
         self.max_write = max_write
+        self.protection = protection
+
+    def writable(self, path: str) -> tuple[str, ...]:
+        """The names of *path*, for a write (fs.write, fs.mkdir, fs.delete): refused if a protected name is on it."""
+        parts = _split(path)
+        self.protection.check(parts, writing=True)
+        return parts
+
+    def readable(self, path: str) -> tuple[str, ...]:
+        """The names of *path*, for a read (fs.read, fs.list, fs.stat): refused if a credential name is on it."""
+        parts = _split(path)
+        self.protection.check(parts, writing=False)
+        return parts
 
     # -- resolution
 
@@ -421,13 +686,18 @@ class _Workspace:
         return reject("path", f"{verb} {shown}, which changed while it was being opened; try again")
 
     @contextlib.contextmanager
-    def directory(self, parts: tuple[str, ...], count: int, *, create: bool = False) -> Iterator[int]:
+    def directory(
+        self, parts: tuple[str, ...], count: int, *, create: bool = False, writing: bool = False
+    ) -> Iterator[int]:
         """Open the directory named by the first *count* of *parts*, one name at a time.
 
         Each name is opened relative to its parent's descriptor with
         ``O_DIRECTORY | O_NOFOLLOW``, so nothing outside the root is reached
         and a symbolic link is refused at use, whenever it appeared. With
         *create*, a missing directory is made (and then opened the same way).
+        With *writing*, each directory on the way, the root included, is
+        refused if it holds a ``pyvenv.cfg`` (a virtual environment), unless
+        that protection is lifted.
 
         Yields:
             a descriptor of the directory, closed on exit.
@@ -439,6 +709,10 @@ class _Workspace:
 
         """
         fd, index = os.dup(self.fd), 0
+        venvs = writing and self.protection.venvs
+        if venvs and _holds_venv(fd):
+            os.close(fd)
+            raise _venv_refusal(parts, -1)
         try:
             for index in range(count):
                 name = parts[index]
@@ -452,6 +726,9 @@ class _Workspace:
                     child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
+                if venvs and _holds_venv(fd):
+                    os.close(fd)
+                    raise _venv_refusal(parts, index)
         except OSError as error:
             refusal = self._refuse_step(parts, index, fd, error)
             os.close(fd)
@@ -518,7 +795,7 @@ class _Workspace:
 
     def read_file(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.read``: a part of a UTF-8 text file, never splitting a character."""
-        parts = _split(args["path"])
+        parts = self.readable(args["path"])
         if parts and (suffix := _directory_suffix(args["path"])):
             raise _not_a_file_path(suffix, parts, "fs.list lists a directory")
         offset: int = args["offset"]
@@ -566,7 +843,7 @@ class _Workspace:
 
     def write_file(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.write``: replace (or create) a file atomically through a temporary file and a rename."""
-        parts = _split(args["path"])
+        parts = self.writable(args["path"])
         if not parts:
             raise reject("path", "is the workspace root '.', a directory; name a file inside it, such as 'notes.txt'")
         if suffix := _directory_suffix(args["path"]):
@@ -584,7 +861,7 @@ class _Workspace:
             f"names {shown}, which already exists, and mode is 'create'; choose another name, "
             "or pass mode 'overwrite' to replace it"
         )
-        with self.directory(parts, len(parts) - 1, create=args["create_parents"]) as parent:
+        with self.directory(parts, len(parts) - 1, create=args["create_parents"], writing=True) as parent:
             old = _lstat(name, parent)
             if old is not None:
                 if stat.S_ISLNK(old.st_mode):
@@ -629,7 +906,7 @@ class _Workspace:
 
     def list_dir(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.list``: one page of a directory's entries, sorted by name."""
-        parts = _split(args["path"])
+        parts = self.readable(args["path"])
         offset: int = args["offset"]
         with self.directory(parts, len(parts)) as fd:
             # A name that is not valid UTF-8 cannot be written in JSON, nor named in a later call.
@@ -651,7 +928,7 @@ class _Workspace:
 
     def stat_path(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.stat``: what one path is, without following a link; a missing path is ``exists: false``."""
-        parts = _split(args["path"])
+        parts = self.readable(args["path"])
         path = "/".join(parts) or "."
         suffix = _directory_suffix(args["path"])
         try:
@@ -679,11 +956,11 @@ class _Workspace:
 
     def make_dir(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.mkdir``: make a directory (and, by default, its parents); an existing one is fine."""
-        parts = _split(args["path"])
+        parts = self.writable(args["path"])
         if not parts:
             return {"path": ".", "created": False}
         shown = _show(parts)
-        with self.directory(parts, len(parts) - 1, create=args["parents"]) as parent:
+        with self.directory(parts, len(parts) - 1, create=args["parents"], writing=True) as parent:
             try:
                 os.mkdir(parts[-1], 0o777, dir_fd=parent)
             except FileExistsError:
@@ -697,14 +974,14 @@ class _Workspace:
 
     def delete_path(self, args: dict[str, Any]) -> dict[str, Any]:
         """``fs.delete``: remove a file, a link (not its target) or an empty directory."""
-        parts = _split(args["path"])
+        parts = self.writable(args["path"])
         if not parts:
             raise reject(
                 "path", "is the workspace root '.', which cannot be deleted; name a file or directory inside it"
             )
         shown = _show(parts)
         suffix = _directory_suffix(args["path"])
-        with self.directory(parts, len(parts) - 1) as parent:
+        with self.directory(parts, len(parts) - 1, writing=True) as parent:
             found = _lstat(parts[-1], parent)
             if found is None:
                 raise reject(
@@ -810,13 +1087,23 @@ def make_tools(
     *,
     max_read_bytes: int = DEFAULT_MAX_BYTES,
     max_write_bytes: int = DEFAULT_MAX_BYTES,
+    protect: Iterable[str] = (),
+    protect_reads: Iterable[str] = (),
+    unprotect: Iterable[str] = (),
 ) -> list[Tool]:
     """The six tools, confined to *root*, which is opened now and held open while the tools exist.
 
+    Built this way, no plugin loader checks *root*: the application chooses it,
+    and must not choose one holding what decides what runs (its interpreter,
+    its configuration) or the home directory.
+
     Args:
         root: the workspace root, an existing directory (a link to one is followed, once, here).
-        max_read_bytes: the most bytes one ``fs.read`` returns.
-        max_write_bytes: the most bytes (of UTF-8) one ``fs.write`` writes.
+        max_read_bytes: the most bytes one ``fs.read`` returns (at most 1 GiB).
+        max_write_bytes: the most bytes (of UTF-8) one ``fs.write`` writes (at most 1 GiB).
+        protect: more protected names (globs, compared ignoring case), refused for writing.
+        protect_reads: more protected names, refused for reading and writing.
+        unprotect: names of :data:`DEFAULT_PROTECTED` to allow after all.
 
     Returns:
         ``fs.read``, ``fs.write``, ``fs.list``, ``fs.stat``, ``fs.mkdir``, ``fs.delete``;
@@ -824,14 +1111,19 @@ def make_tools(
 
     Raises:
         InvalidDefinitionError: *root* is not a directory, a limit is not a
-            positive integer, or the platform lacks the descriptor-relative calls.
+            positive integer of at most 1 GiB, a name is malformed or not one
+            to unprotect, or the platform lacks the descriptor-relative calls.
 
     """
     for field, value in (("max_read_bytes", max_read_bytes), ("max_write_bytes", max_write_bytes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidDefinitionError(_DECL, field, f"must be a positive number of bytes, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BYTES_LIMIT:
+            shown = value if isinstance(value, int) and len(str(value)) <= 30 else type(value).__name__
+            raise InvalidDefinitionError(
+                _DECL, field, f"must be a positive number of bytes, at most {MAX_BYTES_LIMIT} (1 GiB), got {shown!r}"
+            )
+    protection = _protection(protect, protect_reads, unprotect, (_DECL,))
     fd = _open_root(os.fspath(root), _DECL, "root", "pass an existing directory")
-    return _tools(_Workspace(fd, max_read_bytes, max_write_bytes))
+    return _tools(_Workspace(fd, max_read_bytes, max_write_bytes, protection))
 
 
 def _open_root(root: str, declaration: str, field: str | None, advice: str) -> int:
@@ -1053,14 +1345,30 @@ def _tools(ws: _Workspace) -> list[Tool]:
 # -- hooks ----------------------------------------------------------------------------------------
 
 
-_ROOT_SETTING = s.string(min_length=1, description="the workspace root, an existing directory")
-_MAX_READ_SETTING = s.integer(minimum=1, description="the most bytes one fs.read returns, such as 1048576")
-_MAX_WRITE_SETTING = s.integer(minimum=1, description="the most bytes one fs.write writes, such as 1048576")
+_ROOT_SETTING = s.string(
+    min_length=1, description="the workspace root: an existing directory of its own, such as ~/hermesos-workspace"
+)
+_MAX_READ_SETTING = s.integer(
+    minimum=1, maximum=MAX_BYTES_LIMIT, description="the most bytes one fs.read returns, such as 1048576"
+)
+_MAX_WRITE_SETTING = s.integer(
+    minimum=1, maximum=MAX_BYTES_LIMIT, description="the most bytes one fs.write writes, such as 1048576"
+)
+_NAMES_SETTING = s.string(min_length=1, description="names or globs, comma-separated, such as .env*,*.key")
+
+
+def _names(variable: str) -> list[str]:
+    """The comma-separated names of the setting *variable* (none when it is unset)."""
+    text: str = setting(variable, _NAMES_SETTING, default="")
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 @hookimpl
 def hermes_tools() -> list[Tool]:
-    """The tools, confined to ``HERMESOS_FS_ROOT`` (default: the working directory), with the configured limits.
+    """The tools, confined to ``HERMESOS_FS_ROOT``, with the configured limits and protected names.
+
+    Without ``HERMESOS_FS_ROOT`` there are none: the plugin has no default root
+    (:func:`hermes_problems` says what to set).
 
     Raises:
         InvalidDefinitionError: a setting is malformed, or the root is not a
@@ -1068,27 +1376,51 @@ def hermes_tools() -> list[Tool]:
 
     """
     root = _root()
+    if root is None:
+        return []
     max_read = setting(MAX_READ_ENV, _MAX_READ_SETTING, default=DEFAULT_MAX_BYTES)
     max_write = setting(MAX_WRITE_ENV, _MAX_WRITE_SETTING, default=DEFAULT_MAX_BYTES)
+    protection = _protection(
+        _names(PROTECT_ENV),
+        _names(PROTECT_READS_ENV),
+        _names(UNPROTECT_ENV),
+        tuple(f"setting {name}" for name in (PROTECT_ENV, PROTECT_READS_ENV, UNPROTECT_ENV)),
+    )
     fd = _open_root(root, f"setting {ROOT_ENV}", None, "set it to an existing directory")
-    return _tools(_Workspace(fd, max_read, max_write))
+    return _tools(_Workspace(fd, max_read, max_write, protection))
 
 
-def _root() -> str:
-    """The configured workspace root, as the hooks read it."""
-    root: str = setting(ROOT_ENV, _ROOT_SETTING, default=os.getcwd)
-    return os.path.expanduser(root)
+def _root() -> str | None:
+    """The configured workspace root, as the hooks read it; None when it is not set (there is no default)."""
+    root: str | None = setting(ROOT_ENV, _ROOT_SETTING, default=None)
+    return None if root is None else os.path.expanduser(root)
 
 
 @hookimpl
 def hermes_write_roots() -> list[str]:
-    """The workspace root: fs.write, fs.mkdir and fs.delete change files under it.
+    """The workspace root (none when it is not set): fs.write, fs.mkdir and fs.delete change files under it.
 
-    The loader refuses to start when a permission provider decides from a file
-    under it (a policy file, say): a tool must never be able to rewrite the
-    permissions that govern it.
+    The loader refuses to start when it is, holds or lies inside what decides
+    what runs or what is granted (a policy file, the configuration directory of
+    hermesos, the interpreter, a plugin's source) or holds the home directory:
+    a tool must never be able to change what runs, or the permissions that
+    govern it.
     """
-    return [_root()]
+    root = _root()
+    return [] if root is None else [root]
+
+
+@hookimpl
+def hermes_problems() -> list[str]:
+    """One problem when ``HERMESOS_FS_ROOT`` is not set: the tools are left out, and what to set it to."""
+    if _root() is not None:
+        return []
+    return [
+        f"{ROOT_ENV} is not set, so the file tools (fs.read, fs.write, fs.list, fs.stat, fs.mkdir, fs.delete) "
+        "are left out: hermesos-fs has no default root. Set it to a folder of their own, such as "
+        f"{ROOT_ENV}=~/hermesos-workspace; never the home directory, /, or a folder holding a virtual "
+        "environment or the configuration of hermesos"
+    ]
 
 
 @hookimpl

@@ -1403,17 +1403,23 @@ def test_random_paths_stay_inside_the_root_or_are_refused(tmp_path: Path, monkey
 # -- configuration and loading --------------------------------------------------------------------
 
 
-def test_default_root_is_the_working_directory_at_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without HERMESOS_FS_ROOT the root is the working directory when the hooks are called, and stays so."""
-    (tmp_path / "first").mkdir()
-    (tmp_path / "later").mkdir()
+def test_without_a_root_the_plugin_contributes_nothing_and_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """There is no default root: not the working directory (once the default, and a home or a project with its venv)."""
     monkeypatch.delenv(hermes_fs.ROOT_ENV, raising=False)
-    monkeypatch.chdir(tmp_path / "first")
-    runtime = Runtime(hermes_fs.hermes_tools(), grants=["fs:*"], schemas=hermes_fs.hermes_schemas())
-    monkeypatch.chdir(tmp_path / "later")
-    runtime.call_sync("fs.write", {"path": "here.txt", "content": "x"})
-    assert (tmp_path / "first" / "here.txt").exists()
-    assert not (tmp_path / "later" / "here.txt").exists()
+    monkeypatch.chdir(tmp_path)
+    assert hermes_fs.hermes_tools() == []
+    assert hermes_fs.hermes_write_roots() == []
+    [problem] = hermes_fs.hermes_problems()
+    assert problem.startswith(
+        "HERMESOS_FS_ROOT is not set, so the file tools (fs.read, fs.write, fs.list, fs.stat, fs.mkdir, fs.delete) "
+        "are left out: hermesos-fs has no default root. Set it to a folder of their own, such as "
+        "HERMESOS_FS_ROOT=~/hermesos-workspace"
+    )
+    monkeypatch.setenv(hermes_fs.ROOT_ENV, str(tmp_path))
+    assert hermes_fs.hermes_problems() == []
+    assert len(hermes_fs.hermes_tools()) == 6
 
 
 def test_root_is_fixed_when_the_hooks_are_called(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1560,14 +1566,16 @@ def test_the_plugin_says_its_root_is_where_its_tools_write(tmp_path: Path, monke
     assert hermes_fs.hermes_write_roots() == [str(tmp_path)]
     monkeypatch.delenv("HERMESOS_FS_ROOT")
     monkeypatch.chdir(tmp_path)
-    assert hermes_fs.hermes_write_roots() == [os.getcwd()]
+    assert hermes_fs.hermes_write_roots() == []
 
 
 # -- the contract, as the pytest plugin of hermesos-core[testing] checks it -------------------------
 
 
-def test_the_installed_plugin_keeps_its_contract(hermes_env: Path) -> None:
-    # The workspace root is the isolated working directory: generated writes land there.
+def test_the_installed_plugin_keeps_its_contract(hermes_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workspace root is a folder of the isolated environment: generated writes land there.
+    (hermes_env / "workspace").mkdir()
+    monkeypatch.setenv(hermes_fs.ROOT_ENV, str(hermes_env / "workspace"))
     checked = check_plugin("hermesos-fs", examples=40)
     assert [c.name for c in checked] == ["fs.read", "fs.write", "fs.list", "fs.stat", "fs.mkdir", "fs.delete"]
     assert all(c.rejected == 40 and c.accepted + c.refused == 40 for c in checked)
