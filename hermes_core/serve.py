@@ -32,13 +32,16 @@ The SDK is imported only by the functions that need it: :func:`mcp_tools`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import ipaddress
 import json
+import os
 import socket
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from hermes_core._version import __version__
 from hermes_core.adapters import ARGUMENTS_MAX, result_text
@@ -51,6 +54,8 @@ from hermes_core.wire import WireNames
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from mcp.server.transport_security import TransportSecuritySettings
+    from mcp.shared._stream_protocols import WriteStream
+    from mcp.shared.message import SessionMessage
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
@@ -205,21 +210,102 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     return server
 
 
-async def serve_stdio(runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None) -> None:
+class _Lines:
+    """The lines of a binary stdin, each at most *limit* bytes (read in a worker thread, one at a time).
+
+    A longer line is read to its end and dropped, a chunk at a time, and
+    answered with a JSON-RPC error (``id`` null: its id was never read) on
+    *reply*, set once the transport is open; the session goes on.
+    """
+
+    __slots__ = ("_file", "_limit", "reply")
+
+    def __init__(self, file: BinaryIO, limit: int) -> None:
+        self._file = file
+        self._limit = limit
+        self.reply: WriteStream[SessionMessage] | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _read(self, size: int) -> bytes:
+        import anyio.to_thread  # noqa: PLC0415 - see the module docstring
+
+        return await anyio.to_thread.run_sync(self._file.readline, size, abandon_on_cancel=True)
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while line := await self._read(self._limit + 1):
+            if len(line) <= self._limit or (line.endswith(b"\n") and len(line) == self._limit + 1):
+                yield line.decode("utf-8", errors="replace")
+                continue
+            while line and not line.endswith(b"\n"):  # the rest of it, never held
+                line = await self._read(65536)
+            await self._refuse()
+
+    async def _refuse(self) -> None:
+        import mcp_types as types  # noqa: PLC0415 - see the module docstring
+        from mcp.shared.message import SessionMessage  # noqa: PLC0415
+
+        message = (
+            f"the message is larger than {self._limit} bytes, the most this server reads in one message; it was not "
+            "read: send smaller arguments"
+        )
+        error = types.JSONRPCError(
+            jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        )
+        if self.reply is not None:
+            await self.reply.send(SessionMessage(error))
+
+
+@contextlib.contextmanager
+def _stdin(limit: int) -> Iterator[_Lines]:
+    """The lines of stdin, bounded; while they are read, fd 0 is the null device (a tool reading it gets nothing)."""
+    if sys.platform == "win32" or not _is_fd(sys.stdin, 0):
+        yield _Lines(sys.stdin.buffer, limit)
+        return
+    import fcntl  # noqa: PLC0415 - POSIX only
+
+    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        # Never closed: a worker thread may still be blocked reading it after the transport is left.
+        yield _Lines(os.fdopen(private, "rb", closefd=False), limit)
+    finally:
+        os.dup2(private, 0)
+
+
+def _is_fd(stream: Any, fd: int) -> bool:
+    try:
+        return bool(stream.buffer.fileno() == fd)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+async def serve_stdio(
+    runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None, max_message_bytes: int = ARGUMENTS_MAX
+) -> None:
     """Serve the runtime's tools over stdin and stdout until stdin ends (or the client stops reading stdout).
 
     While it serves, what the tools print goes to stderr, never onto the wire
-    (the SDK's ``stdio_server`` sees to it). The runtime is open while it
-    serves (``async with runtime``; one opened already stays as it is).
-    Arguments as :func:`mcp_server`'s.
+    (the SDK's ``stdio_server`` sees to it), and a tool reading stdin reads
+    nothing. One message (one line) is at most *max_message_bytes*, as an
+    HTTP request's body is: a longer one is skipped without being held in
+    memory and answered with a JSON-RPC error (``-32600``, ``id`` null), and
+    the session goes on. The runtime is open while it serves (``async with
+    runtime``; one opened already stays as it is). Other arguments as
+    :func:`mcp_server`'s.
     """
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 - see the module docstring
 
     server = mcp_server(runtime, name=name, timeout=timeout)
     async with runtime:
         try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+            with _stdin(max_message_bytes) as lines:
+                async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+                    lines.reply = write
+                    await server.run(read, write, server.create_initialization_options())
         except* (BrokenPipeError, ConnectionResetError):
             pass  # the client closed its end of stdout: there is nobody left to serve
 
