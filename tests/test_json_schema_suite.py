@@ -163,14 +163,10 @@ class Exclusion:
     reason: str
 
 
-_PATTERN_PROPERTY_CLASS = Exclusion(
-    "patternProperties", "\\p{...} classes are not in Python's re: the pattern is reported, not checked"
-)
 _REMOTE_REF = Exclusion(
     "$ref",
     "a remote ref (the meta-schema's URL): only refs within the document (pointer, $id or $anchor) are supported",
 )
-_PROPERTY_CLASS = Exclusion("pattern", "\\p{...} classes are not in Python's re: reported, not checked")
 
 # Keyed by (file, group) for a whole group, or (file, group, test) for one test.
 EXCLUDED: dict[tuple[str, ...], Exclusion] = {
@@ -188,12 +184,6 @@ EXCLUDED: dict[tuple[str, ...], Exclusion] = {
     ("ref", "ref to then"): Exclusion("then", "if/then/else are not supported"),
     ("ref", "ref to else"): Exclusion("else", "if/then/else are not supported"),
     ("defs", "validate definition against metaschema"): _REMOTE_REF,
-    ("optional/ecmascript-regex", "patterns always use unicode semantics with pattern"): _PROPERTY_CLASS,
-    ("optional/ecmascript-regex", "pattern with non-ASCII digits"): _PROPERTY_CLASS,
-    ("optional/ecmascript-regex", "patterns always use unicode semantics with patternProperties"): (
-        _PATTERN_PROPERTY_CLASS
-    ),
-    ("optional/ecmascript-regex", "patternProperties with non-ASCII digits"): _PATTERN_PROPERTY_CLASS,
 }
 
 # Bugs of from_json_schema, each with its cause: the cases it fails (expected failures, strict, so a

@@ -15,7 +15,6 @@ over the JSON types, the constrained ones carrying their keywords.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -49,6 +48,7 @@ from hermes_core.schema._nodes import (
     Unsupported,
     self_ref,
 )
+from hermes_core.schema._patterns import Searcher, foreign_pattern
 from hermes_core.schema._shared import BAD, MISSING, Context, Extra, copy_json, in_float_range, json_key, unicode_ok
 
 __all__ = ["DIALECTS", "from_json_schema"]
@@ -432,12 +432,9 @@ class _Importer:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise self.malformed(pointer, "pattern", "must be a string")
-            try:
-                regex = re.compile(_ecma(pattern))
-            except re.error as exc:
-                self.skip(
-                    pointer, "pattern", f"is not a regular expression Python understands ({exc}), so it is not checked"
-                )
+            regex, reason = foreign_pattern(pattern)
+            if regex is None:
+                self.skip(pointer, "pattern", f"is not checked: {reason}")
                 pattern = None
         fmt = doc.get("format")
         if fmt is not None and not (isinstance(fmt, str) and fmt and unicode_ok(fmt)):
@@ -541,18 +538,17 @@ class _Importer:
             return RecordSchema(extra, min_properties=low, max_properties=high)
         return ObjectSchema(tuple(fields.items()), extra, None, frozenset(fields), low, high)
 
-    def patterns(self, doc: Mapping[str, Any], pointer: str) -> list[tuple[re.Pattern[str], str, Schema]]:
-        """The ``patternProperties`` of *doc*: each regex (ECMA-262 read), its pattern, its schema."""
+    def patterns(self, doc: Mapping[str, Any], pointer: str) -> list[tuple[Searcher, str, Schema]]:
+        """The ``patternProperties`` of *doc*: each regex (ECMA-262 read, linear-time), its pattern, its schema."""
         given = doc.get("patternProperties", {})
         if not isinstance(given, Mapping):
             raise self.malformed(pointer, "patternProperties", "must be an object of schemas")
         found = []
         for pattern, sub in given.items():
             where = _at(pointer, "patternProperties", pattern)
-            try:
-                regex = re.compile(_ecma(pattern))
-            except re.error as exc:
-                self.skip(where, "patternProperties", f"is not a regular expression Python understands ({exc})")
+            regex, reason = foreign_pattern(pattern)
+            if regex is None:
+                self.skip(where, "patternProperties", f"is not checked: {reason}")
                 continue
             found.append((regex, pattern, self.convert(sub, where)))
         return found
@@ -602,55 +598,6 @@ class _Importer:
                 node = _child(node, token)
             node[keyword] = False
         return document
-
-
-# JSON Schema patterns are ECMA-262 regular expressions, whose classes differ from Python's:
-# d and w are ASCII only, and s also matches U+FEFF. Each: its form outside a bracket, and inside one.
-_ECMA_CLASSES = {
-    "d": ("[0-9]", "0-9"),
-    "D": ("[^0-9]", None),
-    "w": ("[A-Za-z0-9_]", "A-Za-z0-9_"),
-    "W": ("[^A-Za-z0-9_]", None),
-    "s": ("[\\s\ufeff]", "\\s\ufeff"),
-    "S": ("[^\\s\ufeff]", None),
-}
-
-
-def _ecma(pattern: str) -> str:
-    r"""*pattern* with ECMA-262's meaning of ``\d``, ``\w``, ``\s``, their negations and ``\cX``, for Python's ``re``.
-
-    A negated class inside brackets (``[\D]``) has no bracket form; it is left to Python's meaning.
-    """
-    out: list[str] = []
-    in_class = False
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\" and index + 1 < len(pattern):
-            escaped = pattern[index + 1]
-            control = pattern[index + 2 : index + 3]
-            if escaped == "c" and control.isascii() and control.isalpha():  # ECMA's \cX: a control character
-                out.append(f"\\x{ord(control) % 32:02x}")
-                index += 3
-                continue
-            replacement = _ECMA_CLASSES.get(escaped)
-            chosen = None if replacement is None else replacement[1 if in_class else 0]
-            out.append(chosen if chosen is not None else pattern[index : index + 2])
-            index += 2
-            continue
-        if char == "[" and not in_class:
-            in_class = True
-            out.append(char)
-            if pattern[index + 1 : index + 2] == "]":  # a leading ] is a member, not the end
-                out.append("]")
-                index += 1
-        elif char == "]" and in_class:
-            in_class = False
-            out.append(char)
-        else:
-            out.append(char)
-        index += 1
-    return "".join(out)
 
 
 def _const(value: Any) -> ConstSchema:

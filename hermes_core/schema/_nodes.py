@@ -14,7 +14,6 @@ thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -23,6 +22,7 @@ from typing import Any, ClassVar
 from hermes_core._frozen import frozen
 from hermes_core.errors import InvalidDefinitionError, Issue, IssueKind, SchemaError
 from hermes_core.names import suggest
+from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,
     CLOSED_ENTRIES,
@@ -232,7 +232,8 @@ class StringSchema(Schema):
     pattern: str | None = None
     format: str | None = None
     description: str | None = None
-    _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    # Python's re for a pattern written in Python; RE2 for one imported from elsewhere (see _patterns).
+    _regex: Searcher | None = field(default=None, repr=False, compare=False)
 
     _json_type = "string"
     _keywords = (
@@ -953,7 +954,7 @@ class PatternPropertiesSchema(Schema):
     min_properties: int | None = None
     max_properties: int | None = None
     description: str | None = None
-    _regexes: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _regexes: tuple[Searcher, ...] = field(default=(), repr=False, compare=False)
 
     def _children(self) -> tuple[Schema, ...]:
         return (self.base, *(schema for _, schema in self.patterns))
