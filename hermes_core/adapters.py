@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, final
 
@@ -135,12 +136,34 @@ def _arguments(wire: str, raw: Any) -> Any:
     except (ValueError, StopIteration, RecursionError):
         pass
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_int=_integer)
     except json.JSONDecodeError as error:
         detail = f"is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}; send a JSON object"
         raise InputInvalidError(wire, [Issue((), "invalid", detail)]) from None
+    except _TooManyDigitsError as error:
+        detail = (
+            f"holds an integer of {error.digits:,} digits, more than the {sys.get_int_max_str_digits():,} this "
+            "Python reads; send a shorter number, or a string of digits if the tool takes one"
+        )
+        raise InputInvalidError(wire, [Issue((), "too_big", detail)]) from None
     except RecursionError:
         raise InputInvalidError(wire, [Issue((), "too_deep", "nests arrays and objects too deeply")]) from None
+
+
+class _TooManyDigitsError(ValueError):
+    """An integer of the arguments longer than Python converts (``sys.get_int_max_str_digits()``)."""
+
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _integer(text: str) -> int:
+    """An integer of the arguments; one past Python's int-string limit is named, not a bare ValueError."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _TooManyDigitsError(len(text.lstrip("-"))) from None
 
 
 _DESCRIPTION = frozenset({"description"})

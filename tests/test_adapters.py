@@ -450,3 +450,31 @@ def test_handle_sync_runs_a_plain_handler_without_an_event_loop() -> None:
 def test_argument_text_around_the_value(arguments: str, content: str) -> None:
     message = OpenAITools(runtime("notes:read")).handle_sync(chat_call("notes_search", arguments))
     assert message["content"].startswith(content)
+
+
+HUGE = "9" * 5000  # past Python's int-string limit (4,300 digits): int() raises ValueError
+HUGE_ARGUMENTS = [
+    '{"text": "milk", "limit": ' + HUGE + "}",
+    '{"text": "milk", "limit": -' + HUGE + "}",
+    '{"text": "milk", "tag": [{"deep": [1, ' + HUGE + "]}]}",  # nested, where no field takes it
+    " " + HUGE,
+]
+HUGE_CONTENT = (
+    "INPUT_INVALID: notes_search was called with invalid input: input holds an integer of 5,000 digits, more than "
+    "the 4,300 this Python reads; send a shorter number, or a string of digits if the tool takes one.\n"
+    "Fix the arguments and call notes_search again."
+)
+
+
+@pytest.mark.parametrize("arguments", HUGE_ARGUMENTS, ids=["field", "negative", "nested", "alone"])
+def test_an_integer_past_pythons_digit_limit_is_input_invalid_in_every_adapter(arguments: str) -> None:
+    """A model's 5,000-digit integer made handle/handle_sync raise ValueError; now it is the model's INPUT_INVALID."""
+    openai, anthropic = OpenAITools(runtime("notes:read")), AnthropicTools(runtime("notes:read"))
+    strict = OpenAITools(runtime("notes:read"), strict=True)
+    chat = chat_call("notes_search", arguments)
+    tool_use = {"type": "tool_use", "id": "toolu_1", "name": "notes_search", "input": arguments}
+    for adapter in (openai, strict):
+        assert adapter.handle_sync(chat)["content"] == HUGE_CONTENT
+        assert asyncio.run(adapter.handle(chat))["content"] == HUGE_CONTENT
+    for answer in (anthropic.handle_sync(tool_use), asyncio.run(anthropic.handle(tool_use))):
+        assert (answer["content"], answer["is_error"]) == (HUGE_CONTENT, True)
