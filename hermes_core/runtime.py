@@ -25,11 +25,20 @@ import inspect
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from time import monotonic
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, NoReturn, Protocol, final, runtime_checkable
 
 from hermes_core import tracing
-from hermes_core._aio import Expired, await_within, require_no_loop, run_coroutine, run_in_thread, to_thread
+from hermes_core._aio import (
+    Expired,
+    Stranded,
+    await_within,
+    require_no_loop,
+    run_coroutine,
+    run_in_thread,
+    to_thread,
+)
 from hermes_core._frozen import derive, frozen
 from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core.errors import (
@@ -41,6 +50,7 @@ from hermes_core.errors import (
     ToolError,
     ToolFailedError,
     ToolNotFoundError,
+    _seconds,
     exception_type_name,
 )
 from hermes_core.names import suggest
@@ -561,9 +571,8 @@ class Runtime:
             return found
         raise ToolNotFoundError(plain, suggest(plain, self._entries)) from None
 
-    def _prepare(self, name: Any, value: Any) -> tuple[_Entry, Any]:
-        """Lookup, permissions and input: everything before the handler."""
-        entry = self._lookup(name)
+    def _admit(self, entry: _Entry, value: Any) -> Any:
+        """Permissions and input: everything between the lookup and the handler."""
         if entry.gate is not None:
             try:
                 entry.gate()
@@ -571,7 +580,7 @@ class Runtime:
                 raise
             except Exception as error:  # a permission provider's own failure: the call is not made
                 raise _provider_failure(entry, error) from error
-        return entry, _checked(entry.input, value, InputInvalidError, entry.name)
+        return _checked(entry.input, value, InputInvalidError, entry.name)
 
     def call(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Awaitable[Any]:  # noqa: A002
         """Call the tool *name* with *input*; ``await`` it for the parsed output.
@@ -612,22 +621,32 @@ class Runtime:
             return await self._call(name, value, timeout, call_id)
 
     async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
-        entry, parsed = self._prepare(name, value)
+        entry = self._lookup(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
+        if seconds is None:  # no clock read at all on the untimed path
+            deadline, left = 0.0, None
+            parsed = self._admit(entry, value)
+        else:  # one deadline from here: the checks spend the handler's time
+            deadline = monotonic() + seconds
+            parsed = self._admit(entry, value)
+            left = _left(entry, deadline, seconds, "input", call_id)
         try:
             if entry.is_async:
                 # No limit: the handler's coroutine awaited directly, without a frame around it.
                 awaitable = entry.handler(parsed)
-                result = await (awaitable if seconds is None else await_within(awaitable, seconds))
+                result = await (awaitable if left is None else await_within(awaitable, left))
             elif entry.inline:
                 result = entry.handler(parsed)
             else:
-                result = await to_thread(entry.handler, parsed, seconds)
+                result = await to_thread(entry.handler, parsed, left, entry, entry.name)
             if not entry.is_async and type(result) not in _PLAIN and inspect.isawaitable(result):
-                result = await await_within(result, seconds)
+                result = await await_within(result, None if left is None else deadline - monotonic())
         except Exception as error:
             _fail(entry, error, seconds, call_id)
-        return _checked(entry.output, result, OutputInvalidError, entry.name)
+        result = _checked(entry.output, result, OutputInvalidError, entry.name)
+        if seconds is not None:
+            _left(entry, deadline, seconds, "output", call_id)
+        return result
 
     def call_sync(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Any:  # noqa: A002
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
@@ -646,26 +665,36 @@ class Runtime:
             return self._call_sync(name, input, timeout, call_id)
 
     def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
-        entry, parsed = self._prepare(name, value)
+        entry = self._lookup(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
+        if seconds is None:
+            deadline, left = 0.0, None
+            parsed = self._admit(entry, value)
+        else:
+            deadline = monotonic() + seconds
+            parsed = self._admit(entry, value)
+            left = _left(entry, deadline, seconds, "input", call_id)
         if entry.is_async:
             require_no_loop(entry.name)
         try:
             if entry.is_async:
-                result = run_coroutine(entry.handler(parsed), seconds)
-            elif seconds is None:
+                result = run_coroutine(entry.handler(parsed), left)
+            elif left is None:
                 result = entry.handler(parsed)
             else:
-                result = run_in_thread(entry.handler, parsed, seconds)
+                result = run_in_thread(entry.handler, parsed, left, entry, entry.name)
         except Exception as error:
             _fail(entry, error, seconds, call_id)
         if inspect.iscoroutine(result):  # a plain handler that returned one: run it as an async handler's
             require_no_loop(entry.name, result)
             try:
-                result = run_coroutine(result, seconds)
+                result = run_coroutine(result, None if left is None else deadline - monotonic())
             except Exception as error:
                 _fail(entry, error, seconds, call_id)
-        return _checked(entry.output, result, OutputInvalidError, entry.name)
+        result = _checked(entry.output, result, OutputInvalidError, entry.name)
+        if seconds is not None:
+            _left(entry, deadline, seconds, "output", call_id)
+        return result
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.
@@ -788,7 +817,7 @@ def _fail(entry: _Entry, error: Exception, seconds: float | None, call_id: str |
     failure = _failure(entry, error, seconds, call_id)
     if failure is error:
         raise error
-    if isinstance(error, Expired):
+    if isinstance(error, Expired | Stranded):
         raise failure from None  # the runtime's own signal: nothing of the tool's to show
     raise failure from error
 
@@ -803,6 +832,9 @@ def _failure(entry: _Entry, error: Exception, seconds: float | None, call_id: st
         return error  # a tool error of its own (one of another runtime's calls, say) passes as it is
     logger = _logger()
     call_id = call_id or _call_id()
+    if isinstance(error, Stranded):
+        logger.warning("%s (call %s) was refused: %s", entry.name, call_id, error.detail)
+        return ToolFailedError(error.detail, retryable=True, tool=entry.name, reason="timeout", call_id=call_id)
     if isinstance(error, Expired) and seconds is not None:
         logger.warning("%s (call %s) did not finish within %g seconds", entry.name, call_id, seconds)
         return ToolFailedError.timed_out(entry.name, seconds, call_id=call_id)
@@ -810,3 +842,32 @@ def _failure(entry: _Entry, error: Exception, seconds: float | None, call_id: st
         "%s (call %s) failed: its handler raised %s", entry.name, call_id, type(error).__name__, exc_info=error
     )
     return ToolFailedError.from_exception(entry.name, error, call_id=call_id)
+
+
+def _left(
+    entry: _Entry, deadline: float, seconds: float, step: Literal["input", "output"], call_id: str | None
+) -> float:
+    """The seconds left of a call's limit once its *step* is checked; raise if none are.
+
+    A check that holds the interpreter (a regular expression, say) cannot be
+    stopped at the deadline: it is charged to the call when it ends, and a
+    check that ended past the deadline ends the call as a timeout. A check
+    that rejected the value has raised before this: its verdict stands.
+
+    Raises:
+        ToolFailedError: ``reason="timeout"``, retryable, naming the check that took the time.
+    """
+    now = monotonic()
+    left = deadline - now
+    if left > 0:
+        return left
+    call_id = call_id or _call_id()
+    limit, spent = _seconds(seconds), _seconds(seconds - left)
+    if step == "input":
+        detail = f"did not finish within {limit}: checking its permissions and input took {spent}"
+        detail += ", so its handler was not run"
+    else:
+        detail = f"did not finish within {limit}: with the check of its output it took {spent}"
+        detail += ", so its result was dropped"
+    _logger().warning("%s (call %s) %s", entry.name, call_id, detail)
+    raise ToolFailedError(detail, retryable=True, tool=entry.name, reason="timeout", call_id=call_id)

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, define_tool
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, define_tool
 from hermes_core import schema as s
 from hermes_core.errors import ToolFailedError
+from hermes_core.schema.validators import compile_schema
 
 
 def tool(handler: Any, name: str = "t.run", **fields: Any) -> Tool:
@@ -270,3 +275,224 @@ def test_a_tool_name_whose_own_methods_raise_is_simply_not_found() -> None:
     assert (missed["code"], missed["suggestions"]) == ("TOOL_NOT_FOUND", ["t.run"])
     unshowable = runtime.observe_sync(Unshowable(), {})  # type: ignore[arg-type]
     assert unshowable["error"]["code"] == "TOOL_NOT_FOUND"
+
+
+# -- a call's time limit covers its checks --------------------------------------------------------
+
+# A plugin author's own pattern stays on Python's re (trusted code): checked with backtracking,
+# holding the interpreter, it cannot be stopped half-way; the first alternative backtracks
+# exponentially in the number of "a"s before the second one matches.
+SLOW_PATTERN = r"^(?:(a+)+b|a+)$"
+
+
+def slow_tool(handler: Any) -> Tool:
+    return define_tool(
+        name="t.slow_check",
+        description="Take a text.",
+        version="1.0.0",
+        input=s.object({"text": s.string(pattern=SLOW_PATTERN)}),
+        handler=handler,
+    )
+
+
+@functools.cache
+def slow_text() -> tuple[str, float]:
+    """A text that matches SLOW_PATTERN and takes at least a second to check here, and how long it took."""
+    check = compile_schema(slow_tool(lambda args: None).input, {})
+    for length in range(16, 40):
+        text = "a" * length
+        started = time.monotonic()
+        check.check({"text": text})
+        took = time.monotonic() - started
+        if took >= 1.0:
+            return text, took
+    raise AssertionError("no text was slow enough to check")
+
+
+def test_a_check_of_the_input_that_outlasts_the_limit_ends_the_call_as_a_timeout_and_runs_no_handler() -> None:
+    ran: list[str] = []
+    runtime = Runtime([slow_tool(lambda args: ran.append("ran") or "done")])
+    text, took = slow_text()
+    for call in (
+        lambda: runtime.call_sync("t.slow_check", {"text": text}, timeout=0.5),
+        lambda: asyncio.run(runtime.call("t.slow_check", {"text": text}, timeout=0.5)),
+    ):
+        started = time.monotonic()
+        with pytest.raises(ToolFailedError) as caught:
+            call()
+        assert time.monotonic() - started < took * 3 + 2  # the check's own time, not the check and then a handler
+        assert (caught.value.code.value, caught.value.reason, caught.value.retryable) == (
+            "TOOL_FAILED",
+            "timeout",
+            True,
+        )
+        assert str(caught.value).startswith(
+            "t.slow_check did not finish within 0.5 seconds: checking its permissions and input took "
+        )
+        assert str(caught.value).split("\n")[0].endswith(" seconds, so its handler was not run.")
+    assert ran == []  # before, the check took its time and the handler was given the whole limit after it
+    assert runtime.call_sync("t.slow_check", {"text": "aaa"}, timeout=0.5) == "done"
+
+
+def test_a_rejected_input_is_input_invalid_however_long_its_check_took() -> None:
+    runtime = Runtime([slow_tool(lambda args: "done")])
+    text = slow_text()[0][:-3] + "!"  # about as slow to refuse as the whole text is to accept
+    with pytest.raises(ToolError) as caught:
+        runtime.call_sync("t.slow_check", {"text": text}, timeout=0.1)
+    assert caught.value.code.value == "INPUT_INVALID"  # a verdict on the input is worth more than "too slow"
+
+
+def test_the_handler_is_given_what_the_checks_left_of_the_limit() -> None:
+    def sleepy(args: Any) -> Any:
+        time.sleep(1.0)
+        return "done"
+
+    runtime = Runtime([slow_tool(sleepy)])
+    text, took = slow_text()
+    # The handler alone fits in the limit; the check and the handler together do not.
+    with pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync("t.slow_check", {"text": text}, timeout=took + 0.5)
+    assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+    assert runtime.call_sync("t.slow_check", {"text": "aaa"}, timeout=took + 0.5) == "done"
+
+
+def test_an_output_check_that_outlasts_the_limit_drops_the_result() -> None:
+    text, _ = slow_text()
+    runtime = Runtime(
+        [
+            define_tool(
+                name="t.slow_output",
+                description="Return a text.",
+                version="1.0.0",
+                input=s.object({}),
+                output=s.string(pattern=SLOW_PATTERN),
+                handler=lambda args: text,
+            )
+        ]
+    )
+    with pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync("t.slow_output", {}, timeout=0.5)
+    assert caught.value.reason == "timeout"
+    assert "with the check of its output it took" in str(caught.value)
+    assert "so its result was dropped" in str(caught.value)
+
+
+# -- plain handlers stranded past their limit ----------------------------------------------------
+
+
+@pytest.fixture
+def stuck() -> Any:
+    """A handler that blocks until the test ends, and waits at the end until every stranded call ended."""
+    release = threading.Event()
+
+    def handler(args: Any) -> Any:
+        release.wait(30)
+        return "late"
+
+    yield handler
+    release.set()
+    deadline = time.monotonic() + 10
+    while _aio.stranded() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _aio.stranded() == {}
+
+
+def test_forty_plain_calls_stuck_past_their_limit_leave_every_other_tool_running(stuck: Any) -> None:
+    runtime = Runtime([tool(stuck, name="t.stuck"), tool(lambda args: "ok", name="t.ok")])
+    errors: list[ToolFailedError] = []
+    for _ in range(40):
+        started = time.monotonic()
+        with pytest.raises(ToolFailedError) as caught:
+            runtime.call_sync("t.stuck", {}, timeout=0.1)
+        errors.append(caught.value)
+        assert time.monotonic() - started < 5
+    limit = _aio.STRANDED_PER_TOOL
+    assert all(str(e).startswith("t.stuck did not finish within 0.1 seconds.") for e in errors[:limit])
+    refused = errors[limit:]
+    assert {(e.reason, e.retryable) for e in refused} == {("timeout", True)}
+    assert str(refused[0]).split("\n")[0] == (
+        f"t.stuck was not run: {limit} earlier calls of it are still running after their time limit, "
+        f"the most one tool may leave running ({limit}); it can be called again once one ends."
+    )
+    assert _aio.stranded() == {"t.stuck": limit}
+    # Before, the 33rd stuck call filled the pool: every plain tool then timed out without running, or hung.
+    started = time.monotonic()
+    assert runtime.call_sync("t.ok", {}, timeout=5) == "ok"
+    assert asyncio.run(runtime.call("t.ok", {}, timeout=5)) == "ok"
+    assert asyncio.run(runtime.call("t.ok", {})) == "ok"
+    assert time.monotonic() - started < 3
+
+
+def test_calls_given_up_under_await_are_stranded_too_and_end_in_time(stuck: Any) -> None:
+    runtime = Runtime([tool(stuck, name="t.stuck"), tool(lambda args: "ok", name="t.ok")])
+
+    async def main() -> list[Any]:
+        calls = [runtime.call("t.stuck", {}, timeout=0.2) for _ in range(200)]
+        return await asyncio.gather(*calls, runtime.call("t.ok", {}), return_exceptions=True)
+
+    started = time.monotonic()
+    *outcomes, ok = asyncio.run(main())
+    assert time.monotonic() - started < 5
+    assert ok == "ok"
+    assert all(isinstance(outcome, ToolFailedError) and outcome.reason == "timeout" for outcome in outcomes)
+    # A call starts only while its tool has fewer than the limit stranded: at most the workers
+    # running at once when it was reached run on past it; the others never started.
+    stranded = _aio.stranded()["t.stuck"]
+    assert _aio.STRANDED_PER_TOOL <= stranded <= _aio.STRANDED_PER_TOOL + _aio.WORKERS
+    assert asyncio.run(runtime.call("t.ok", {}, timeout=5)) == "ok"
+
+
+def test_past_the_process_wide_limit_every_plain_call_is_refused_naming_the_stuck_tools(
+    stuck: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_aio, "STRANDED_MAX", 3)
+    runtime = Runtime([tool(stuck, name="t.a"), tool(stuck, name="t.b"), tool(lambda args: "ok", name="t.ok")])
+    for name in ("t.a", "t.a", "t.b"):
+        with pytest.raises(ToolFailedError):
+            runtime.call_sync(name, {}, timeout=0.05)
+    with pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync("t.ok", {}, timeout=5)
+    assert str(caught.value).split("\n")[0] == (
+        "t.ok was not run: 3 calls of plain tools are still running after their time limit (t.a: 2, t.b: 1), "
+        "the most a process may leave running (3); it can be called again once one ends."
+    )
+    assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+
+
+def test_a_stranded_call_that_ends_gives_its_place_back(stuck: Any) -> None:
+    release = threading.Event()
+
+    def waits(args: Any) -> Any:
+        release.wait(30)
+        return "late"
+
+    runtime = Runtime([tool(waits, name="t.wait")])
+    for _ in range(_aio.STRANDED_PER_TOOL):
+        with pytest.raises(ToolFailedError):
+            runtime.call_sync("t.wait", {}, timeout=0.05)
+    with pytest.raises(ToolFailedError, match="still running after their time limit"):
+        runtime.call_sync("t.wait", {}, timeout=0.05)
+    release.set()
+    deadline = time.monotonic() + 10
+    while _aio.stranded() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _aio.stranded() == {}
+    assert runtime.call_sync("t.wait", {}, timeout=5) == "late"
+
+
+def test_a_handler_still_running_past_its_limit_does_not_keep_the_process_alive(tmp_path: Path) -> None:
+    script = tmp_path / "stuck.py"
+    script.write_text(
+        "import time\n"
+        "from hermes_core import Runtime, ToolError, define_tool, schema as s\n"
+        "tool = define_tool(name='t.sleep', description='Sleep.', version='1.0.0', input=s.object({}),\n"
+        "                   handler=lambda args: time.sleep(60))\n"
+        "try:\n"
+        "    Runtime([tool]).call_sync('t.sleep', {}, timeout=0.1)\n"
+        "except ToolError as error:\n"
+        "    print(error.code.value)\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "TOOL_FAILED\n", "")
+    assert time.monotonic() - started < 20  # before, the process waited out the handler's 60 seconds
