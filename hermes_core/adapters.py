@@ -56,7 +56,7 @@ from hermes_core.schema.validators import follow_refs
 from hermes_core.tools import Tool
 from hermes_core.wire import WireNames
 
-__all__ = ["ARGUMENTS_MAX", "AnthropicTools", "OpenAITools", "result_text"]
+__all__ = ["ARGUMENTS_MAX", "STRICT_SCHEMAS_MAX", "AnthropicTools", "OpenAITools", "result_text"]
 
 #: The longest arguments text a call may carry, in characters; a longer one is INPUT_INVALID.
 ARGUMENTS_MAX = 16 * 1024 * 1024
@@ -172,17 +172,38 @@ _DESCRIPTION = frozenset({"description"})
 # -- OpenAI's strict mode ------------------------------------------------------------------------------
 
 
-def _strict(schema: dict[str, Any], defs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+#: The most schemas one tool's parameters may hold once written for strict mode. Inlining each ``$ref``
+#: that has a description beside it can multiply a document's size (a definition used twice at each
+#: of 16 levels: 65,536 copies); past this, far beyond what strict mode takes, the tool is refused.
+STRICT_SCHEMAS_MAX = 100_000
+
+
+class _StrictTooLargeError(Exception):
+    """The strict form of a tool's parameters would hold more than :data:`STRICT_SCHEMAS_MAX` schemas."""
+
+
+def _strict(
+    schema: dict[str, Any], defs: Mapping[str, Any] | None = None, left: list[int] | None = None
+) -> dict[str, Any]:
     """*schema* (exported JSON Schema) as OpenAI's strict mode takes it.
 
     Every object lists all its properties as required, with no others; a
     property that was optional accepts null instead; keywords strict mode
     refuses are left out; a ``$ref`` with other keywords beside it (a field's
     description) is replaced by what it refers to, as strict mode takes a
-    ``$ref`` only alone. *defs* are the root's ``$defs``.
+    ``$ref`` only alone. *defs* are the root's ``$defs``; *left* counts down
+    the schemas still allowed to be written.
+
+    Raises:
+        _StrictTooLargeError: more than :data:`STRICT_SCHEMAS_MAX` schemas would be written.
     """
     if defs is None:
         defs = schema.get("$defs", {})
+    if left is None:
+        left = [STRICT_SCHEMAS_MAX]
+    left[0] -= 1
+    if left[0] < 0:  # the work stops with the budget: an inlining that multiplies never runs long
+        raise _StrictTooLargeError
     ref = schema.get("$ref")
     if isinstance(ref, str) and len(schema) > 1 and ref.startswith("#/$defs/") and ref[8:] in defs:
         siblings = {key: value for key, value in schema.items() if key != "$ref"}
@@ -194,15 +215,15 @@ def _strict(schema: dict[str, Any], defs: Mapping[str, Any] | None = None) -> di
         if key == "properties":
             required = set(schema.get("required", ()))
             out[key] = {
-                name: _strict(sub, defs) if name in required else _nullable(_strict(sub, defs))
+                name: _strict(sub, defs, left) if name in required else _nullable(_strict(sub, defs, left))
                 for name, sub in value.items()
             }
         elif key in ("items", "additionalProperties") and isinstance(value, dict):
-            out[key] = _strict(value, defs)
+            out[key] = _strict(value, defs, left)
         elif key in ("anyOf", "prefixItems"):
-            out[key] = [_strict(sub, defs) for sub in value]
+            out[key] = [_strict(sub, defs, left) for sub in value]
         elif key == "$defs":
-            out[key] = {name: _strict(sub, defs) for name, sub in value.items()}
+            out[key] = {name: _strict(sub, defs, left) for name, sub in value.items()}
         else:
             out[key] = value
     if out.get("type") == "object" and "properties" in out:
@@ -229,21 +250,28 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen: set[str]) -> str | None:
-    """Why *schema* cannot be given to strict mode at all (where, and what), or None."""
+def _strict_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen: set[int]) -> str | None:
+    """Why *schema* cannot be given to strict mode at all (where, and what), or None.
+
+    *seen* holds the nodes already looked at, and grows: a node reached again
+    (through a cycle, or a second ref to one definition) was found fine the
+    first time, or is being looked at; so the walk is linear in the nodes.
+    """
+    if id(schema) in seen:
+        return None
+    seen.add(id(schema))
     if isinstance(schema, RefSchema):
-        if schema.name in seen or schema.name not in refs:
+        if schema.name not in refs:
             return None
-        return _strict_problem(refs[schema.name], refs, path, {*seen, schema.name})
+        return _strict_problem(refs[schema.name], refs, path, seen)
     if isinstance(schema, ImportedSchema):
         if schema.unsupported:
             return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}"
         return _strict_problem(schema.root, refs, path, seen)
     if isinstance(schema, LinkSchema):
-        marker = f"#{id(schema)}"  # a link is followed once: a recursive document has been looked at by then
-        if marker in seen or schema.target is None:
+        if schema.target is None:
             return None
-        return _strict_problem(schema.target, refs, path, {*seen, marker})
+        return _strict_problem(schema.target, refs, path, seen)
     if isinstance(schema, tuple(_IMPORTED_ONLY)):
         keyword = _IMPORTED_ONLY[type(schema)]
         return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
@@ -440,7 +468,8 @@ class OpenAITools(_Adapter):
     Raises:
         InvalidDefinitionError: two tools have the same wire name; *api* is not
             one of the two; with *strict*, a tool's input holds what strict mode
-            cannot say (any JSON value, a record, an object with open keys).
+            cannot say (any JSON value, a record, an object with open keys), or
+            would be written out past :data:`STRICT_SCHEMAS_MAX` schemas.
     """
 
     runtime: Runtime
@@ -456,14 +485,24 @@ class OpenAITools(_Adapter):
         if not isinstance(strict, bool):
             raise InvalidDefinitionError("OpenAITools()", "strict", f"must be True or False, got {strict!r}")
         names = WireNames(runtime.tools)
+        derive(self, runtime=runtime, api=api, strict=strict, names=names)
         if strict:
             for tool in runtime.tools.values():
                 problem = _strict_problem(tool.input, runtime.schemas, "", set())
+                if problem is None:
+                    try:
+                        _strict(self._function(tool)["parameters"])
+                    except _StrictTooLargeError:
+                        problem = (
+                            f"its input schema, written out for strict mode, would hold more than "
+                            f"{STRICT_SCHEMAS_MAX:,} schemas (strict mode takes a $ref only alone, so each $ref with "
+                            "a description beside it is written out in full); give the $refs no siblings, or use "
+                            "strict=False"
+                        )
                 if problem is not None:
                     raise InvalidDefinitionError(
                         f'tool "{tool.name}"', "input", f"cannot be given to OpenAI's strict mode: {problem}"
                     )
-        derive(self, runtime=runtime, api=api, strict=strict, names=names)
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tools, as ``tools=`` takes them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from types import SimpleNamespace
 from typing import Annotated, Any
 
@@ -478,3 +479,71 @@ def test_an_integer_past_pythons_digit_limit_is_input_invalid_in_every_adapter(a
         assert asyncio.run(adapter.handle(chat))["content"] == HUGE_CONTENT
     for answer in (anthropic.handle_sync(tool_use), asyncio.run(anthropic.handle(tool_use))):
         assert (answer["content"], answer["is_error"]) == (HUGE_CONTENT, True)
+
+
+def _nested_defs(levels: int, described: bool) -> dict[str, Any]:
+    """The attack's document: each level's definition uses the one below twice (about 4 KB for 16 levels)."""
+    leaf = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string", "description": "a leaf field"} for i in range(20)},
+        "required": [f"p{i}" for i in range(20)],
+        "additionalProperties": False,
+    }
+    defs: dict[str, Any] = {"d0": leaf}
+    for level in range(1, levels):
+        below = {"$ref": f"#/$defs/d{level - 1}"}
+        sides = {side: {**below, "description": side} if described else below for side in ("left", "right")}
+        defs[f"d{level}"] = {
+            "type": "object",
+            "properties": sides,
+            "required": ["left", "right"],
+            "additionalProperties": False,
+        }
+    top = f"#/$defs/d{levels - 1}"
+    return {
+        "type": "object",
+        "properties": {"tree": {"$ref": top, "description": "the tree"} if described else {"$ref": top}},
+        "required": ["tree"],
+        "additionalProperties": False,
+        "$defs": defs,
+    }
+
+
+def _tree_tool(document: dict[str, Any]) -> Runtime:
+    tree = define_tool(
+        name="tree.walk",
+        description="Walk a tree.",
+        version="1.0.0",
+        input=s.from_json_schema(document),
+        handler=lambda arguments: 0,
+    )
+    return Runtime([tree])
+
+
+def test_strict_mode_refuses_a_document_that_inlining_would_multiply_naming_the_tool() -> None:
+    """16 levels of a 4 KB document took 48 s to write for strict mode; now it is refused in a bounded time."""
+    document = _nested_defs(16, described=True)
+    assert len(json.dumps(document)) < 5 * 1024
+    runtime = _tree_tool(document)
+    started = time.perf_counter()
+    with pytest.raises(InvalidDefinitionError) as caught:
+        OpenAITools(runtime, strict=True)
+    assert time.perf_counter() - started < 10  # generous: the budget stops the work, whatever the depth
+    assert str(caught.value) == (
+        'tool "tree.walk": input cannot be given to OpenAI\'s strict mode: its input schema, written out for strict '
+        "mode, would hold more than 100,000 schemas (strict mode takes a $ref only alone, so each $ref with a "
+        "description beside it is written out in full); give the $refs no siblings, or use strict=False."
+    )
+    assert OpenAITools(runtime).definitions()[0]["function"]["parameters"] == document  # not strict: as it is
+
+
+def test_strict_mode_writes_shared_definitions_in_linear_time() -> None:
+    """24 levels with bare $refs (16.7 million paths): the strict check and the definitions visit each node once."""
+    runtime = _tree_tool(_nested_defs(24, described=False))
+    started = time.perf_counter()
+    [definition] = OpenAITools(runtime, strict=True).definitions()
+    assert time.perf_counter() - started < 10
+    parameters = definition["function"]["parameters"]
+    assert parameters["properties"]["tree"] == {"$ref": "#/$defs/d23"}
+    assert parameters["$defs"]["d1"]["properties"]["left"] == {"$ref": "#/$defs/d0"}
+    assert definition["function"]["strict"] is True
