@@ -1053,9 +1053,30 @@ def _pip_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
+def _only_names(command: str, names: list[str], allowed: str, options: str) -> None:
+    """Refuse a name that pip would read as an option (``hermesos install -- -r file``): only *allowed* pass.
+
+    Only the options the command declares reach pip; anything after ``--``
+    that starts with ``-`` (``-r``, ``--target``, ``--user``, ``-e``...)
+    would be one of pip's own, so it is refused, whatever pip would make of it.
+    """
+    for name in names:
+        if name.startswith("-"):
+            raise _Usage(
+                f"hermesos {command}: error: {shorten(repr(name))} is an option, not something to {command}: "
+                f"give only {allowed}; {options}"
+            )
+
+
 def _install(args: argparse.Namespace) -> int:
     if not args.names and not args.editable:
         raise _Usage("hermesos install: error: name a distribution to install, or give -e PATH")
+    _only_names(
+        "install",
+        args.names,
+        "requirements (such as hermesos-fs or 'hermesos-fs>=0.4'), paths (./-x for one starting with '-') and URLs",
+        "'hermesos install --help' lists the options it passes to pip",
+    )
     if not _require_pip("install"):
         return _PIP_FAILED
     options = _pip_options(args)
@@ -1073,6 +1094,9 @@ def _install(args: argparse.Namespace) -> int:
 def _uninstall(args: argparse.Namespace) -> int:
     from packaging.utils import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
 
+    _only_names(
+        "uninstall", args.names, "the names of installed distributions (such as hermesos-fs)", "no option goes to pip"
+    )
     for name in args.names:
         match = _NAME.match(name)
         if match and canonicalize_name(match.group()) == _CORE:

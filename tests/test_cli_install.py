@@ -220,6 +220,80 @@ def test_install_needs_something_to_install(capsys: pytest.CaptureFixture[str]) 
     )
 
 
+INSTALL_ALLOWED = (
+    "give only requirements (such as hermesos-fs or 'hermesos-fs>=0.4'), paths (./-x for one starting with '-') "
+    "and URLs; 'hermesos install --help' lists the options it passes to pip"
+)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        ["-r", "requirements.txt"],
+        ["--requirement=requirements.txt"],
+        ["--target", "/tmp/elsewhere"],
+        ["--prefix=/usr"],
+        ["--root", "/"],
+        ["--user", "hermesos-fs"],
+        ["hermesos-fs", "-e", "."],
+        ["--index-url", "https://evil.example/simple", "hermesos-fs"],
+        ["-c", "constraints.txt"],
+        ["--config-settings", "x=y"],
+    ],
+    ids=lambda after: after[0] if after[0].startswith("-") else after[1],
+)
+def test_install_refuses_pip_options_after_the_double_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, after: list[str]
+) -> None:
+    pip = FakePip(monkeypatch)
+    option = next(arg for arg in after if arg.startswith("-"))
+    assert run(capsys, "install", "--", *after) == (
+        2,
+        "",
+        f"hermesos install: error: {option!r} is an option, not something to install: {INSTALL_ALLOWED}\n",
+    )
+    assert pip.calls == []  # before, pip was run with the option: -r read a file, --target wrote elsewhere
+
+
+def test_install_after_the_double_dash_takes_requirements_paths_and_urls(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pip = FakePip(monkeypatch)
+    names = ["hermesos-fs>=0.4", "./-odd-folder", "wheels/hermesos_x-1.0-py3-none-any.whl", "https://example.org/x.zip"]
+    assert run(capsys, "install", "--", *names)[0] == 0
+    assert pip.pip == [["install", *names]]
+
+
+def test_uninstall_refuses_pip_options_after_the_double_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pip = FakePip(monkeypatch)
+    assert run(capsys, "uninstall", "--", "-r", "everything.txt") == (
+        2,
+        "",
+        "hermesos uninstall: error: '-r' is an option, not something to uninstall: give only the names of "
+        "installed distributions (such as hermesos-fs); no option goes to pip\n",
+    )
+    assert pip.calls == []
+
+
+def test_install_refuses_an_option_after_the_double_dash_for_real(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_core", "install", "--", "--target", str(target), "hermesos-fs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        done.stderr
+        == f"hermesos install: error: '--target' is an option, not something to install: {INSTALL_ALLOWED}\n"
+    )
+    assert not target.exists()
+
+
 def test_uninstall_runs_pip_uninstall_yes_and_says_what_went(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
