@@ -22,10 +22,13 @@ from string import Template
 from hermes_core._version import __version__
 from hermes_core.errors import shorten
 
-__all__ = ["NAME_MAX", "PluginNames", "ScaffoldError", "plugin_names", "write_plugin"]
+__all__ = ["BUNDLED", "NAME_MAX", "PluginNames", "ScaffoldError", "plugin_names", "write_plugin"]
 
 #: The longest plugin name accepted, in characters: it prefixes every tool name (at most 64).
 NAME_MAX = 40
+
+#: The plugins released with the core, as ``hermesos-NAME``: a new plugin may not take their names.
+BUNDLED = ("fs", "math", "mcp", "policy")
 
 _PREFIX = "hermesos-"
 # Lowercase words joined by single hyphens or underscores: a Python identifier once hyphens are
@@ -64,7 +67,8 @@ def plugin_names(typed: str) -> PluginNames:
     distribution's name.
 
     Raises:
-        ScaffoldError: *typed* is not a short lowercase name, or names the core itself.
+        ScaffoldError: *typed* is not a short lowercase name, or names the core itself or a
+            plugin bundled with it (:data:`BUNDLED`).
     """
     name = typed.removeprefix(_PREFIX)
     if len(name) > NAME_MAX or not _NAME.match(name):
@@ -75,6 +79,11 @@ def plugin_names(typed: str) -> PluginNames:
     distribution = _PREFIX + name.replace("_", "-")
     if distribution == "hermesos-core":
         raise ScaffoldError(f"{typed!r} would make a plugin named hermesos-core, the core's own name; choose another")
+    if distribution.removeprefix(_PREFIX) in BUNDLED:
+        raise ScaffoldError(
+            f"{typed!r} would make a plugin named {distribution}, the name of a plugin bundled with hermesos-core; "
+            "choose another"
+        )
     return PluginNames(name=identifier, distribution=distribution, module=f"hermes_{identifier}")
 
 

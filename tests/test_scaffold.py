@@ -189,6 +189,25 @@ def test_the_core_s_own_name_is_refused(capsys: pytest.CaptureFixture[str], here
     )
 
 
+@pytest.mark.parametrize("typed", ["fs", "math", "mcp", "policy", "hermesos-fs", "hermesos-policy"])
+def test_a_bundled_plugin_s_name_is_refused(capsys: pytest.CaptureFixture[str], here: Path, typed: str) -> None:
+    status, out, err = run(capsys, typed)
+    assert (status, out, files(here)) == (2, "", [])  # before, hermesos-fs was written, shadowing the real one
+    distribution = "hermesos-" + typed.removeprefix("hermesos-")
+    assert err == (
+        f"hermesos new plugin: error: {typed!r} would make a plugin named {distribution}, the name of a plugin "
+        "bundled with hermesos-core; choose another\n"
+    )
+
+
+def test_the_bundled_names_are_the_plugins_the_core_is_released_with() -> None:
+    released = sorted(
+        Path(p).parent.name.removeprefix("hermesos-") for p in (ROOT / "plugins").glob("*/pyproject.toml")
+    )
+    assert sorted(_scaffold.BUNDLED) == released
+    assert _scaffold.plugin_names("fs-tools").distribution == "hermesos-fs-tools"  # a longer name is free
+
+
 def test_a_directory_in_use_is_refused_and_left_as_it_was(capsys: pytest.CaptureFixture[str], here: Path) -> None:
     (here / "hermesos-notes").mkdir()
     (here / "hermesos-notes" / "README.md").write_text("mine\n")
