@@ -595,17 +595,21 @@ class Runtime:
         Args:
             name: the tool's name.
             input: the arguments, a JSON object as a dict.
-            timeout: the most seconds the handler may take, overriding the
-                tool's and the runtime's; None for no limit. When it is up, an
-                ``async`` handler is cancelled; a plain one on a worker thread
-                cannot be stopped, runs on, and its result is dropped.
+            timeout: the most seconds the call may take, overriding the
+                tool's and the runtime's; None for no limit. One deadline from
+                the call's start: the checks of permissions, input and output
+                spend it too, and the handler gets what they leave. When it is
+                up, an ``async`` handler is cancelled; a plain one on a worker
+                thread cannot be stopped, runs on, and its result is dropped.
 
         Raises:
             ToolNotFoundError: no tool is registered under *name*.
             PermissionDeniedError: a permission the tool declares is not granted.
             InputInvalidError: *input* does not match the tool's input schema, or
                 the handler refused it by raising :class:`~hermes_core.InputRejected`.
-            ToolFailedError: the handler raised, or ran out of time.
+            ToolFailedError: the handler raised, or the call ran out of time, or
+                it was refused because too many calls are still running past
+                their time limit (``reason="timeout"``, retryable).
             OutputInvalidError: the handler's result does not match the output schema.
             InvalidDefinitionError: *timeout* is not a positive number or None.
 
