@@ -605,6 +605,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.transport == "http":
         try:
             serve.check_exposure(host, token)
+            serve.http_settings()  # the HERMESOS_SERVE_* bounds, checked before anything starts
         except ValueError as error:
             raise _Usage(f"hermesos serve: error: {error}") from None
     try:

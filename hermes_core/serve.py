@@ -59,10 +59,15 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
+    "BODY_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "HEADER_TIMEOUT",
+    "IDLE_TIMEOUT",
+    "MAX_CONNECTIONS",
     "MCP_PATH",
     "check_exposure",
+    "http_settings",
     "is_loopback",
     "mcp_http_app",
     "mcp_server",
@@ -77,6 +82,14 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8000
 #: The path of the Streamable HTTP endpoint.
 MCP_PATH: Final = "/mcp"
+#: Seconds a connection has to send a request's head (and, between requests, the next one's), unless told otherwise.
+HEADER_TIMEOUT: Final = 10.0
+#: Seconds a connection has to send a request's body once its head is in, unless told otherwise.
+BODY_TIMEOUT: Final = 60.0
+#: Seconds an idle keep-alive connection is kept, unless told otherwise.
+IDLE_TIMEOUT: Final = 5.0
+#: Connections served at once, unless told otherwise.
+MAX_CONNECTIONS: Final = 256
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 
@@ -448,6 +461,122 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def http_settings(environ: Mapping[str, str] | None = None) -> dict[str, float]:
+    """The HTTP server's bounds, from the ``HERMESOS_SERVE_*`` settings, else their defaults.
+
+    ``HERMESOS_SERVE_HEADER_TIMEOUT`` (:data:`HEADER_TIMEOUT`),
+    ``HERMESOS_SERVE_BODY_TIMEOUT`` (:data:`BODY_TIMEOUT`),
+    ``HERMESOS_SERVE_IDLE_TIMEOUT`` (:data:`IDLE_TIMEOUT`): seconds, more
+    than 0 and at most 3600; ``HERMESOS_SERVE_MAX_CONNECTIONS``
+    (:data:`MAX_CONNECTIONS`): 1 to 65536.
+
+    Returns:
+        ``header_timeout``, ``body_timeout``, ``idle_timeout`` and ``max_connections``.
+
+    Raises:
+        ValueError: a setting is malformed; the message names it.
+    """
+    from hermes_core import schema as s  # noqa: PLC0415 - only serving over HTTP reads these settings
+    from hermes_core.errors import InvalidDefinitionError  # noqa: PLC0415
+    from hermes_core.settings import setting  # noqa: PLC0415
+
+    seconds = s.number(exclusive_minimum=0, maximum=3600, description="seconds, more than 0 and at most 3600")
+    count = s.integer(minimum=1, maximum=65536, description="a number of connections, 1 to 65536")
+    found: dict[str, float] = {}
+    for key, schema, default in (
+        ("header_timeout", seconds, HEADER_TIMEOUT),
+        ("body_timeout", seconds, BODY_TIMEOUT),
+        ("idle_timeout", seconds, IDLE_TIMEOUT),
+        ("max_connections", count, MAX_CONNECTIONS),
+    ):
+        try:
+            found[key] = setting(f"HERMESOS_SERVE_{key.upper()}", schema, default=default, environ=environ)
+        except InvalidDefinitionError as error:
+            raise ValueError(str(error)) from None
+    return found
+
+
+def _guarded_protocol(header_timeout: float, body_timeout: float, max_connections: int) -> type[Any]:
+    """Uvicorn's h11 protocol, with a deadline for each request to arrive and a cap on the connections served.
+
+    uvicorn closes a keep-alive connection idle after a response, but never
+    one that has not finished sending a request: a client that opens
+    connections and sends half a head (slowloris) held them for ever, until
+    the server ran out of file descriptors and locked every client out. Here:
+
+    * a connection has *header_timeout* seconds to send a request's head,
+      from when it is made and from the end of each response; then
+      *body_timeout* seconds for the body; else it is closed;
+    * at most *max_connections* are served at once: a new one beyond that
+      closes the one that has waited longest for a head, or, if every
+      connection is busy with a request, is itself closed at once.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415 - see the module docstring
+
+    live: set[Any] = set()
+    waiting: dict[Any, None] = {}  # the connections waiting for a head, the oldest first
+
+    class _Guarded(H11Protocol):
+        _refused = False
+        _deadline: Any = None
+        _in_body = False
+
+        def connection_made(self, transport: Any) -> None:
+            if len(live) >= max_connections:
+                if not waiting:
+                    self._refused = True
+                    transport.abort()  # its descriptor is free now
+                    return
+                next(iter(waiting))._expire()
+            live.add(self)
+            super().connection_made(transport)
+            self._arm(header_timeout, waits=True)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            live.discard(self)
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            cycle = self.cycle
+            if self._deadline is None or cycle is None or cycle.response_complete:
+                return
+            if not cycle.more_body:  # the whole request is in: it runs without a deadline of ours
+                self._disarm()
+            elif not self._in_body:  # the head is in: the body has its own time
+                self._in_body = True
+                self._arm(body_timeout, waits=False)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            cycle = self.cycle
+            if not self.transport.is_closing() and (cycle is None or cycle.response_complete):
+                self._arm(header_timeout, waits=True)  # the next request's head (uvicorn's idle timeout runs too)
+
+        def _arm(self, seconds: float, *, waits: bool) -> None:
+            self._disarm()
+            self._in_body = not waits
+            self._deadline = self.loop.call_later(seconds, self._expire)
+            if waits:
+                waiting[self] = None
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            waiting.pop(self, None)
+
+        def _expire(self) -> None:
+            self._disarm()
+            if not self.transport.is_closing():
+                self.transport.abort()
+
+    return _Guarded
+
+
 def _url(address: Any) -> str:
     host, port = address[0], address[1]
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
@@ -462,6 +591,10 @@ async def serve_http(
     name: str = "hermesos",
     timeout: float | None = None,
     on_listening: Callable[[str], object] | None = None,
+    header_timeout: float | None = None,
+    body_timeout: float | None = None,
+    idle_timeout: float | None = None,
+    max_connections: int | None = None,
 ) -> None:
     """Serve the runtime's tools over Streamable HTTP (with uvicorn) until interrupted (Ctrl-C, SIGTERM).
 
@@ -478,16 +611,38 @@ async def serve_http(
         timeout: as :func:`mcp_server`'s.
         on_listening: called with the endpoint's URL (``http://127.0.0.1:8000/mcp``)
             once the socket listens: with ``port=0``, the way to learn the port.
+        header_timeout: seconds a connection has to send a request's head,
+            from when it is made or its last response ended; then it is closed
+            (None: ``HERMESOS_SERVE_HEADER_TIMEOUT``, else :data:`HEADER_TIMEOUT`).
+        body_timeout: seconds it then has to send the body (None:
+            ``HERMESOS_SERVE_BODY_TIMEOUT``, else :data:`BODY_TIMEOUT`).
+        idle_timeout: seconds an idle keep-alive connection is kept (None:
+            ``HERMESOS_SERVE_IDLE_TIMEOUT``, else :data:`IDLE_TIMEOUT`).
+        max_connections: connections served at once; beyond it, a new one
+            closes the one that has waited longest for a request's head, or
+            is closed (None: ``HERMESOS_SERVE_MAX_CONNECTIONS``, else
+            :data:`MAX_CONNECTIONS`).
 
     Raises:
         ValueError: *host* is not a loopback address and no *token* is given.
+        ValueError: one of the ``HERMESOS_SERVE_*`` settings is malformed (:func:`http_settings`).
         OSError: the address cannot be bound (the port is in use, say).
     """
     import uvicorn  # noqa: PLC0415 - see the module docstring
 
+    limits = http_settings()
+    header_timeout = limits["header_timeout"] if header_timeout is None else header_timeout
+    body_timeout = limits["body_timeout"] if body_timeout is None else body_timeout
+    idle_timeout = limits["idle_timeout"] if idle_timeout is None else idle_timeout
+    max_connections = int(limits["max_connections"]) if max_connections is None else max_connections
     app = mcp_http_app(runtime, host=host, token=token, name=name, timeout=timeout)
     config = uvicorn.Config(
         app,
+        http=_guarded_protocol(float(header_timeout), float(body_timeout), int(max_connections)),
+        timeout_keep_alive=max(1, round(idle_timeout)),  # uvicorn takes whole seconds
+        # Connections accepted per turn of the loop (and the kernel's queue): few enough that those past
+        # max_connections are closed before more descriptors are taken (2,048 at once ran out of them).
+        backlog=128,
         log_config=None,  # the application's logging, not uvicorn's own
         access_log=False,
         server_header=False,

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -110,3 +111,135 @@ def test_a_1_gib_line_over_stdio_is_refused_with_bounded_memory_and_the_session_
     assert b"Traceback" not in errors[0]
     # Unbounded, the line was held whole (1 GB); bounded, at most one 16 MiB message is.
     assert usage.ru_maxrss * 1024 < 300 * MIB, f"peak resident memory {usage.ru_maxrss // 1024} MiB"
+
+
+# -- HTTP: unfinished requests are closed, connections are capped ------------------------------------
+
+
+class _Server:
+    """``hermesos serve --transport http --port 0`` with 1,024 file descriptors, as the attack found it."""
+
+    def __init__(self, environ: dict[str, str], **settings: str) -> None:
+        import resource
+
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+        self.process = subprocess.Popen(
+            [*SERVE, "--transport", "http", "--port", "0"],
+            env={**environ, **settings},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=limit,  # noqa: PLW1509 - no threads run in this test process at this point that matter
+            start_new_session=True,
+        )
+        assert self.process.stderr is not None
+        line = self.process.stderr.readline()
+        found = re.search(r"http://\S+/mcp", line)
+        assert found is not None, line
+        self.url = found.group()
+        self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        return self.process.communicate(timeout=10)[1] or ""
+
+
+@pytest.fixture
+def http_server(environ: dict[str, str]) -> Iterator[Any]:
+    started: list[_Server] = []
+
+    def start(**settings: str) -> _Server:
+        server = _Server(environ, **settings)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _post(url: str, message: dict[str, Any] | bytes, timeout: float = 30) -> dict[str, Any]:
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    request = urllib.request.Request(
+        url,
+        data=body,
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text = response.read().decode()
+    if text.startswith(("event:", "data:")):  # an SSE stream of one message
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    answer: dict[str, Any] = json.loads(text)
+    return answer
+
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def _listed(url: str, seconds: float) -> float:
+    """How long until tools/list is answered (retrying a refused connection), at most *seconds*."""
+    started = time.monotonic()
+    while True:
+        try:
+            assert "math_eval" in {tool["name"] for tool in _post(url, LIST, timeout=seconds)["result"]["tools"]}
+            return time.monotonic() - started
+        except OSError:
+            if time.monotonic() - started > seconds:
+                raise
+            time.sleep(0.05)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file descriptor limits are POSIX")
+def test_slowloris_connections_are_closed_and_never_lock_a_client_out(http_server: Any) -> None:
+    server = http_server(HERMESOS_SERVE_HEADER_TIMEOUT="2")
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(1100):  # more than the server's 1,024 file descriptors
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Never: ending")  # no end of the head
+            idle.append(sock)
+        # Locked out for 60 s before; now at most 256 are served, the oldest unfinished one makes room.
+        assert _listed(server.url, 10) < 5
+        time.sleep(3)  # past the 2 s given for a head: every idle connection is closed by the server
+        for sock in idle:
+            sock.settimeout(5)
+            with contextlib.suppress(ConnectionResetError):  # closed at once, with a reset
+                assert sock.recv(1024) == b""
+    finally:
+        for sock in idle:
+            sock.close()
+    assert "Traceback" not in server.stop()
+
+
+def test_a_body_that_never_ends_is_closed(http_server: Any) -> None:
+    server = http_server(HERMESOS_SERVE_BODY_TIMEOUT="1")
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.settimeout(10)
+        head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        sock.sendall(head + b"{")
+        started = time.monotonic()
+        with contextlib.suppress(ConnectionResetError):
+            assert sock.recv(1024) == b""
+        assert time.monotonic() - started < 5  # the body never came: closed after 1 s
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("HERMESOS_SERVE_MAX_CONNECTIONS", "0"), ("HERMESOS_SERVE_HEADER_TIMEOUT", "forever")],
+)
+def test_a_malformed_serve_setting_is_refused_naming_it(environ: dict[str, str], variable: str, value: str) -> None:
+    done = subprocess.run(
+        [*SERVE, "--transport", "http", "--port", "0"],
+        env={**environ, variable: value},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert variable in done.stderr
+    assert "Traceback" not in done.stderr
