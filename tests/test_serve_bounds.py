@@ -243,3 +243,28 @@ def test_a_malformed_serve_setting_is_refused_naming_it(environ: dict[str, str],
     assert done.returncode != 0
     assert variable in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- HTTP: a request of many unexpected keys does not hold another client ------------------------------
+
+
+def test_a_request_of_300000_unexpected_keys_does_not_hold_another_clients_tools_list(http_server: Any) -> None:
+    server = http_server()
+    keys = {f"expressio{index:06d}": 1 for index in range(300_000)}  # each one close to a field: a "did you mean"
+    arguments = {"expression": "1 + 1", **keys}
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "math_eval", "arguments": arguments}}
+    ).encode()
+    assert len(body) > 5_900_000
+    answers: list[dict[str, Any]] = []
+    attack = threading.Thread(target=lambda: answers.append(_post(server.url, body, timeout=120)))
+    attack.start()
+    try:
+        time.sleep(0.5)  # the request is in, its arguments are being checked
+        assert _listed(server.url, 30) < 5  # it waited 26.5 s before
+    finally:
+        attack.join(120)
+    (refused,) = answers
+    result = refused["result"]
+    assert result["isError"]
+    assert result["structuredContent"]["code"] == "INPUT_INVALID"
