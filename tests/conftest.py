@@ -54,8 +54,11 @@ class Site:
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
-    """A fresh site directory, first on sys.path, with the HERMESOS_ environment variables cleared."""
+    """A fresh site directory, first on sys.path, with the HERMESOS_ variables cleared but a root for hermesos-fs."""
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
+    # The bundled hermesos-fs has no default root: one of its own, so that it loads with its tools.
+    (tmp_path / "fs-root").mkdir()
+    monkeypatch.setenv("HERMESOS_FS_ROOT", str(tmp_path / "fs-root"))
     return Site(tmp_path)

@@ -467,7 +467,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def script(site: Site, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
-    environment.update(PYTHONPATH=str(site.path), **env)
+    # hermesos-fs has no default root: the one the site fixture made, so that it loads with its tools.
+    environment.update(PYTHONPATH=str(site.path), HERMESOS_FS_ROOT=str(site.path / "fs-root"), **env)
     return subprocess.run([str(HERMES), *argv], capture_output=True, text=True, env=environment, check=False)
 
 

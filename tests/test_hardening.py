@@ -24,7 +24,8 @@ HERMES = Path(sys.executable).with_name("hermesos")
 def script(site: Site, *argv: str, stdin: str | bytes | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """The console script, run as an operator runs it, with *site*'s distributions installed."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
-    environment.update(PYTHONPATH=str(site.path), **env)
+    # hermesos-fs has no default root: the one the site fixture made, so that it loads with its tools.
+    environment.update(PYTHONPATH=str(site.path), HERMESOS_FS_ROOT=str(site.path / "fs-root"), **env)
     data = stdin.encode() if isinstance(stdin, str) else stdin
     # A bound on the test itself: what is tested here used to hang.
     done = subprocess.run(

@@ -755,6 +755,7 @@ def test_tools_list_warns_of_a_reported_problem_and_lists_the_plugins_tools(
 def environment(site: Site, pids: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
     env.update(PYTHONPATH=str(site.path), HERMESOS_TEST_PIDS=str(pids), XDG_CONFIG_HOME=str(pids.parent), **extra)
+    env.setdefault("HERMESOS_FS_ROOT", str(site.path / "fs-root"))  # hermesos-fs has no default root
     return env
 
 

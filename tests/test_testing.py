@@ -273,10 +273,12 @@ def test_the_pytest_plugin_gives_isolated_runtimes_and_nothing_else(
                 assert "HERMESOS_GRANTS" not in os.environ
                 assert os.getcwd() == str(hermes_env)
 
-            def test_runtime(hermes_runtime):
+            def test_runtime(hermes_runtime, hermes_env, monkeypatch):
                 runtime = hermes_runtime("hermesos-math")
                 assert list(runtime.tools) == ["math.eval"]
                 assert runtime.call_sync("math.eval", {"expression": "6 * 7"}) == 42
+                (hermes_env / "workspace").mkdir()  # hermesos-fs has no default root
+                monkeypatch.setenv("HERMESOS_FS_ROOT", str(hermes_env / "workspace"))
                 with raises_code("PERMISSION_DENIED"):
                     hermes_runtime("hermesos-fs").call_sync("fs.read", {"path": "x"})
             """

@@ -1039,10 +1039,15 @@ print(json.dumps({"providers": [type(p).__name__ for p in loaded.providers], "an
 def run_script(tmp_path: Path, script: str, policy: Path | None = None) -> dict[str, object]:
     """Run *script* in a fresh interpreter, HERMESOS_POLICY naming *policy* if given, and return what it printed.
 
-    It runs in tmp_path/run, the default root of hermesos-fs: the policy must lie elsewhere, or the
-    runtime refuses to start (a tool could rewrite it).
+    It runs in tmp_path/run, the root of hermesos-fs (once its default, the working directory): the policy
+    must lie elsewhere, or the runtime refuses to start (a tool could rewrite it).
     """
-    env = {"PATH": "", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {
+        "PATH": "",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "HERMESOS_FS_ROOT": str(tmp_path / "run"),
+    }
     if policy is not None:
         env[POLICY_ENV] = str(policy)
     (tmp_path / "run").mkdir(exist_ok=True)
@@ -1099,7 +1104,7 @@ print(json.dumps({"written": written, "read": attempt(second, "fs.read", {"path"
 def test_a_policy_written_by_a_file_tool_is_not_read_at_the_next_load(tmp_path: Path) -> None:
     """The attack: fs:write alone writes grant = ["*"] where the policy used to be found, then reads.
 
-    hermesos-fs writes under the working directory by default; the policy was read from there too.
+    hermesos-fs wrote under the working directory by default; the policy was read from there too.
     """
     pytest.importorskip("hermes_fs")
     result = run_script(tmp_path, _WRITE_THEN_READ)
