@@ -1,7 +1,8 @@
 """The main job: the installed tools, listed and called through the hermesos command, and given to models.
 
-Runs the real ``hermesos`` command of this environment, in a fresh workspace
-directory (the root hermesos-fs confines itself to), and prints each command
+Runs the real ``hermesos`` command of this environment in a fresh temporary
+directory, whose ``files`` folder is the root hermesos-fs confines itself to
+(``HERMESOS_FS_ROOT``: the plugin has no default root), and prints each command
 as a shell would show it. Then one model turn through each SDK adapter: the
 real OpenAI and Anthropic clients, talking to a ``ScriptedModel`` on
 127.0.0.1 (no network, no key), are given the tools' definitions, receive
@@ -54,6 +55,10 @@ STEPS = [
     (
         "Without the grant, the error says that no rewrite will help, and the operator how to grant it:",
         ["call", "fs.read", '{"path": "notes/todo.txt"}'],
+    ),
+    (
+        "A write that would run code later (a git hook) is refused whatever the grant; the operator may allow it:",
+        ["call", "fs.write", '{"path": ".git/hooks/pre-commit", "content": "id\\n"}', "--grant", "fs:write"],
     ),
     ("Every plugin checked, every problem listed:", ["check"]),
 ]
@@ -192,7 +197,11 @@ MCP_STEPS = [
 
 
 def mcp_servers(env: dict[str, str], workspace: str) -> None:
-    """Mount weather_server.py with hermesos-mcp: a configuration file, then the same hermesos commands."""
+    """Mount weather_server.py with hermesos-mcp: a configuration file, then the same hermesos commands.
+
+    The file and the listing cache lie beside the file tools' root, never in it: a tool that may write
+    there could choose what hermesos starts, and the loader would refuse to start.
+    """
     config = Path(workspace) / "mcp.toml"
     server = Path(__file__).with_name("weather_server.py")
     entry = f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server))}]\n"
@@ -217,7 +226,10 @@ def main() -> int:
     """Run the steps in a temporary workspace; return 0 unless the demo itself went wrong."""
     with tempfile.TemporaryDirectory(prefix="hermesos-demo-") as workspace:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
-        env["HERMESOS_FS_ROOT"] = workspace
+        files = Path(workspace, "files")
+        files.mkdir()
+        env["HERMESOS_FS_ROOT"] = str(files)
+        print(f"# The file tools work in a folder of their own: HERMESOS_FS_ROOT={files.name}/", flush=True)
         _run_steps(STEPS, env, workspace)
         model_turns(env, workspace)
         mcp_servers(env, workspace)

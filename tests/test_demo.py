@@ -41,6 +41,16 @@ def test_the_demo_calls_the_bundled_tools_and_shows_located_errors(shown: str) -
     assert "To grant it: --grant fs:read or HERMESOS_GRANTS=fs:read" in shown
 
 
+def test_the_demo_gives_the_file_tools_a_root_of_their_own_and_refuses_a_git_hook(shown: str) -> None:
+    assert "# The file tools work in a folder of their own: HERMESOS_FS_ROOT=files/" in shown
+    assert "HERMESOS_FS_ROOT is not set" not in shown  # no warning: every plugin loads clean
+    assert (
+        "\"path\" names '.git/hooks/pre-commit', which is protected: '.git' is version-control internals, where a "
+        "hook runs at the next commit"
+    ) in shown
+    assert "4 plugins, 4 healthy, 0 problems" in shown
+
+
 def test_the_demo_gives_the_tools_to_each_sdk_and_an_mcp_client(shown: str) -> None:
     assert "# The tools given to a model through the OpenAI adapter" in shown
     assert "# The same through the Anthropic adapter" in shown
