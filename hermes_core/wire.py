@@ -163,6 +163,6 @@ class WireNames:
             return tuple(self.to_wire.get(name, name) for name in value)
         if field in ("detail", "reason") and isinstance(value, str):
             return self.rewrite(value)
-        if field == "issues" and isinstance(value, tuple):
+        if field == "issues" and isinstance(value, tuple) and self._renamed is not None:
             return tuple(issue._replace(detail=self.rewrite(issue.detail)) for issue in value)
         return value

@@ -71,6 +71,11 @@ _WALKED = (NeverSchema, AllOfSchema, OneOfSchema, PrefixArraySchema, PatternProp
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
 _MAX_INLINE_DEPTH = 6
+# CPython's compile() grows faster than the length of one function: an object of 100,000 fields,
+# inlined, took 22 s to compile on its first call. An object with more fields than this is checked
+# by its walk; one function inlines objects of at most this many fields in all, then calls new ones.
+_MAX_COMPILED_FIELDS = 512
+_MAX_FUNCTION_FIELDS = 1024
 
 
 class _NotJson(Exception):  # noqa: N818 - internal control flow, never raised to a caller
@@ -134,6 +139,7 @@ class _Codegen:
         self.sources: list[str] = []
         self.keep: list[Any] = []  # keeps ids unique while they are dict keys
         self.counter = 0
+        self.budget = _MAX_FUNCTION_FIELDS  # the fields the function being written may still inline
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -187,11 +193,15 @@ class _Codegen:
         self.functions[key] = name
         self.keep.append(node)
         body: list[str] = []
+        outer_budget, self.budget = self.budget, _MAX_FUNCTION_FIELDS
         if isinstance(node, UnionSchema):
             self.union_body(node, body)
+        elif isinstance(node, ObjectSchema) and len(node.field_items) > _MAX_COMPILED_FIELDS:
+            body.append(f"    return {self.fallback(node, 'v', [])}")
         else:
             result = self.emit(node, "v", [], body, "    ", 0)
             body.append(f"    return {result}")
+        self.budget = outer_budget
         self.sources.append(f"def {name}(v, p, I):\n" + "\n".join(body))
         return name
 
@@ -209,7 +219,13 @@ class _Codegen:
             return self.explains_own_type(node.schema, depth)
         if self.test(node, "x") is not None or isinstance(node, EnumSchema | ConstSchema | AnySchema):
             return True
-        return isinstance(node, ArraySchema | ObjectSchema | RecordSchema) and depth < _MAX_INLINE_DEPTH
+        return self.inlines(node, depth)
+
+    def inlines(self, node: Schema, depth: int) -> bool:
+        """Whether :meth:`emit` writes the container *node* inline, rather than as a call of its own function."""
+        if not isinstance(node, ArraySchema | ObjectSchema | RecordSchema) or depth >= _MAX_INLINE_DEPTH:
+            return False
+        return not isinstance(node, ObjectSchema) or len(node.field_items) <= min(self.budget, _MAX_COMPILED_FIELDS)
 
     @staticmethod
     def path(segments: list[str]) -> str:
@@ -313,7 +329,8 @@ class _Codegen:
             inner = self.emit(node.schema, var, segments, out, ind + "    ", depth, outer=outer or node)
             out.append(f"{ind}    {result} = {inner}")
             return result
-        if isinstance(node, ArraySchema | ObjectSchema | RecordSchema) and depth < _MAX_INLINE_DEPTH:
+        if self.inlines(node, depth):
+            assert isinstance(node, ArraySchema | ObjectSchema | RecordSchema)  # narrows for mypy
             kind = "list" if isinstance(node, ArraySchema) else "dict"
             result = self.name("r")
             fallback = self.fallback(outer or node, var, segments)
@@ -385,6 +402,7 @@ class _Codegen:
     def object(self, node: ObjectSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         # *count* tracks how many keys are fields; any other key is an extra, and only
         # then does the walk run over the keys (a len() test, not a set test, per object).
+        self.budget -= len(node.field_items)
         count = self.name("n")
         required = sum(1 for _, sub in node.field_items if not isinstance(sub, OptionalSchema))
         out.append(f"{ind}{count} = {required}")

@@ -341,11 +341,12 @@ class _Importer:
             typed = typed or "type" in part
             for name, sub in part.get("properties", {}).items():
                 properties[name] = {"allOf": [properties[name], sub]} if name in properties else sub
-            required.extend(name for name in part.get("required", []) if name not in required)
+            required.extend(part.get("required", []))
         if typed:
             merged["type"] = "object"
         merged["properties"] = properties
-        merged["required"] = required
+        # Each name once, in order, in linear time; anything but names is left for object() to refuse.
+        merged["required"] = list(dict.fromkeys(required)) if all(isinstance(n, str) for n in required) else required
         if self.closed:
             self.marks.append((pointer, "unevaluatedProperties"))
             merged["additionalProperties"] = False
@@ -507,9 +508,10 @@ class _Importer:
             raise self.malformed(pointer, "required", "must be an array of property names")
         low, high = self.count(doc, pointer, "minProperties"), self.count(doc, pointer, "maxProperties")
         fields: dict[str, Schema] = {}
+        needed = set(required)  # a set: a server's document may list 100,000 names
         for name, sub in properties.items():
             node = self.convert(sub, _at(pointer, "properties", name))
-            if name not in required:
+            if name not in needed:
                 node = self.optional(node, sub, _at(pointer, "properties", name))
             fields[name] = node
         for name in required:
