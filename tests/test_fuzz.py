@@ -4,7 +4,10 @@ Each target draws inputs with Hypothesis: well-formed calls, nearly
 well-formed ones (a field of the wrong type, an extra field, a hostile
 path), and values no JSON decoder makes (NaN, tuples, bytes, cycles, deep
 nesting, subclasses whose methods raise). A call must return its output or
-raise a ``ToolError``; ``parse`` must return or raise ``SchemaError``.
+raise a ``ToolError``; ``parse`` must return or raise ``SchemaError``. Two
+targets bound what an attack made long: integers past Python's int-string
+limit in an adapter's arguments (an answer, never a ``ValueError``), and
+patterns of imported documents (checked in linear time, or reported).
 
 The suite runs each target derandomized with a small budget
 (``HERMESOS_FUZZ_EXAMPLES``, 150 by default); ``python3 dev.py fuzz`` runs
@@ -13,10 +16,13 @@ them with a large one and reports what was tried.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
 import os
+import sys
+import time
 from typing import Any
 
 import hermes_fs
@@ -25,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core import Runtime, SchemaError, ToolError
+from hermes_core import InvalidDefinitionError, Runtime, SchemaError, ToolError
 from hermes_core import schema as s
 
 EXAMPLES = int(os.environ.get("HERMESOS_FUZZ_EXAMPLES", "150"))
@@ -305,3 +311,87 @@ def test_an_adapter_answers_every_tool_call_with_a_message() -> None:
 
     run()
     _report("adapters", tried[0])
+
+
+# Integers past Python's int-string limit (4,300 digits), anywhere in the arguments a model sends.
+HUGE_INTEGERS = st.builds(
+    lambda digits, sign: sign + "9" * digits, st.integers(min_value=4_250, max_value=6_000), st.sampled_from(["", "-"])
+)
+HUGE_PLACES = st.sampled_from(
+    [
+        '{"expression": %s}',
+        '{"expression": "1+1", "extra": %s}',
+        '{"expression": [1, {"n": %s}]}',
+        "%s",
+        "[%s]",
+        '{"expression": %s, "expression": "1"}',
+    ]
+)
+
+
+def test_an_adapter_answers_a_huge_integer_with_a_message() -> None:
+    """A 4,301+-digit integer in a model's arguments is INPUT_INVALID (or a result), never a ValueError."""
+    from hermes_core.adapters import AnthropicTools, OpenAITools
+
+    runtime = Runtime([hermes_math.math_eval])
+    openai, strict, anthropic = OpenAITools(runtime), OpenAITools(runtime, strict=True), AnthropicTools(runtime)
+    tried = [0]
+
+    @FUZZ
+    @given(HUGE_INTEGERS, HUGE_PLACES, st.booleans())
+    def run(number: str, place: str, asynchronous: bool) -> None:
+        tried[0] += 1
+        text = place % number
+        for adapter in (openai, strict):
+            call = {"id": "c", "function": {"name": "math_eval", "arguments": text}}
+            message = asyncio.run(adapter.handle(call)) if asynchronous else adapter.handle_sync(call)
+            if len(number.lstrip("-")) > sys.get_int_max_str_digits():
+                assert message["content"].startswith(
+                    "INPUT_INVALID: math_eval was called with invalid input: input holds an integer of"
+                )
+            else:  # read, then checked: any answer, as long as it is one
+                assert isinstance(message["content"], str)
+        block = anthropic.handle_sync({"id": "c", "name": "math_eval", "input": text})
+        assert isinstance(block["content"], str)
+        assert isinstance(block["is_error"], bool)
+
+    run()
+    _report("adapters with huge integers", tried[0])
+
+
+# Patterns as imported documents write them: ECMA-262 syntax, catastrophic shapes, and what RE2 refuses.
+PATTERN_PARTS = st.sampled_from(
+    ["a", "a+", "(a+)+", "(a|a)*", "(a*)*", "\\d", "\\s", "\\S", ".", "[^]", "[]", "[\\b]", "\\1", "(?=a)", "(?<n>a)",
+     "\\u00e9", "\\ud800", "\\p{Letter}", "\\p{L", "\\cJ", "{2}", "{1001}", "^", "$", "|", "(", ")", "[", "]", "\\"]
+)  # fmt: skip
+PATTERNS = st.lists(PATTERN_PARTS, max_size=8).map("".join) | st.text(max_size=20)
+SUBJECTS = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda count, end: "a" * count + end, st.integers(min_value=0, max_value=5_000), st.sampled_from("!a\n")),
+)
+
+
+def test_an_imported_pattern_is_checked_in_bounded_time_or_reported() -> None:
+    """Any pattern imports (checked, or listed as unchecked) and parses any text quickly, raising only its errors."""
+    tried = [0]
+
+    @FUZZ
+    @given(PATTERNS, SUBJECTS, st.booleans())
+    def run(pattern: str, subject: str, as_key: bool) -> None:
+        tried[0] += 1
+        if as_key:
+            document: dict[str, Any] = {"type": "object", "patternProperties": {pattern: {"type": "integer"}}}
+            value: Any = {subject: 1}
+        else:
+            document, value = {"type": "string", "pattern": pattern}, subject
+        try:
+            imported = s.from_json_schema(document)
+        except InvalidDefinitionError:
+            return
+        started = time.perf_counter()
+        with contextlib.suppress(SchemaError):
+            imported.parse(value)
+        assert time.perf_counter() - started < 1.0  # linear: a backtracking engine took seconds here
+
+    run()
+    _report("imported patterns", tried[0])
