@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import os
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, setting
+from hermes_core import InvalidDefinitionError, read_config_file, setting, user_config_dir, user_config_file
 from hermes_core import schema as s
 
 VAR = "HERMESOS_DEMO_VALUE"
@@ -185,3 +187,66 @@ def test_wrong_argument_types_are_type_errors() -> None:
         setting(3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="schema must be a schema"):
         setting(VAR, int, environ={VAR: "1"})  # type: ignore[arg-type]
+
+
+# -- bounds: nothing an operator sets overflows later ------------------------------------------------------
+
+
+def test_an_integer_past_what_the_machine_can_use_is_refused_whatever_the_schema() -> None:
+    error = refused("9" * 20, s.integer(minimum=1, description="a size in bytes"))
+    assert str(error) == (
+        "setting HERMESOS_DEMO_VALUE is a number of 20 digits, larger than any this machine can use (at most "
+        "9223372036854775807); set it to an integer: a size in bytes."
+    )
+    assert read(str(2**63 - 1), s.integer()) == 2**63 - 1
+    assert "9" * 20 not in str(refused("-" + "9" * 20, s.integer()))
+
+
+def test_a_schema_maximum_refuses_a_20_digit_size_naming_the_bound() -> None:
+    error = refused("9" * 20, s.integer(minimum=1, maximum=1024**3, description="the most bytes one fs.read returns"))
+    assert "must be at most 1073741824" in str(error)
+
+
+# -- configuration files ------------------------------------------------------------------------------------
+
+
+def test_the_configuration_directory_follows_xdg_and_ignores_a_relative_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert user_config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "hermesos"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert user_config_dir({"XDG_CONFIG_HOME": "relative"}) == tmp_path / "home" / ".config" / "hermesos"
+    assert user_config_file("mcp.toml", {}) == tmp_path / "home" / ".config" / "hermesos" / "mcp.toml"
+
+
+def test_read_config_file_reads_a_regular_file_up_to_its_limit(tmp_path: Path) -> None:
+    path = tmp_path / "app.toml"
+    path.write_bytes(b"x" * 10)
+    assert read_config_file(path, 10, f'app file "{path}"') == b"x" * 10
+    with pytest.raises(InvalidDefinitionError) as caught:
+        read_config_file(path, 9, f'app file "{path}"', what="an app file", too_big="shorten it")
+    assert str(caught.value) == f'app file "{path}" is larger than 9 bytes, the limit for an app file; shorten it.'
+    with pytest.raises(InvalidDefinitionError, match=r"could not be read: it is a directory, not a regular file"):
+        read_config_file(tmp_path, 9, "app file")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_read_config_file_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "app.toml"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            read_config_file(fifo, 100, "app file")
+        except InvalidDefinitionError as error:
+            outcome.append(error)
+
+    reader = threading.Thread(target=attempt, daemon=True)
+    reader.start()
+    reader.join(10)  # a blocked open() would wait for a writer for ever
+    if reader.is_alive():
+        with open(fifo, "wb"):  # release it, then fail
+            pass
+        pytest.fail("read_config_file waited on a FIFO")
+    assert "could not be read: it is a FIFO (named pipe), not a regular file" in str(outcome[0])
