@@ -160,7 +160,12 @@ class _Pool:
             return _counts(self._by_owner)
 
     def _refusal(self, owner: object) -> Stranded | None:
-        """Why a call for *owner* may not start now, if a limit is reached (under the lock, with calls stranded)."""
+        """Why a call for *owner* may not start now, if a limit is reached (under the lock, with calls stranded).
+
+        Work that is no tool's call (opening a runtime's resources) is never refused.
+        """
+        if owner is None:
+            return None
         counted = self._by_owner.get(id(owner))
         if counted is not None and counted[0] >= STRANDED_PER_TOOL:
             return Stranded(
@@ -178,8 +183,20 @@ class _Pool:
 
     def _work(self) -> None:
         lock, jobs = self._lock, self._jobs
+        job: _Job | None = None
         while True:
             with lock:
+                # Read under the lock: strand() decides under it too, seeing the job done or not.
+                if job is not None and job.stranded:  # its caller gave up on it: this thread was written off
+                    self._stranded -= 1
+                    counted = self._by_owner[id(job.owner)]
+                    counted[0] -= 1
+                    if not counted[0]:
+                        del self._by_owner[id(job.owner)]
+                    if self._threads >= self._size:  # a worker took this thread's place: end
+                        return
+                    self._threads += 1
+                job = None
                 while not jobs:
                     self._idle += 1
                     try:
@@ -194,16 +211,6 @@ class _Pool:
                     job.future.set_exception(refusal)
                 continue
             job.run()
-            if job.stranded:  # read without the lock first: set only by a caller that gave up
-                with lock:
-                    self._stranded -= 1
-                    counted = self._by_owner[id(job.owner)]
-                    counted[0] -= 1
-                    if not counted[0]:
-                        del self._by_owner[id(job.owner)]
-                    if self._threads >= self._size:  # a worker took this thread's place: end
-                        return
-                    self._threads += 1
 
 
 def _counts(by_owner: dict[int, list[Any]]) -> dict[str, int]:

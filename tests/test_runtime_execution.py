@@ -496,3 +496,32 @@ def test_a_handler_still_running_past_its_limit_does_not_keep_the_process_alive(
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, "TOOL_FAILED\n", "")
     assert time.monotonic() - started < 20  # before, the process waited out the handler's 60 seconds
+
+
+def test_calls_ending_right_at_their_limit_leave_the_accounting_straight() -> None:
+    def about_a_millisecond(args: Any) -> Any:
+        time.sleep(args["n"])
+        return "done"
+
+    runtime = Runtime([tool(about_a_millisecond, name="t.edge")])
+
+    def outcome(i: int) -> str:
+        args = {"n": (i % 7) / 3000}
+        try:
+            if i % 2:
+                return str(runtime.call_sync("t.edge", args, timeout=0.001))
+            return str(asyncio.run(runtime.call("t.edge", args, timeout=0.001)))
+        except ToolFailedError as error:
+            return error.reason
+
+    # Finishing and giving up race each other, on both paths.
+    assert {outcome(i) for i in range(300)} <= {"done", "timeout"}
+    deadline = time.monotonic() + 10
+    while _aio.stranded() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _aio.stranded() == {}
+
+    async def many() -> list[Any]:
+        return await asyncio.gather(*(runtime.call("t.edge", {"n": 0.05}, timeout=10) for _ in range(100)))
+
+    assert asyncio.run(many()) == ["done"] * 100
