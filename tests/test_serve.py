@@ -609,6 +609,8 @@ def test_a_port_in_use_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "files").mkdir()
+    monkeypatch.setenv("HERMESOS_FS_ROOT", str(tmp_path / "files"))  # hermesos-fs has no default root
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
