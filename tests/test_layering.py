@@ -6,7 +6,7 @@ Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 ``tracing``, ``_aio``, ``runtime``, ``adapters``, ``hookspecs``, ``plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
-``_nodes`` ← ``_compile`` ← ``validators`` ← ``_import`` ← the package's ``__init__``.
+``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``validators`` ← ``_import`` ← the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ LAYERS = [
     "cli",
     "testing",
 ]
-SCHEMA_LAYERS = ["_shared", "_nodes", "_compile", "validators", "_import", "__init__"]
+SCHEMA_LAYERS = ["_shared", "_patterns", "_nodes", "_compile", "validators", "_import", "__init__"]
 
 
 def _layer(module: str) -> str:
