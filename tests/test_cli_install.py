@@ -345,7 +345,9 @@ class Env:
 
     def hermesos(self, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
-        environment.update(env)
+        # hermesos-fs has no default root: a folder of its own, beside the environment (never holding it).
+        (root := self.path.parent / "fs-root").mkdir(exist_ok=True)
+        environment.update(HERMESOS_FS_ROOT=str(root), **env)
         # cwd: the environment, where no hermesos-policy.toml lies.
         return subprocess.run(
             [self.bin / "hermesos", *argv], capture_output=True, text=True, env=environment, cwd=self.path, check=False

@@ -49,6 +49,9 @@ class Venv:
     def hermesos(self, *argv: str) -> subprocess.CompletedProcess[str]:
         """Run the environment's own ``hermesos`` command."""
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
+        # hermesos-fs has no default root: a folder of its own, beside the environment (never holding it).
+        (root := self.path.parent / "fs-root").mkdir(exist_ok=True)
+        environment["HERMESOS_FS_ROOT"] = str(root)
         command = self.python.with_name("hermesos.exe" if os.name == "nt" else "hermesos")
         return subprocess.run(
             [command, *argv], capture_output=True, text=True, env=environment, cwd=self.path, check=False
@@ -57,7 +60,8 @@ class Venv:
     def probe(self, code: str, *, env: dict[str, str] | None = None) -> Any:
         """Run *code* in the environment; it prints one JSON document, which is returned."""
         environment = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
-        environment.update(env or {})
+        (root := self.path.parent / "fs-root").mkdir(exist_ok=True)  # as for hermesos() above
+        environment.update({"HERMESOS_FS_ROOT": str(root), **(env or {})})
         done = subprocess.run(
             [self.python, "-c", code],
             capture_output=True,
