@@ -652,6 +652,11 @@ def from_json_schema(
             and the exported document says so. Use it for a tool's input: a
             model's misspelt optional argument is then an issue, never dropped.
 
+    Its ``pattern`` and ``patternProperties`` are ECMA-262 regular expressions
+    from elsewhere: they run on RE2, in time linear in the text, never on
+    Python's ``re``; one RE2 cannot run (a backreference, lookaround), or any
+    where ``google-re2`` is not installed, is listed in ``unsupported``.
+
     Returns:
         An :class:`ImportedSchema`: it parses as the document validates,
         exports the document, and lists in ``unsupported`` what is not checked.
