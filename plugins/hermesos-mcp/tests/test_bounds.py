@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,29 +99,27 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     assert not left, f"server processes outlived the test: {sorted(left)}"
 
 
-def _run_measured(env: Env, *args: str) -> tuple[int, str, str, int]:
-    """Run ``hermesos *args*``, reaping it ourselves to read its peak memory."""
-    process = subprocess.Popen(
-        [*HERMESOS, *args], env={**os.environ, **env.vars}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    assert process.stderr is not None
-    # Drain the pipes on threads, without reaping (communicate() would wait() and lose the usage).
+# Peak memory is read from a small wrapper that starts the command: on Linux, a child started from
+# a large process (this one, late in a run) reports that process's peak as its own (vfork, then exec).
+PEAK = (
+    "import resource, subprocess, sys\n"
+    "status = subprocess.call(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(status)\n"
+)
 
-    chunks: dict[str, str] = {}
-    readers = [
-        threading.Thread(target=lambda key=key, pipe=pipe: chunks.__setitem__(key, pipe.read()))
-        for key, pipe in (("out", process.stdout), ("err", process.stderr))
-    ]
-    for reader in readers:
-        reader.start()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
-    for reader in readers:
-        reader.join(30)
-    process.stdout.close()
-    process.stderr.close()
-    return process.returncode, chunks.get("out", ""), chunks.get("err", ""), usage.ru_maxrss * 1024
+
+def _run_measured(env: Env, *args: str) -> tuple[int, str, str, int]:
+    """Run ``hermesos *args*`` under the wrapper; its status, output, errors and peak memory in bytes."""
+    peak = env.root / "peak"
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, str(peak), *HERMESOS, *args],
+        env={**os.environ, **env.vars},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr, int(peak.read_text()) * 1024
 
 
 # -- a result larger than max_result_bytes ---------------------------------------------------------------
