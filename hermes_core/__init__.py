@@ -6,8 +6,7 @@ Importing this package has no side effects: it discovers and loads nothing.
 from __future__ import annotations
 
 from hermes_core import schema
-from hermes_core._version import __version__
-from hermes_core.errors import (
+from hermes_core._errors import (
     ErrorCode,
     InputInvalidError,
     InputRejected,
@@ -23,9 +22,10 @@ from hermes_core.errors import (
     reject,
     shorten,
 )
-from hermes_core.hookspecs import hookimpl
-from hermes_core.permissions import EnvGrants, PermissionProvider, Permissions, StaticGrants
-from hermes_core.plugins import (
+from hermes_core._hookspecs import hookimpl
+from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
+from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
+from hermes_core._plugins import (
     Plugin,
     PluginLoadError,
     PluginOrigin,
@@ -34,12 +34,19 @@ from hermes_core.plugins import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core.runtime import Resource, ResourceError, Runtime
-from hermes_core.settings import read_config_file, setting, user_config_dir, user_config_file
-from hermes_core.tools import Tool, define_tool, tool
-from hermes_core.tracing import disable_tracing, enable_tracing, tracing_enabled
+from hermes_core._runtime import Resource, ResourceError, Runtime
+from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
+from hermes_core._tools import HINTS, PERMISSION_PATTERN, Tool, define_tool, tool
+from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
+from hermes_core._version import __version__
+from hermes_core._wire import wire_name
 
 __all__ = [
+    "GRANT_PATTERN",
+    "HINTS",
+    "NAME_MAX",
+    "NAME_PATTERN",
+    "PERMISSION_PATTERN",
     "EnvGrants",
     "ErrorCode",
     "InputInvalidError",
@@ -50,7 +57,6 @@ __all__ = [
     "OutputInvalidError",
     "PermissionDeniedError",
     "PermissionProvider",
-    "Permissions",
     "Plugin",
     "PluginLoadError",
     "PluginOrigin",
@@ -66,19 +72,23 @@ __all__ = [
     "ToolFailedError",
     "ToolNotFoundError",
     "__version__",
+    "case_key",
     "define_tool",
     "disable_tracing",
     "discover_plugins",
     "enable_tracing",
     "hookimpl",
+    "is_name",
     "load_runtime",
     "read_config_file",
     "reject",
     "schema",
     "setting",
     "shorten",
+    "suggest",
     "tool",
     "tracing_enabled",
     "user_config_dir",
     "user_config_file",
+    "wire_name",
 ]

@@ -12,7 +12,7 @@ the model's order::
     messages.append(message)
     messages.extend(await tools.handle_all(message.tool_calls or []))
 
-Everything a model is shown uses wire names (:mod:`hermes_core.wire`):
+Everything a model is shown uses wire names (:mod:`hermes_core._wire`):
 ``fs.read`` is ``fs_read``, in the definitions, in the suggestions of
 ``TOOL_NOT_FOUND`` and in every error message. Nothing a model can send
 makes ``handle`` raise: arguments that are not JSON, an unknown tool, bad
@@ -29,9 +29,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, final
 
+from hermes_core._errors import InputInvalidError, Issue, ToolError
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InputInvalidError, Issue, ToolError
-from hermes_core.runtime import Runtime
+from hermes_core._runtime import Runtime
+from hermes_core._tools import Tool
+from hermes_core._wire import WireNames
 from hermes_core.schema import (
     AllOfSchema,
     AnySchema,
@@ -52,9 +54,7 @@ from hermes_core.schema import (
     TypelessSchema,
     UnionSchema,
 )
-from hermes_core.schema.validators import follow_refs
-from hermes_core.tools import Tool
-from hermes_core.wire import WireNames
+from hermes_core.schema._validators import follow_refs
 
 __all__ = ["ARGUMENTS_MAX", "STRICT_SCHEMAS_MAX", "AnthropicTools", "OpenAITools", "result_text"]
 
@@ -478,7 +478,7 @@ class OpenAITools(_Adapter):
     names: WireNames
 
     def __init__(self, runtime: Runtime, *, api: Literal["chat", "responses"] = "chat", strict: bool = False) -> None:
-        from hermes_core.errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
+        from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
 
         if api not in ("chat", "responses"):
             raise InvalidDefinitionError("OpenAITools()", "api", f"must be 'chat' or 'responses', got {api!r}")

@@ -2,7 +2,7 @@
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
-logic: each command asks :mod:`hermes_core.plugins`, the runtime or pip, and
+logic: each command asks :mod:`hermes_core._plugins`, the runtime or pip, and
 formats the answer.
 
 Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
@@ -51,8 +51,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
-from hermes_core._version import __version__
-from hermes_core.errors import (
+from hermes_core._errors import (
     ErrorCode,
     PermissionDeniedError,
     ToolError,
@@ -60,10 +59,11 @@ from hermes_core.errors import (
     ToolNotFoundError,
     shorten,
 )
+from hermes_core._version import __version__
 
 if TYPE_CHECKING:
-    from hermes_core.plugins import PluginOrigin, PluginProblem, PluginSet
-    from hermes_core.runtime import ResourceError, Runtime
+    from hermes_core._plugins import PluginOrigin, PluginProblem, PluginSet
+    from hermes_core._runtime import ResourceError, Runtime
 
 __all__ = ["EXIT_CODES", "STDIN_LIMIT", "main"]
 
@@ -141,7 +141,7 @@ def _summary(text: str) -> str:
 
 
 def _discover(args: argparse.Namespace) -> PluginSet:
-    from hermes_core.plugins import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
+    from hermes_core._plugins import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
 
     return discover_plugins(disable=args.disable, strict=False)
 
@@ -168,7 +168,7 @@ def _broken_line(origin: PluginOrigin, message: str) -> str:
 
 def _skip_hint(names: Sequence[str]) -> str:
     """How to start without the broken plugins *names*, and where to read more: the loader's own remedy."""
-    from hermes_core.plugins import remedy  # noqa: PLC0415 - only a broken plugin needs it
+    from hermes_core._plugins import remedy  # noqa: PLC0415 - only a broken plugin needs it
 
     return remedy(*names)
 
@@ -205,7 +205,7 @@ def _fatal(found: PluginSet) -> bool:
 
 def _permission_hint(error: PermissionDeniedError, args: argparse.Namespace) -> str:
     """How to grant what was denied, or, when it was granted, that a provider denied it."""
-    from hermes_core.permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
+    from hermes_core._permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
 
     if StaticGrants((*args.grant, *env_grants())).allows(error.permission):
         return (
@@ -328,7 +328,7 @@ def _tools_show(args: argparse.Namespace) -> int:
     found = _discover(args)
     tool = next((t for t in found.tools if t.name == args.name), None)
     if tool is None:
-        from hermes_core.names import suggest  # noqa: PLC0415 - only a mistyped name needs it
+        from hermes_core._names import suggest  # noqa: PLC0415 - only a mistyped name needs it
 
         status = _report(ToolNotFoundError(args.name, suggest(args.name, [t.name for t in found.tools])), args)
         if found.problems and not args.json:
@@ -430,7 +430,7 @@ def _read_input(text: str) -> Any:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from hermes_core.permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
+    from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
     if args.input == "-":
         source = _read_stdin()
@@ -513,7 +513,7 @@ def _while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], i
     The runtime is closed on every way out of *work*: its return, an
     exception, Ctrl-C, SIGTERM (raised as :class:`_Terminated`).
     """
-    from hermes_core.runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
+    from hermes_core._runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
 
     with _terminate_raises():
         try:
@@ -593,7 +593,7 @@ def _serve_logging(debug: bool) -> Iterator[None]:
 
 def _serve(args: argparse.Namespace) -> int:
     from hermes_core import serve  # noqa: PLC0415 - imports the MCP SDK only when it serves
-    from hermes_core.permissions import env_grants  # noqa: PLC0415
+    from hermes_core._permissions import env_grants  # noqa: PLC0415
 
     if args.transport == "stdio":
         given = [flag for flag, name in _HTTP_ONLY if getattr(args, name) is not None]
@@ -769,7 +769,7 @@ def _check_worker(args: argparse.Namespace) -> int:
             }
             os.write(2, (_PROGRESS + json.dumps(event) + "\n").encode())  # unbuffered: it may be the last
 
-    log = logging.getLogger("hermes_core.plugins")
+    log = logging.getLogger("hermes_core._plugins")
     log.addHandler(Progress())
     log.setLevel(logging.DEBUG)
     if hasattr(signal, "SIGUSR1"):  # with --debug, the watcher asks where a stopped plugin was stuck
@@ -807,7 +807,7 @@ def _duration(seconds: float) -> str:
 
 def _check_stopping(args: argparse.Namespace) -> dict[str, Any]:
     """``check`` in a worker, each plugin held to ``args.timeout``; a plugin stopped is a problem."""
-    from hermes_core.plugins import canonicalize_name  # noqa: PLC0415 - only check needs it
+    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only check needs it
 
     skip = list(args.disable)
     stopped: list[dict[str, Any]] = []
@@ -983,7 +983,7 @@ def _contributions(row: dict[str, Any]) -> str:
 
 
 def _origin(row: dict[str, Any]) -> PluginOrigin:
-    from hermes_core.plugins import PluginOrigin  # noqa: PLC0415 - only install and check --timeout need it
+    from hermes_core._plugins import PluginOrigin  # noqa: PLC0415 - only install and check --timeout need it
 
     return PluginOrigin(row["distribution"], row["version"], row["entry_point"], row["module"])
 

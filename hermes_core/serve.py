@@ -6,7 +6,7 @@
 handshake and the per-request envelope), the transports and cancellation are
 the SDK's; what this module adds is what a client is shown and told:
 
-* ``tools/list``: each tool under its wire name (:mod:`hermes_core.wire`),
+* ``tools/list``: each tool under its wire name (:mod:`hermes_core._wire`),
   with its ``title`` and ``annotations`` when it declares them, its
   description (tool names in it written as wire names), its input schema as
   :meth:`~hermes_core.Runtime.definitions` writes it, and an output schema
@@ -43,13 +43,13 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+from hermes_core._errors import ToolError
+from hermes_core._runtime import Runtime
+from hermes_core._tools import check_timeout
 from hermes_core._version import __version__
+from hermes_core._wire import WireNames
 from hermes_core.adapters import ARGUMENTS_MAX, result_text
-from hermes_core.errors import ToolError
-from hermes_core.runtime import Runtime
-from hermes_core.schema.validators import follow_refs
-from hermes_core.tools import check_timeout
-from hermes_core.wire import WireNames
+from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -477,8 +477,8 @@ def http_settings(environ: Mapping[str, str] | None = None) -> dict[str, float]:
         ValueError: a setting is malformed; the message names it.
     """
     from hermes_core import schema as s  # noqa: PLC0415 - only serving over HTTP reads these settings
-    from hermes_core.errors import InvalidDefinitionError  # noqa: PLC0415
-    from hermes_core.settings import setting  # noqa: PLC0415
+    from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415
+    from hermes_core._settings import setting  # noqa: PLC0415
 
     seconds = s.number(exclusive_minimum=0, maximum=3600, description="seconds, more than 0 and at most 3600")
     count = s.integer(minimum=1, maximum=65536, description="a number of connections, 1 to 65536")

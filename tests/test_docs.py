@@ -47,7 +47,7 @@ import pytest
 
 from hermes_core import ErrorCode
 from hermes_core import schema as s
-from hermes_core.errors import IssueKind
+from hermes_core._errors import IssueKind
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]

@@ -20,7 +20,7 @@ from hermes_core import (
     ToolFailedError,
     ToolNotFoundError,
 )
-from hermes_core.errors import MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
+from hermes_core._errors import MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
 
 ISSUE = Issue(("files", 0, "path"), "type", "must be a string, got integer")
 MODE = Issue(("mode",), "enum", 'must be one of "w", "a"')
@@ -64,7 +64,7 @@ def test_every_error_is_importable_from_the_package() -> None:
 
 
 def test_the_module_lists_its_public_names() -> None:
-    from hermes_core import errors
+    from hermes_core import _errors as errors
 
     assert {"InputRejected", "reject", "shorten", "format_path", "ToolError"} <= set(errors.__all__)
     for name in errors.__all__:
@@ -76,7 +76,7 @@ def test_tool_error_extends_exception_and_nothing_else() -> None:
     assert ToolError.__bases__ == (Exception,)
     for error in EXAMPLES:
         assert isinstance(error, ToolError)
-        foreign = [c for c in type(error).__mro__ if c.__module__ not in ("hermes_core.errors", "builtins")]
+        foreign = [c for c in type(error).__mro__ if c.__module__ not in ("hermes_core._errors", "builtins")]
         assert foreign == []
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import hookimpl, hookspecs
+from hermes_core import _hookspecs as hookspecs
+from hermes_core import hookimpl
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = [

@@ -1,12 +1,12 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
-(import nothing of ours), ``_docstrings``, ``errors``, ``names``, ``wire``,
-``schema``, ``settings``, ``hints``, ``tools``, ``permissions``, ``checks``,
-``tracing``, ``_aio``, ``runtime``, ``adapters``, ``hookspecs``, ``plugins``,
+(import nothing of ours), ``_docstrings``, ``_errors``, ``_names``, ``_wire``,
+``schema``, ``_settings``, ``_hints``, ``_tools``, ``_permissions``, ``_checks``,
+``_tracing``, ``_aio``, ``_runtime``, ``adapters``, ``_hookspecs``, ``_plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
-``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``validators`` ← ``_import`` ← the package's ``__init__``.
+``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``_validators`` ← ``_import`` ← the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -23,27 +23,27 @@ LAYERS = [
     "_version",
     "_frozen",
     "_docstrings",
-    "errors",
-    "names",
-    "wire",
+    "_errors",
+    "_names",
+    "_wire",
     "schema",
-    "settings",
-    "hints",
-    "tools",
-    "permissions",
-    "checks",
-    "tracing",
+    "_settings",
+    "_hints",
+    "_tools",
+    "_permissions",
+    "_checks",
+    "_tracing",
     "_aio",
-    "runtime",
+    "_runtime",
     "adapters",
-    "hookspecs",
-    "plugins",
+    "_hookspecs",
+    "_plugins",
     "serve",
     "_scaffold",
     "cli",
     "testing",
 ]
-SCHEMA_LAYERS = ["_shared", "_patterns", "_nodes", "_compile", "validators", "_import", "__init__"]
+SCHEMA_LAYERS = ["_shared", "_patterns", "_nodes", "_compile", "_validators", "_import", "__init__"]
 
 
 def _layer(module: str) -> str:
@@ -103,11 +103,15 @@ def test_inside_the_schema_package_imports_point_down(module: str) -> None:
 
 
 def test_outside_the_schema_package_only_its_api_is_imported() -> None:
-    """Layers above import the package and its documented ``validators`` API, never its private modules."""
+    """Layers above import the package and its documented ``_validators`` API, never its private modules."""
     for path in PACKAGE.rglob("*.py"):
         if path.parent.name == "schema":
             continue
-        private = {name for name in _imports(path) if name.startswith("hermes_core.schema._")}
+        private = {
+            name
+            for name in _imports(path)
+            if name.startswith("hermes_core.schema._") and name != "hermes_core.schema._validators"
+        }
         assert not private, f"{path.relative_to(PACKAGE)} imports {sorted(private)}"
 
 
@@ -116,3 +120,29 @@ def test_no_module_imports_the_facade() -> None:
         if path.name in ("__init__.py", "__main__.py") and path.parent == PACKAGE:
             continue
         assert "hermes_core" not in _imports(path), f"{path.relative_to(PACKAGE)} imports the facade"
+
+
+# The public modules: the facade and these; every other module of the package is private (``_name``).
+PUBLIC = {"hermes_core", "hermes_core.schema", "hermes_core.adapters", "hermes_core.serve", "hermes_core.testing"}
+PLUGINS = PACKAGE.parent / "plugins"
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PLUGINS.glob("*/hermes_*.py")) + sorted(PLUGINS.glob("*/hermes_*/*.py")), ids=lambda p: p.name
+)
+def test_the_bundled_plugins_use_only_the_public_api(path: Path) -> None:
+    private = {name for name in _imports(path) if any(part.startswith("_") for part in name.split(".")[1:])}
+    assert not private, f"{path.relative_to(PLUGINS)} imports {sorted(private)}, which are private"
+
+
+def test_every_module_outside_the_public_set_is_private() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] in ("__init__", "__main__"):
+            parts = parts[:-1]
+        if not parts:
+            continue
+        dotted = "hermes_core." + ".".join(parts)
+        if dotted in PUBLIC or dotted.startswith(("hermes_core.testing.", "hermes_core.cli")):
+            continue
+        assert any(part.startswith("_") for part in parts), f"{dotted} is neither public nor private (_name)"

@@ -40,8 +40,8 @@ from hermes_core import (
     discover_plugins,
 )
 from hermes_core import schema as s
+from hermes_core._plugins import load_module
 from hermes_core.cli import main
-from hermes_core.plugins import load_module
 from hermes_core.testing import build_runtime
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from hermes_core import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core.checks import check_write_roots
-from hermes_core.permissions import env_grants
+from hermes_core._checks import check_write_roots
+from hermes_core._permissions import env_grants
 
 if TYPE_CHECKING:
     from conftest import Site

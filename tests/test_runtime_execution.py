@@ -22,8 +22,8 @@ import pytest
 
 from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, define_tool
 from hermes_core import schema as s
-from hermes_core.errors import ToolFailedError
-from hermes_core.schema.validators import compile_schema
+from hermes_core._errors import ToolFailedError
+from hermes_core.schema._validators import compile_schema
 
 
 def tool(handler: Any, name: str = "t.run", **fields: Any) -> Tool:

@@ -15,8 +15,8 @@ import pytest
 
 from hermes_core import Runtime, define_tool
 from hermes_core import schema as s
+from hermes_core._errors import InputInvalidError, InvalidDefinitionError, SchemaError
 from hermes_core.adapters import OpenAITools
-from hermes_core.errors import InputInvalidError, InvalidDefinitionError, SchemaError
 
 WEATHER: dict[str, Any] = {
     "type": "object",

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import schema as s
-from hermes_core.schema.validators import compile_schema
+from hermes_core.schema._validators import compile_schema
 from hermes_core.testing import invalid_strategy, strategy
 
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import schema as s
-from hermes_core.errors import InvalidDefinitionError, IssueKind, SchemaError
+from hermes_core._errors import InvalidDefinitionError, IssueKind, SchemaError
 from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._nodes import MISSING, json_equal, unicode_ok
 

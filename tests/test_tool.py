@@ -316,7 +316,7 @@ def test_replace_derives_what_is_derived_again() -> None:
 
 def test_a_tool_may_declare_a_title_and_hints_for_clients() -> None:
     from hermes_core import Runtime
-    from hermes_core.tools import tool_annotations
+    from hermes_core._tools import tool_annotations
 
     tool = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
     assert tool_annotations(tool) == {

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, ToolFailedError, ToolNotFoundError
-from hermes_core.names import NAME_MAX, NAME_PATTERN, is_name
-from hermes_core.wire import WIRE_PATTERN, WireNames, wire_name
+from hermes_core._names import NAME_MAX, NAME_PATTERN, is_name
+from hermes_core._wire import WIRE_PATTERN, WireNames, wire_name
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Schema combinators. Use as ``from hermes_core import schema as s``.
 
 Each combinator checks its own declaration when it is called, raising
-:class:`~hermes_core.errors.InvalidDefinitionError` for a malformed one, and
+:class:`~hermes_core._errors.InvalidDefinitionError` for a malformed one, and
 returns an immutable node with ``parse(value)`` and ``json_schema()``::
 
     from hermes_core import schema as s
@@ -26,8 +26,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_core.errors import InvalidDefinitionError, SchemaError, shorten
-from hermes_core.names import NAME_PATTERN, check_name
+from hermes_core._errors import InvalidDefinitionError, SchemaError, shorten
+from hermes_core._names import NAME_PATTERN, check_name
 from hermes_core.schema import _compile  # also hands Schema.parse its checker, once, on import
 from hermes_core.schema._import import from_json_schema
 from hermes_core.schema._nodes import (

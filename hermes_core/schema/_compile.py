@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from types import CodeType
 from typing import Any
 
+from hermes_core._errors import InvalidDefinitionError, Issue
 from hermes_core._frozen import frozen
-from hermes_core.errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
     AllOfSchema,
     AnySchema,

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from hermes_core.errors import InvalidDefinitionError, Issue
+from hermes_core._errors import InvalidDefinitionError, Issue
 from hermes_core.schema._nodes import (
     AllOfSchema,
     AnySchema,

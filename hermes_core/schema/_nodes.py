@@ -1,7 +1,7 @@
 """Schema nodes: immutable declarations, their JSON Schema, and the issue-collecting walk.
 
 Each node is a frozen dataclass. ``_collect`` is the authoritative check: it
-walks a value, appends every :class:`~hermes_core.errors.Issue` it finds, and
+walks a value, appends every :class:`~hermes_core._errors.Issue` it finds, and
 returns the parsed value (or ``BAD``). The compiled fast path in
 ``_compile.py`` must accept exactly what ``_collect`` accepts; it only exists
 because straight-line code is faster than this walk.
@@ -19,9 +19,9 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from hermes_core._errors import InvalidDefinitionError, Issue, IssueKind, SchemaError
 from hermes_core._frozen import frozen
-from hermes_core.errors import InvalidDefinitionError, Issue, IssueKind, SchemaError
-from hermes_core.names import suggest
+from hermes_core._names import suggest
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,

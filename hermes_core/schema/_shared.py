@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from hermes_core.errors import Issue, IssueKind
+from hermes_core._errors import Issue, IssueKind
 
 __all__ = [
     "BAD",

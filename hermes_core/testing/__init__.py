@@ -31,8 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_core._frozen import frozen
-from hermes_core.errors import (
+from hermes_core._errors import (
     ErrorCode,
     InputInvalidError,
     InputRejected,
@@ -42,13 +41,14 @@ from hermes_core.errors import (
     ToolError,
     format_path,
 )
-from hermes_core.names import suggest
-from hermes_core.permissions import PermissionProvider
-from hermes_core.plugins import Plugin, discover_plugins, load_module
-from hermes_core.runtime import Resource, ResourceError, Runtime, resource_label
+from hermes_core._frozen import frozen
+from hermes_core._names import suggest
+from hermes_core._permissions import PermissionProvider
+from hermes_core._plugins import Plugin, discover_plugins, load_module
+from hermes_core._runtime import Resource, ResourceError, Runtime, resource_label
+from hermes_core._tools import Handler, Tool
 from hermes_core.schema import Schema
 from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
-from hermes_core.tools import Handler, Tool
 
 if typing.TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

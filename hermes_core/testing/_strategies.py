@@ -30,8 +30,8 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from hermes_core import schema as s
-from hermes_core.errors import InvalidDefinitionError
-from hermes_core.schema.validators import compile_schema, copy_json, json_key
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core.schema._validators import compile_schema, copy_json, json_key
 
 __all__ = ["invalid_strategy", "strategy"]
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn, final
 
 from hermes_core import (
+    GRANT_PATTERN,
     InvalidDefinitionError,
     StaticGrants,
     Tool,
@@ -49,7 +50,6 @@ from hermes_core import (
     user_config_file,
 )
 from hermes_core import schema as s
-from hermes_core.permissions import GRANT_PATTERN
 from hermes_core.schema import NAME_PATTERN
 
 __all__ = [

@@ -21,9 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, final
 
-from hermes_core import InvalidDefinitionError, read_config_file, setting, shorten, user_config_file
+from hermes_core import (
+    PERMISSION_PATTERN,
+    InvalidDefinitionError,
+    read_config_file,
+    setting,
+    shorten,
+    user_config_file,
+)
 from hermes_core import schema as s
-from hermes_core.tools import PERMISSION_PATTERN
 
 __all__ = [
     "CONFIG_ENV",

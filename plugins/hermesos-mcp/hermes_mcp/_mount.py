@@ -14,11 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from hermes_core import InvalidDefinitionError, Tool, ToolFailedError, define_tool, shorten
+from hermes_core import (
+    HINTS,
+    NAME_MAX,
+    InvalidDefinitionError,
+    Tool,
+    ToolFailedError,
+    case_key,
+    define_tool,
+    is_name,
+    shorten,
+    wire_name,
+)
 from hermes_core import schema as s
-from hermes_core.names import NAME_MAX, case_key, is_name
-from hermes_core.tools import HINTS
-from hermes_core.wire import wire_name
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._connect import Pool
 from hermes_mcp._failure import Listing, ServerFailure

@@ -6,7 +6,7 @@ A plugin distribution declares one entry point::
     fs = "hermes_fs"
 
 :func:`load_runtime` imports every such module once, calls its hooks (see
-:mod:`hermes_core.hookspecs`), checks each contribution and returns a
+:mod:`hermes_core._hookspecs`), checks each contribution and returns a
 :class:`~hermes_core.Runtime`. It is strict: any problem is a crash on boot,
 naming the distribution, its version and the entry point. A plugin that fails
 leaves nothing of itself behind. :func:`discover_plugins` with
@@ -34,10 +34,8 @@ from typing import TYPE_CHECKING, Any, final
 
 import pluggy
 
-from hermes_core import hookspecs
-from hermes_core._frozen import derive, frozen
-from hermes_core._version import __version__
-from hermes_core.checks import (
+from hermes_core import _hookspecs as hookspecs
+from hermes_core._checks import (
     GuardedPath,
     check_guarded_files,
     check_guarded_paths,
@@ -49,12 +47,14 @@ from hermes_core.checks import (
     check_write_roots,
     core_guarded_paths,
 )
-from hermes_core.errors import InvalidDefinitionError, sentence
-from hermes_core.names import case_key
-from hermes_core.permissions import PermissionProvider, env_grants
-from hermes_core.runtime import Resource, Runtime, check_resources, raised, resource_label
+from hermes_core._errors import InvalidDefinitionError, sentence
+from hermes_core._frozen import derive, frozen
+from hermes_core._names import case_key
+from hermes_core._permissions import PermissionProvider, env_grants
+from hermes_core._runtime import Resource, Runtime, check_resources, raised, resource_label
+from hermes_core._tools import Tool
+from hermes_core._version import __version__
 from hermes_core.schema import Schema
-from hermes_core.tools import Tool
 
 if TYPE_CHECKING:
     import importlib_metadata
@@ -417,7 +417,7 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
 def _contributions(
     origin: PluginOrigin, plugin: object, manager: _PluginManager, sources: tuple[GuardedPath, ...] = ()
 ) -> Plugin:
-    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core.checks).
+    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core._checks).
 
     *sources* are where its code lies, guarded with the paths it names itself.
     """

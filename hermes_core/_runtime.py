@@ -1,15 +1,15 @@
 """The runtime: calls tools in a fixed order, lookup → permission → input → handler → output.
 
-A :class:`Runtime` is checked when it is built (by :mod:`hermes_core.checks`,
+A :class:`Runtime` is checked when it is built (by :mod:`hermes_core._checks`,
 the same checks the plugin loader applies) and immutable afterwards, so it is
 safe to share across threads and tasks. The one thing about it that changes is
 whether its :class:`Resource` objects are open: ``open()``/``close()``, ``with``
 and ``async with``, under a lock, in one slot beside the frozen fields. Everything that can be computed once
 (compiled validators, each tool's permission gate, the name index) is
 computed in the constructor; a call is a dict lookup and straight-line code.
-Permission decisions live in :mod:`hermes_core.permissions`, name suggestions
-in :mod:`hermes_core.names`, where a handler runs (a worker thread, a time
-limit, a new event loop) in ``_aio``, and spans in :mod:`hermes_core.tracing`.
+Permission decisions live in :mod:`hermes_core._permissions`, name suggestions
+in :mod:`hermes_core._names`, where a handler runs (a worker thread, a time
+limit, a new event loop) in ``_aio``, and spans in :mod:`hermes_core._tracing`.
 
 A call raises nothing but a :class:`~hermes_core.ToolError` for any
 ``Exception`` of a handler: it becomes ``TOOL_FAILED``, its traceback logged
@@ -29,7 +29,7 @@ from time import monotonic
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Literal, NoReturn, Protocol, final, runtime_checkable
 
-from hermes_core import tracing
+from hermes_core import _tracing as tracing
 from hermes_core._aio import (
     Expired,
     Stranded,
@@ -39,9 +39,8 @@ from hermes_core._aio import (
     run_in_thread,
     to_thread,
 )
-from hermes_core._frozen import derive, frozen
-from hermes_core.checks import check_providers, check_schemas, check_tools, check_wiring
-from hermes_core.errors import (
+from hermes_core._checks import check_providers, check_schemas, check_tools, check_wiring
+from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
     InvalidDefinitionError,
@@ -53,11 +52,12 @@ from hermes_core.errors import (
     _seconds,
     exception_type_name,
 )
-from hermes_core.names import suggest
-from hermes_core.permissions import Gate, PermissionProvider, Permissions, StaticGrants
+from hermes_core._frozen import derive, frozen
+from hermes_core._names import suggest
+from hermes_core._permissions import Gate, PermissionProvider, Permissions, StaticGrants
+from hermes_core._tools import Tool, check_timeout, tool_annotations
 from hermes_core.schema import Schema
-from hermes_core.schema.validators import compile_schema, follow_refs, raised_issue
-from hermes_core.tools import Tool, check_timeout, tool_annotations
+from hermes_core.schema._validators import compile_schema, follow_refs, raised_issue
 
 __all__ = ["Resource", "ResourceError", "Runtime", "check_resources", "raised", "resource_label"]
 

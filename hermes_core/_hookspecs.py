@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from hermes_core.permissions import PermissionProvider
-    from hermes_core.runtime import Resource
+    from hermes_core._permissions import PermissionProvider
+    from hermes_core._runtime import Resource
+    from hermes_core._tools import Tool
     from hermes_core.schema import Schema
-    from hermes_core.tools import Tool
 
 __all__ = [
     "PROJECT",

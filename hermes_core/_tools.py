@@ -19,12 +19,12 @@ from dataclasses import field
 from typing import Any, final
 
 from hermes_core import schema as s
+from hermes_core._errors import InvalidDefinitionError, shorten
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InvalidDefinitionError, shorten
-from hermes_core.hints import needs_to_json, schema_from_hint, to_json
-from hermes_core.names import check_name, suggest
+from hermes_core._hints import needs_to_json, schema_from_hint, to_json
+from hermes_core._names import check_name, suggest
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema.validators import Validator, closed_validator, default_problem
+from hermes_core.schema._validators import Validator, closed_validator, default_problem
 
 __all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool", "tool_annotations"]
 
@@ -52,7 +52,7 @@ class Tool:
     malformed one raises :class:`~hermes_core.InvalidDefinitionError`.
 
     Attributes:
-        name: the tool's name, e.g. ``fs.write`` or ``getTinyImage`` (see :mod:`hermes_core.names`).
+        name: the tool's name, e.g. ``fs.write`` or ``getTinyImage`` (see :mod:`hermes_core._names`).
         description: what the tool does; the model reads it to decide whether to call it.
         version: semantic version of the tool.
         input: the object schema (or ``s.ref``) its input must match.
@@ -452,7 +452,7 @@ def tool(
     """Declare a tool from a plain or ``async`` function: its schemas come from its type hints.
 
     The input schema is an object with a field per parameter, its schema from
-    the parameter's annotation (see :mod:`hermes_core.hints` for what each
+    the parameter's annotation (see :mod:`hermes_core._hints` for what each
     annotation becomes); a parameter with a default is optional, with that
     default. The output schema comes from the return annotation (none: any JSON
     value). The description is the docstring's summary and body, and each

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
+from hermes_core._errors import InvalidDefinitionError, ToolError, ToolNotFoundError
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InvalidDefinitionError, ToolError, ToolNotFoundError
-from hermes_core.names import suggest
+from hermes_core._names import suggest
 
 __all__ = ["WIRE_MAX", "WIRE_PATTERN", "WireNames", "wire_name"]
 

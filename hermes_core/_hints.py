@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hermes_core import schema as s
-from hermes_core.errors import InvalidDefinitionError, SchemaError
+from hermes_core._errors import InvalidDefinitionError, SchemaError
 from hermes_core.schema import OptionalSchema, Schema
 
 __all__ = ["SUPPORTED", "Converter", "needs_to_json", "schema_from_hint", "to_json"]

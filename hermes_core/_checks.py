@@ -18,14 +18,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import final
 
+from hermes_core._errors import InvalidDefinitionError, shorten
 from hermes_core._frozen import frozen
-from hermes_core.errors import InvalidDefinitionError, shorten
-from hermes_core.names import case_key, check_name
-from hermes_core.permissions import PermissionProvider
+from hermes_core._names import case_key, check_name
+from hermes_core._permissions import PermissionProvider
+from hermes_core._settings import user_config_dir
+from hermes_core._tools import Tool
 from hermes_core.schema import NullableSchema, ObjectSchema, OptionalSchema, RefSchema, Schema, UnionSchema
-from hermes_core.schema.validators import default_problem, follow_refs
-from hermes_core.settings import user_config_dir
-from hermes_core.tools import Tool
+from hermes_core.schema._validators import default_problem, follow_refs
 
 __all__ = [
     "GuardedPath",

@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
+from hermes_core._errors import InvalidDefinitionError, PermissionDeniedError
 from hermes_core._frozen import derive, frozen
-from hermes_core.errors import InvalidDefinitionError, PermissionDeniedError
 
 if TYPE_CHECKING:
-    from hermes_core.tools import Tool
+    from hermes_core._tools import Tool
 
 __all__ = [
     "GRANTS_ENV",

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from hermes_core._errors import ToolError, exception_type_name  # one rule names an exception's type: TOOL_FAILED's
 from hermes_core._version import __version__
-from hermes_core.errors import ToolError, exception_type_name  # one rule names an exception's type: TOOL_FAILED's
 
 __all__ = ["TRACER", "disable_tracing", "enable_tracing", "tool_span", "tracing_enabled"]
 
