@@ -34,7 +34,8 @@ from hermes_core._plugins import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core._runtime import Resource, ResourceError, Runtime
+from hermes_core._resources import Resource, ResourceError
+from hermes_core._runtime import Runtime
 from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
 from hermes_core._tools import HINTS, PERMISSION_PATTERN, Tool, define_tool, tool
 from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled

@@ -30,7 +30,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from hermes_core._permissions import PermissionProvider
-    from hermes_core._runtime import Resource
+    from hermes_core._resources import Resource
     from hermes_core._tools import Tool
     from hermes_core.schema import Schema
 

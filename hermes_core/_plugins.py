@@ -51,7 +51,8 @@ from hermes_core._errors import InvalidDefinitionError, sentence
 from hermes_core._frozen import derive, frozen
 from hermes_core._names import case_key
 from hermes_core._permissions import PermissionProvider, env_grants
-from hermes_core._runtime import Resource, Runtime, check_resources, raised, resource_label
+from hermes_core._resources import Resource, check_resources, raised, resource_label
+from hermes_core._runtime import Runtime
 from hermes_core._tools import Tool
 from hermes_core._version import __version__
 from hermes_core.schema import Schema

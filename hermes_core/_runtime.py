@@ -3,8 +3,8 @@
 A :class:`Runtime` is checked when it is built (by :mod:`hermes_core._checks`,
 the same checks the plugin loader applies) and immutable afterwards, so it is
 safe to share across threads and tasks. The one thing about it that changes is
-whether its :class:`Resource` objects are open: ``open()``/``close()``, ``with``
-and ``async with``, under a lock, in one slot beside the frozen fields. Everything that can be computed once
+whether its resources are open, kept in one slot beside the frozen fields by
+:mod:`hermes_core._resources`, which the call pipeline never reads. Everything that can be computed once
 (compiled validators, each tool's permission gate, the name index) is
 computed in the constructor; a call is a dict lookup and straight-line code.
 Permission decisions live in :mod:`hermes_core._permissions`, name suggestions
@@ -20,14 +20,12 @@ on the ``hermes_core`` logger with the tool's name and the call's id.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
-import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import monotonic
-from types import MappingProxyType, TracebackType
-from typing import Any, Final, Literal, NoReturn, Protocol, final, runtime_checkable
+from types import CoroutineType, MappingProxyType, TracebackType
+from typing import Any, Final, Literal, NoReturn, final
 
 from hermes_core import _tracing as tracing
 from hermes_core._aio import (
@@ -43,23 +41,26 @@ from hermes_core._checks import check_providers, check_schemas, check_tools, che
 from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
-    InvalidDefinitionError,
     Issue,
     OutputInvalidError,
     ToolError,
     ToolFailedError,
     ToolNotFoundError,
+    TooManyIssues,
     _seconds,
     exception_type_name,
 )
 from hermes_core._frozen import derive, frozen
 from hermes_core._names import suggest
 from hermes_core._permissions import Gate, PermissionProvider, Permissions, StaticGrants
+from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
+from hermes_core._resources import logger as _logger
 from hermes_core._tools import Tool, check_timeout, tool_annotations
 from hermes_core.schema import Schema
 from hermes_core.schema._validators import compile_schema, follow_refs, raised_issue
 
-__all__ = ["Resource", "ResourceError", "Runtime", "check_resources", "raised", "resource_label"]
+# Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
+__all__ = ["Resource", "ResourceError", "Runtime"]
 
 
 class _Unset:
@@ -121,251 +122,13 @@ def _checked(
     issues: list[Issue] = []
     try:
         result = validate(value, (), issues)
+    except TooManyIssues as exc:  # checking stopped (see ISSUES_MAX); the error keeps the first ones
+        issues = exc.issues
     except Exception as exc:  # only the value's own code can raise here
         issues = [raised_issue(exc)]
     if issues:
         raise error(tool, issues)
     return result
-
-
-# -- resources held across calls ---------------------------------------------------------
-
-
-@runtime_checkable
-class Resource(Protocol):
-    """Something a runtime holds across calls (a connection pool, a server subprocess), opened and closed with it.
-
-    ``open()`` is called when the runtime opens (``runtime.open()``, ``with
-    runtime:``, ``async with runtime:``; ``hermesos call`` and ``hermesos serve``
-    open theirs), ``close()`` when it closes. Both are plain functions on
-    purpose: ``call_sync`` runs each ``async`` handler in a new event loop, so
-    nothing bound to one event loop can outlive a call. A resource that needs
-    an event loop runs its own, on a thread of its own, started by ``open()``
-    and stopped by ``close()``.
-
-    ``close()`` must be safe to call after an ``open()`` that raised half-way:
-    the runtime calls it then too, to release whatever was acquired. Neither
-    is called twice in a row by the runtime. Tools must still work when the
-    runtime was never opened (a runtime built in a test, say): connect per
-    call, or raise a :class:`~hermes_core.ToolFailedError` saying so.
-
-    A resource may also define coroutine methods ``aopen()`` and ``aclose()``.
-    When every resource of a runtime has them, ``async with runtime:`` awaits
-    them on its own event loop instead of calling ``open()`` and ``close()``
-    on a worker thread: the resource may then hold what is bound to that loop,
-    and calls made on it need no hop to a thread of the resource's own.
-    ``aclose()`` is awaited after an ``aopen()`` that raised, or was cancelled,
-    half-way.
-    """
-
-    def open(self) -> None:
-        """Acquire what the resource holds: start the subprocess, connect the pool."""
-
-    def close(self) -> None:
-        """Release it; safe after an ``open()`` that raised, or that was never made."""
-
-
-class ResourceError(Exception):
-    """A runtime's resource failed to open, or some failed to close.
-
-    Deliberately not a :class:`~hermes_core.ToolError`: no tool call went
-    wrong. What the first failing resource raised is chained as ``__cause__``;
-    each failure to close is also logged, with its traceback, on the
-    ``hermes_core`` logger.
-
-    Attributes:
-        action: ``"open"`` or ``"close"``.
-        failed: the resources that failed, as messages name them (see
-            :func:`resource_label`), in the order they failed.
-    """
-
-    def __init__(self, action: Literal["open", "close"], failed: tuple[str, ...], message: str) -> None:
-        self.action = action
-        self.failed = failed
-        super().__init__(message)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.action, self.failed, self.args[0]))
-
-
-def raised(error: BaseException) -> str:
-    """What code raised, for a message: ``RuntimeError: boom``, ``SystemExit: 3``, or the bare type."""
-    try:
-        text = str(error)
-    except Exception:  # the error's own __str__ failing must not hide what was raised
-        text = ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def resource_label(source: str, field: str, index: int, resource: object) -> str:
-    """How messages name a resource: ``Runtime(): resources[0] (Database)``, or a plugin's origin and hook."""
-    return f"{source}: {field}[{index}] ({type(resource).__name__})"
-
-
-def check_resources(source: str, field: str, resources: Iterable[object]) -> tuple[Resource, ...]:
-    """The resources, each with callable ``open()`` and ``close()``.
-
-    Raises:
-        InvalidDefinitionError: an item lacks one of them.
-    """
-    checked: list[Resource] = []
-    for index, resource in enumerate(resources):
-        if not (callable(getattr(resource, "open", None)) and callable(getattr(resource, "close", None))):
-            raise InvalidDefinitionError(
-                source,
-                f"{field}[{index}]",
-                "must be a resource: an object with methods open() and close(), called when the runtime opens "
-                f"and closes; got {type(resource).__name__}",
-            )
-        aopen, aclose = getattr(resource, "aopen", None), getattr(resource, "aclose", None)
-        if (aopen is not None or aclose is not None) and not (
-            inspect.iscoroutinefunction(aopen) and inspect.iscoroutinefunction(aclose)
-        ):
-            raise InvalidDefinitionError(
-                source,
-                f"{field}[{index}]",
-                "must define both aopen() and aclose() as coroutine methods (async def), or neither; "
-                f"got {type(resource).__name__}",
-            )
-        checked.append(resource)  # type: ignore[arg-type]  # both methods checked just above
-    return tuple(checked)
-
-
-def _is_async(resource: object) -> bool:
-    return inspect.iscoroutinefunction(getattr(resource, "aopen", None))
-
-
-@final
-class _Lifecycle:
-    """Whether a runtime's resources are open, and how many ``with`` blocks hold them: its one mutable part."""
-
-    __slots__ = ("_depth", "_labels", "_lock", "_open", "_owned", "_resources", "all_async")
-
-    def __init__(self, resources: tuple[Resource, ...], labels: tuple[str, ...]) -> None:
-        self._resources = resources
-        self._labels = labels
-        self._lock = threading.Lock()
-        self._open = False
-        self._depth = 0  # the with blocks inside one another
-        self._owned = False  # whether the outermost with block opened the resources (and so closes them)
-        #: Every resource has aopen() and aclose(): ``async with`` awaits them on its loop.
-        self.all_async = bool(resources) and all(_is_async(resource) for resource in resources)
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    def open(self) -> None:
-        with self._lock:
-            self._open_all()
-
-    def close(self) -> None:
-        with self._lock:
-            self._close_all()
-
-    def enter(self) -> None:
-        with self._lock:
-            if self._depth == 0:
-                owned = not self._open
-                self._open_all()
-                self._owned = owned
-            self._depth += 1
-
-    def leave(self) -> None:
-        with self._lock:
-            self._depth = max(self._depth - 1, 0)
-            if self._depth == 0 and self._owned:
-                self._owned = False
-                self._close_all()
-
-    async def aenter(self) -> None:
-        """``async with``'s opening when every resource is async: on the caller's loop, no thread."""
-        with self._lock:
-            first = self._depth == 0 and not self._open
-            self._depth += 1
-            if not first:
-                return
-            self._open = self._owned = True  # claimed now: another block entering meanwhile only counts
-        for index, resource in enumerate(self._resources):
-            try:
-                await resource.aopen()  # type: ignore[attr-defined]  # all_async: checked at construction
-            except BaseException as error:
-                await self._arelease(index + 1)
-                with self._lock:
-                    self._open = self._owned = False
-                    self._depth = max(self._depth - 1, 0)
-                if not isinstance(error, Exception):
-                    raise  # cancelled or interrupted while opening: closed again, and it goes on as it is
-                raise self._open_failed(index, error) from error
-
-    async def aleave(self) -> None:
-        with self._lock:
-            self._depth = max(self._depth - 1, 0)
-            if self._depth or not self._owned:
-                return
-            self._owned = self._open = False
-        self._raise_failures(await self._arelease(len(self._resources)))
-
-    async def _arelease(self, count: int) -> list[tuple[str, BaseException]]:
-        """As :meth:`_release`, awaiting each ``aclose()``; a cancellation meanwhile waits for the closing."""
-        failures: list[tuple[str, BaseException]] = []
-        for index in reversed(range(count)):
-            try:
-                await self._resources[index].aclose()  # type: ignore[attr-defined]  # all_async
-            except BaseException as error:
-                label = self._labels[index]
-                _logger().error("%s failed to close: %s", label, raised(error), exc_info=error)
-                failures.append((label, error))
-        return failures
-
-    def _open_all(self) -> None:
-        if self._open:
-            return
-        for index, resource in enumerate(self._resources):
-            try:
-                resource.open()
-            except BaseException as error:
-                # It may have acquired part of what it holds: it is closed too, then those before it.
-                self._release(index + 1)
-                if not isinstance(error, Exception):
-                    raise  # Ctrl-C while opening: everything is closed again, and it goes on as it is
-                raise self._open_failed(index, error) from error
-        self._open = True
-
-    def _open_failed(self, index: int, error: Exception) -> ResourceError:
-        label = self._labels[index]
-        return ResourceError("open", (label,), f"{label} failed to open: {raised(error)}; the runtime stays closed")
-
-    def _close_all(self) -> None:
-        if not self._open:
-            return
-        self._open = False  # closed, whatever each close says: a resource is never closed twice
-        self._raise_failures(self._release(len(self._resources)))
-
-    def _raise_failures(self, failures: list[tuple[str, BaseException]]) -> None:
-        interrupt = next((error for _, error in failures if not isinstance(error, Exception)), None)
-        if interrupt is not None:
-            raise interrupt  # every resource had its close() called first
-        if failures:
-            failed = tuple(label for label, _ in failures)
-            if len(failures) == 1:
-                message = f"{failed[0]} failed to close: {raised(failures[0][1])}"
-            else:
-                each = "; ".join(f"{label}: {raised(error)}" for label, error in failures)
-                message = f"{len(failures)} resources failed to close: {each}"
-            raise ResourceError("close", failed, message) from failures[0][1]
-
-    def _release(self, count: int) -> list[tuple[str, BaseException]]:
-        """Close the first *count* resources, last first; each failure is logged, and none stops the others."""
-        failures: list[tuple[str, BaseException]] = []
-        for index in reversed(range(count)):
-            try:
-                self._resources[index].close()
-            except BaseException as error:  # Ctrl-C too: every resource has its close() called
-                label = self._labels[index]
-                _logger().error("%s failed to close: %s", label, raised(error), exc_info=error)
-                failures.append((label, error))
-        return failures
 
 
 @final
@@ -403,7 +166,7 @@ class Runtime:
     _permissions: Permissions
     _entries: dict[str, _Entry]
     _resources: tuple[Resource, ...]
-    _life: _Lifecycle
+    _life: Lifecycle
 
     def __init__(
         self,
@@ -422,10 +185,10 @@ class Runtime:
         registered = check_tools("Runtime()", "tools", tools)
         check_wiring(registered.values(), named, named)
         held = check_resources("Runtime()", "resources", resources)
-        labels = _labels(held, resource_labels)
+        labels = label_resources(held, resource_labels)
         entries = {name: _Entry.make(tool, named, permissions, default_timeout) for name, tool in registered.items()}
         derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
-        derive(self, _resources=held, _life=_Lifecycle(held, labels))
+        derive(self, _resources=held, _life=Lifecycle(held, labels))
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -505,31 +268,13 @@ class Runtime:
         When every resource has ``aopen()`` and ``aclose()`` (see
         :class:`Resource`), those are awaited on this loop instead.
         """
-        if self._life.all_async:
-            await self._life.aenter()
-            return self
-        if not self._resources:  # nothing to open: no thread either
-            self._life.enter()
-            return self
-        opening = _Opening(self._life)
-        try:
-            await to_thread(opening.run, None, None)
-        except BaseException:
-            opening.abandon()  # cancelled while the thread opens on: nothing may outlive the block
-            raise
+        await self._life.aenter()
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if self._life.all_async:
-            await self._life.aleave()
-            return
-        if not self._resources:
-            self._life.leave()
-            return
-        # A cancelled wait leaves the thread closing all the same: nothing is left open.
-        await to_thread(_leave, self._life, None)
+        await self._life.aleave()
 
     def definitions(self) -> list[dict[str, Any]]:
         """What a model is shown of each tool: ``name``, ``description``, ``inputSchema``, ``outputSchema``.
@@ -559,10 +304,14 @@ class Runtime:
 
     # -- calling ---------------------------------------------------------------------------
 
-    def _lookup(self, name: Any) -> _Entry:
-        # A name's own __hash__ or __eq__ may raise: that name is not found, all the same.
-        with contextlib.suppress(Exception):
-            return self._entries[name]
+    def _missing(self, name: Any) -> _Entry:
+        """The entry of a name the plain lookup missed (a ``str`` subclass), else raise ToolNotFoundError.
+
+        A call looks its name up with one ``self._entries[name]`` in a ``try``
+        (free in Python 3.11 when nothing is raised) and comes here only when
+        that raised: the name is not registered, or its own ``__hash__`` or
+        ``__eq__`` raised, which makes it not found all the same.
+        """
         if not isinstance(name, str):
             raise ToolNotFoundError(_shown(name))
         plain = str.__str__(name)  # a str subclass's own methods are never run
@@ -570,17 +319,6 @@ class Runtime:
         if found is not None:
             return found
         raise ToolNotFoundError(plain, suggest(plain, self._entries)) from None
-
-    def _admit(self, entry: _Entry, value: Any) -> Any:
-        """Permissions and input: everything between the lookup and the handler."""
-        if entry.gate is not None:
-            try:
-                entry.gate()
-            except ToolError:
-                raise
-            except Exception as error:  # a permission provider's own failure: the call is not made
-                raise _provider_failure(entry, error) from error
-        return _checked(entry.input, value, InputInvalidError, entry.name)
 
     def call(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Awaitable[Any]:  # noqa: A002
         """Call the tool *name* with *input*; ``await`` it for the parsed output.
@@ -625,15 +363,17 @@ class Runtime:
             return await self._call(name, value, timeout, call_id)
 
     async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
-        entry = self._lookup(name)
+        try:
+            entry = self._entries[name]
+        except Exception:  # see _missing
+            entry = self._missing(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
-        if seconds is None:  # no clock read at all on the untimed path
-            deadline, left = 0.0, None
-            parsed = self._admit(entry, value)
-        else:  # one deadline from here: the checks spend the handler's time
-            deadline = monotonic() + seconds
-            parsed = self._admit(entry, value)
-            left = _left(entry, deadline, seconds, "input", call_id)
+        # One deadline from here, the checks spending the handler's time; no clock read when untimed.
+        deadline = 0.0 if seconds is None else monotonic() + seconds
+        if entry.gate is not None:
+            _ask(entry)
+        parsed = _checked(entry.input, value, InputInvalidError, entry.name)
+        left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         try:
             if entry.is_async:
                 # No limit: the handler's coroutine awaited directly, without a frame around it.
@@ -669,32 +409,38 @@ class Runtime:
             return self._call_sync(name, input, timeout, call_id)
 
     def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
-        entry = self._lookup(name)
+        # Straight-line for a plain handler with no time limit (bench row 2.hermes_sync): one dict
+        # lookup, two compiled checks and the handler; no clock read, no thread, no context copy.
+        try:
+            entry = self._entries[name]
+        except Exception:  # see _missing
+            entry = self._missing(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
-        if seconds is None:
-            deadline, left = 0.0, None
-            parsed = self._admit(entry, value)
-        else:
-            deadline = monotonic() + seconds
-            parsed = self._admit(entry, value)
-            left = _left(entry, deadline, seconds, "input", call_id)
+        deadline = 0.0 if seconds is None else monotonic() + seconds
+        if entry.gate is not None:
+            _ask(entry)
+        parsed = _checked(entry.input, value, InputInvalidError, entry.name)
+        if seconds is None and not entry.is_async:
+            try:
+                result = entry.handler(parsed)
+            except Exception as error:
+                _fail(entry, error, None, call_id)
+            if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
+                result = _run_returned(entry, result, None, call_id)
+            return _checked(entry.output, result, OutputInvalidError, entry.name)
+        left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         if entry.is_async:
             require_no_loop(entry.name)
         try:
             if entry.is_async:
                 result = run_coroutine(entry.handler(parsed), left)
-            elif left is None:
-                result = entry.handler(parsed)
             else:
+                assert left is not None  # a plain handler comes here only with a limit
                 result = run_in_thread(entry.handler, parsed, left, entry, entry.name)
         except Exception as error:
             _fail(entry, error, seconds, call_id)
-        if inspect.iscoroutine(result):  # a plain handler that returned one: run it as an async handler's
-            require_no_loop(entry.name, result)
-            try:
-                result = run_coroutine(result, None if left is None else deadline - monotonic())
-            except Exception as error:
-                _fail(entry, error, seconds, call_id)
+        if type(result) is CoroutineType:
+            result = _run_returned(entry, result, None if left is None else deadline - monotonic(), call_id)
         result = _checked(entry.output, result, OutputInvalidError, entry.name)
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
@@ -725,59 +471,6 @@ class Runtime:
         return f"<Runtime tools={list(self._tools)!r}>"
 
 
-def _labels(resources: tuple[Resource, ...], given: Iterable[str] | None) -> tuple[str, ...]:
-    """What messages call each resource: *given*, checked one for one, else its place and type."""
-    if given is None:
-        return tuple(resource_label("Runtime()", "resources", i, resource) for i, resource in enumerate(resources))
-    labels = tuple(given)
-    if len(labels) != len(resources) or not all(isinstance(label, str) for label in labels):
-        raise InvalidDefinitionError(
-            "Runtime()",
-            "resource_labels",
-            f"must be one string per resource, in order; got {len(labels)} for {len(resources)} resources",
-        )
-    return labels
-
-
-@final
-class _Opening:
-    """``async with``'s opening, on a worker thread, which a block cancelled meanwhile undoes once it is done."""
-
-    __slots__ = ("_abandoned", "_entered", "_life", "_lock")
-
-    def __init__(self, life: _Lifecycle) -> None:
-        self._life = life
-        self._lock = threading.Lock()
-        self._abandoned = False
-        self._entered = False
-
-    def run(self, _: object) -> None:
-        """On the worker thread: enter; and leave again at once if the block was abandoned meanwhile."""
-        self._life.enter()
-        with self._lock:
-            self._entered = not self._abandoned
-        if not self._entered:
-            _leave_logged(self._life)
-
-    def abandon(self) -> None:
-        """On the event loop, when the block will not run: leave, now or once the thread has entered."""
-        with self._lock:
-            self._abandoned = True
-            entered, self._entered = self._entered, False
-        if entered:
-            threading.Thread(target=_leave_logged, args=(self._life,), name="hermesos-close").start()
-
-
-def _leave(life: _Lifecycle) -> None:
-    life.leave()
-
-
-def _leave_logged(life: _Lifecycle) -> None:
-    """Leave a block that never ran: nobody awaits this, so a failure to close is only logged."""
-    with contextlib.suppress(ResourceError):  # each failure to close is logged already
-        life.leave()
-
-
 def _shown(name: object) -> str:
     """How a name that is not a string is shown: its repr, unless its repr raises."""
     try:
@@ -791,19 +484,24 @@ def _call_id() -> str:
     return os.urandom(8).hex()
 
 
-def _logger() -> Any:
-    """The ``hermes_core`` logger, made on the first failure (importing logging costs every start-up).
+def _ask(entry: _Entry) -> None:
+    """Run *entry*'s permission gate: PermissionDeniedError as it is, a provider's own failure as TOOL_FAILED."""
+    assert entry.gate is not None
+    try:
+        entry.gate()
+    except ToolError:
+        raise
+    except Exception as error:  # a permission provider's own failure: the call is not made
+        raise _provider_failure(entry, error) from error
 
-    As a library's logger should, it has a ``NullHandler``: its records reach
-    the application's handlers, and without any, Python's last-resort handler
-    does not print them on stderr.
-    """
-    import logging  # noqa: PLC0415 - see the docstring
 
-    logger = logging.getLogger("hermes_core")
-    if not logger.handlers:
-        logger.addHandler(logging.NullHandler())
-    return logger
+def _run_returned(entry: _Entry, coroutine: Any, seconds: float | None, call_id: str | None) -> Any:
+    """Run the coroutine a plain handler returned, as an async handler's, for at most *seconds*."""
+    require_no_loop(entry.name, coroutine)
+    try:
+        return run_coroutine(coroutine, seconds)
+    except Exception as error:
+        _fail(entry, error, seconds, call_id)
 
 
 def _provider_failure(entry: _Entry, error: Exception) -> ToolFailedError:

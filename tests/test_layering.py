@@ -3,7 +3,7 @@
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_errors``, ``_names``, ``_wire``,
 ``schema``, ``_settings``, ``_hints``, ``_tools``, ``_permissions``, ``_checks``,
-``_tracing``, ``_aio``, ``_runtime``, ``adapters``, ``_hookspecs``, ``_plugins``,
+``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``adapters``, ``_hookspecs``, ``_plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
 ``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``_validators`` ← ``_import`` ← the package's ``__init__``.
@@ -34,6 +34,7 @@ LAYERS = [
     "_checks",
     "_tracing",
     "_aio",
+    "_resources",
     "_runtime",
     "adapters",
     "_hookspecs",

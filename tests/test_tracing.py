@@ -30,9 +30,9 @@ from hermes_core import (
     define_tool,
     disable_tracing,
     enable_tracing,
-    tracing,
     tracing_enabled,
 )
+from hermes_core import _tracing as tracing
 from hermes_core import schema as s
 from hermes_core._tracing import tool_span
 

@@ -45,7 +45,8 @@ from hermes_core._frozen import frozen
 from hermes_core._names import suggest
 from hermes_core._permissions import PermissionProvider
 from hermes_core._plugins import Plugin, discover_plugins, load_module
-from hermes_core._runtime import Resource, ResourceError, Runtime, resource_label
+from hermes_core._resources import Resource, ResourceError, resource_label
+from hermes_core._runtime import Runtime
 from hermes_core._tools import Handler, Tool
 from hermes_core.schema import Schema
 from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
