@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hermes_core import cli
 from hermes_core.cli import main
 
 if TYPE_CHECKING:
@@ -163,7 +162,7 @@ def test_stdin_is_read_up_to_16_mib(site: Site) -> None:
 def test_a_text_stdin_is_held_to_the_same_limit(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "STDIN_LIMIT", 8)
+    monkeypatch.setattr("hermes_core.cli._call.STDIN_LIMIT", 8)
     monkeypatch.setattr(sys, "stdin", io.StringIO('"ééééé"'))
     assert main(["call", "math.eval", "-"]) == 2  # 7 characters, 12 bytes of UTF-8
     assert capsys.readouterr().err == (

@@ -1,0 +1,139 @@
+"""The ``hermesos`` command: list, inspect, call, serve and export the tools; install, write, diagnose plugins.
+
+``main(argv) -> int`` is a plain function: the console script and
+``python -m hermes_core`` call it, and so do the tests. It holds no business
+logic: each command asks :mod:`hermes_core._plugins`, the runtime or pip, and
+formats the answer. Each command group is a module of this package holding its
+handler and its parser (``_tools``, ``_call``, ``_check``, ``_serve``,
+``_export``, ``_install``, ``_new``); ``_output`` prints and styles, ``_args``
+holds what the parsers share. A command imports what it needs when it runs:
+``--version`` and ``--help`` import neither the schema compiler nor pluggy.
+
+Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
+
+====  ============================================================
+0     success
+1     a plugin is broken: ``check`` found problems, ``call``, ``serve`` or
+      ``export`` refused to start, ``tools list`` could not list every tool
+      (or a plugin reported a problem), ``install`` installed a broken plugin,
+      a plugin's resource failed to open (``call``, ``serve``) or to close
+      after a call that succeeded
+2     usage error: unknown command or option, a malformed ``--grant``,
+      ``call`` without the tool's name, input that is not a JSON
+      value (or more than 16 MiB of it on stdin), ``uninstall hermesos-core``,
+      ``new plugin`` with a bad name or a directory in use, ``serve`` without
+      the MCP SDK, without a token off loopback, or on a port in use
+3     ``TOOL_NOT_FOUND``
+4     ``INPUT_INVALID``
+5     ``PERMISSION_DENIED``
+6     ``OUTPUT_INVALID``
+7     ``INVALID_DEFINITION``
+8     ``SCHEMA_INVALID``
+9     ``install`` or ``uninstall``: pip failed, or is missing
+10    ``TOOL_FAILED``: the tool's handler raised or ran out of time
+130   interrupted (Ctrl-C, or a plugin raised ``KeyboardInterrupt``):
+      one line on stderr, no traceback
+143   ``call`` terminated (SIGTERM), its runtime closed first; ``serve``
+      stops on SIGTERM with 0
+====  ============================================================
+
+``call`` and ``serve`` open the runtime (its plugins' resources) before the
+first call and close it on every way out: the call's end, a tool error,
+Ctrl-C, SIGTERM, a stdio client going away.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core._version import __version__
+
+if TYPE_CHECKING:
+    import argparse
+
+    from hermes_core._errors import ErrorCode
+    from hermes_core.cli._call import STDIN_LIMIT
+
+    #: The exit status of ``hermesos call`` for each error code.
+    EXIT_CODES: dict[ErrorCode, int]
+
+__all__ = ["EXIT_CODES", "STDIN_LIMIT", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    # Built when asked for: --version and --help import neither the error codes nor the call command.
+    if name == "EXIT_CODES":
+        from hermes_core._errors import ErrorCode  # noqa: PLC0415
+        from hermes_core.cli._output import EXIT_STATUSES  # noqa: PLC0415
+
+        return {ErrorCode(code): status for code, status in EXIT_STATUSES.items()}
+    if name == "STDIN_LIMIT":
+        from hermes_core.cli import _call  # noqa: PLC0415
+
+        return _call.STDIN_LIMIT
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def _parser() -> argparse.ArgumentParser:
+    from hermes_core.cli import _call, _check, _export, _install, _new, _serve, _tools  # noqa: PLC0415
+    from hermes_core.cli._args import CORE, DEBUG_HELP, Parser, commands, show_help  # noqa: PLC0415
+
+    parser = Parser(
+        prog="hermesos",
+        description="List, inspect and call the installed hermesos tools; install plugins, start new ones "
+        "(new plugin); diagnose broken ones.",
+        epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 and 10 the error codes of 'hermesos call' "
+        "(see 'hermesos call -h'), 9 pip failed (install, uninstall), 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"{CORE} {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    subcommands = commands(parser, "command")
+    for module in (_tools, _call, _check, _serve, _export, _install, _new):
+        module.add_parsers(subcommands)
+    parser.set_defaults(run=show_help(parser))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``hermesos`` command with *argv* (default: ``sys.argv[1:]``); return the exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:
+        # Answered before argparse is imported and the parser built, which would take longer than the
+        # interpreter's own start (docs/performance.md, start-up: hermesos --version).
+        print(f"hermesos-core {__version__}")
+        return 0
+    from hermes_core.cli._args import INTERRUPTED, OK, USAGE, Usage  # noqa: PLC0415
+
+    parser = _parser()
+    try:
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit as done:  # --help and --version: argparse exits, main returns
+            return done.code if isinstance(done.code, int) else OK
+        run: Callable[[argparse.Namespace], int] = args.run
+        return run(args)
+    except Usage as error:
+        print(error, file=sys.stderr)
+        return USAGE
+    except KeyboardInterrupt:
+        # Ctrl-C, or a plugin raising it: one line, no traceback, and the shell's status for SIGINT.
+        print("hermesos: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away ('hermesos tools list | head -1'): stop quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        import os  # noqa: PLC0415
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""What every command's parser shares: the parser class, the usage error, the common options and their texts.
+
+Imported for ``--help``: nothing here imports more than argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+# The statuses every command may return (see the table in hermes_core.cli).
+OK, PROBLEMS, USAGE, PIP_FAILED, INTERRUPTED, TERMINATED = 0, 1, 2, 9, 130, 143
+CORE = "hermesos-core"
+# The variables are named here rather than imported: --help and --version import nothing heavy.
+GRANTS_ENV, DISABLE_ENV = "HERMESOS_GRANTS", "HERMESOS_DISABLE_PLUGINS"
+DEBUG_HELP = "with a broken plugin or a tool that failed, also print the traceback of what went wrong"
+DISABLE_HELP = f"skip a plugin by entry-point or distribution name (repeatable; {DISABLE_ENV} adds more)"
+GRANT_HELP = f"grant a permission pattern: fs:read, fs:*, * (repeatable; {GRANTS_ENV} adds more)"
+
+
+class Usage(Exception):  # noqa: N818 - control flow inside this package
+    """A usage error found after parsing, such as input that is not a JSON value."""
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose errors are :class:`Usage`, and whose commands take their options anywhere on the line.
+
+    A command without subcommands parses its options and positionals
+    intermixed: ``hermesos call fs.read --grant fs:read '{"path": "x"}'``
+    reads as ``hermesos call --grant fs:read fs.read '{"path": "x"}'``.
+    (Plain argparse takes the positionals it sees first as all it will get.)
+    """
+
+    _intermixing = False
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise Usage(f"{self.prog}: {message}")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # argparse refuses to intermix around subcommands; their parsers are intermixed themselves.
+        if self._subparsers is not None or self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls back here (on Python 3.11)
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def commands(parser: argparse.ArgumentParser, dest: str) -> Any:
+    """The subcommands of *parser*, each a :class:`Parser`."""
+    return parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
+
+
+def show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """A command that prints *parser*'s help: 'hermesos' or 'hermesos tools' alone, as git does."""
+
+    def show(args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return USAGE
+
+    return show
+
+
+def seconds(text: str) -> float:
+    """A ``--timeout`` value: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds such as 2.5, got {text!r}")
+    return value
+
+
+def repeatable(
+    parser: argparse.ArgumentParser,
+    *flags: str,
+    metavar: str,
+    help: str,  # noqa: A002
+    type: Callable[[str], str] = str,  # noqa: A002
+) -> None:
+    """An option that may be given several times, collected into a list (empty when never given)."""
+    parser.add_argument(*flags, action="append", default=[], metavar=metavar, help=help, type=type)
+
+
+def grant(text: str) -> str:
+    """A ``--grant`` value: a permission pattern (``fs:read``, ``fs:*``, ``*``); a likely slip is named."""
+    from hermes_core._permissions import GRANT_PATTERN  # noqa: PLC0415 - only a command given --grant needs it
+
+    if GRANT_PATTERN.match(text):
+        return text
+    fixed = text.strip().lower().replace(".", ":", 1) if ":" not in text else text.strip().lower()
+    hint = f"; did you mean {fixed}?" if GRANT_PATTERN.match(fixed) else ""
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a permission pattern: give scope:action, scope:* or * (such as fs:read){hint}"
+    )
+
+
+def add_grant(parser: argparse.ArgumentParser) -> None:
+    """``--grant PERMISSION``, repeatable, checked as it is parsed."""
+    repeatable(parser, "--grant", metavar="PERMISSION", help=GRANT_HELP, type=grant)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """The options of the commands that load the plugins: --debug (also before the command), --json, --disable."""
+    # --debug is accepted before the command and after it; after it, its absence must not reset it.
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    repeatable(parser, "--disable", metavar="NAME", help=DISABLE_HELP)

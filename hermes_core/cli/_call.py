@@ -1,0 +1,167 @@
+"""``hermesos call``: one tool call through the runtime, its output as JSON, its error on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, NoReturn
+
+from hermes_core.cli import _output as out
+from hermes_core.cli._args import OK, PROBLEMS, TERMINATED, Usage, add_common, add_grant, seconds
+from hermes_core.cli._running import Terminated, while_open
+
+#: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
+STDIN_LIMIT = 16 * 1024 * 1024
+
+
+def _not_json(problem: str) -> Usage:
+    return Usage(f"hermesos call: error: the input is not valid JSON: {problem}")
+
+
+def _bytes(size: int) -> str:
+    """A size for a message: ``16 MiB``, or ``100 bytes`` when it is not a whole number of MiB."""
+    mib, rest = divmod(size, 1024 * 1024)
+    return f"{mib} MiB" if mib and not rest else f"{size} bytes"
+
+
+def _read_stdin() -> str:
+    """The input from stdin: at most :data:`STDIN_LIMIT` bytes of UTF-8, or a usage error."""
+    stream = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's StringIO) is read as text
+    data: bytes | str = sys.stdin.read(STDIN_LIMIT + 1) if stream is None else stream.read(STDIN_LIMIT + 1)
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > STDIN_LIMIT:
+        raise Usage(
+            f"hermesos call: error: the input on stdin is larger than {_bytes(STDIN_LIMIT)}, "
+            "the most 'hermesos call -' reads"
+        )
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _not_json(f"it is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") from None
+
+
+def _constant(name: str) -> NoReturn:
+    """Refuse the ``NaN``, ``Infinity`` and ``-Infinity`` that Python's json module accepts: JSON has none."""
+    raise _not_json(f"{name} is not a JSON value (JSON numbers are finite)")
+
+
+def _integer(text: str) -> int:
+    """An integer of the input; one with more digits than Python converts is a usage error, not a traceback."""
+    try:
+        return int(text)
+    except ValueError:
+        raise Usage(
+            f"hermesos call: error: the input holds an integer of {len(text.lstrip('-'))} digits, "
+            f"more than the {sys.get_int_max_str_digits()} this Python reads"
+        ) from None
+
+
+def _float(text: str) -> float:
+    """A number of the input with a fraction or exponent; one too large for a float is a usage error."""
+    number = float(text)
+    if math.isinf(number):
+        raise Usage(
+            f"hermesos call: error: the input holds the number {_shorten(text, 40)}, too large for a 64-bit float"
+        )
+    return number
+
+
+def _read_input(text: str) -> Any:
+    """Parse the call's input, or raise a usage error of one line (naming the line and column where it can)."""
+    try:
+        return json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float)
+    except json.JSONDecodeError as error:
+        raise _not_json(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
+    except RecursionError:
+        raise Usage("hermesos call: error: the input nests arrays and objects too deeply to read") from None
+
+
+def _shorten(text: str, limit: int) -> str:
+    from hermes_core._errors import shorten  # noqa: PLC0415 - only a bad input needs it
+
+    return shorten(text, limit)
+
+
+def _missing_name(args: argparse.Namespace) -> None:
+    """Refuse ``hermesos call '{"a": 1}'``: a JSON input where the tool's name goes says the name is missing."""
+    if args.input is None and args.tool.lstrip()[:1] in ("{", "[", '"', "-"):
+        raise Usage(
+            f"hermesos call: error: the tool's name is missing: {_shorten(repr(args.tool), 60)} is the input; "
+            "give the name first, as in hermesos call NAME INPUT ('hermesos tools list' lists the names)"
+        )
+
+
+def _call(args: argparse.Namespace) -> int:
+    from hermes_core._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
+    from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
+
+    _missing_name(args)
+
+    if args.input == "-":
+        source = _read_stdin()
+    elif args.input is None:
+        source = "{}"
+    else:
+        source = args.input
+    value = _read_input(source)
+    # Strict as load_runtime is, but every broken plugin is reported, each on one line.
+    found = out.discover(args)
+    if out.fatal(found):
+        out.report_problems(found.problems, args)
+        return PROBLEMS
+    try:
+        runtime = found.runtime(grants=(*args.grant, *env_grants()))
+    except ToolError as error:
+        return out.report(error, args)
+    limit = {} if args.timeout is None else {"timeout": args.timeout}
+
+    def call() -> int:
+        try:
+            output = runtime.call_sync(args.tool, value, **limit)
+        except PermissionDeniedError as error:
+            return out.report(error, args, None if args.json else out.permission_hint(error, args.grant))
+        except ToolNotFoundError as error:
+            status = out.report(error, args)
+            if found.problems and not args.json:
+                out.report_problems(found.problems, args)  # a plugin said what it could not load: the tool, maybe
+            return status
+        except ToolError as error:
+            return out.report(error, args)
+        out.print_json(output)
+        return OK
+
+    try:
+        return while_open(runtime, args, call)
+    except Terminated:
+        print("hermesos: terminated", file=sys.stderr)
+        return TERMINATED
+
+
+def add_parsers(subcommands: Any) -> None:
+    """``call``."""
+    codes = ", ".join(f"{code} {status}" for code, status in out.EXIT_STATUSES.items())
+    call = subcommands.add_parser(
+        "call",
+        help="call a tool through the runtime and print its output as JSON",
+        description="Call a tool through the runtime (permissions, input and output checked) and print its "
+        "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON); "
+        "a handler that raised is the error TOOL_FAILED, and --debug adds the traceback of what it raised. "
+        "Options may come before or after the name and the input.",
+        epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 usage (the input is not a JSON value, the tool's "
+        f"name is missing, a malformed --grant), {codes}.",
+    )
+    add_common(call)
+    call.add_argument("tool", help="the tool's name, such as fs.read")
+    call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
+    add_grant(call)
+    call.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="the most seconds the tool may take (default: the tool's own limit, if any)",
+    )
+    call.set_defaults(run=_call)
