@@ -43,12 +43,11 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+from hermes_core._door import ARGUMENTS_MAX, Door, result_text
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
-from hermes_core._tools import check_timeout
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
-from hermes_core.adapters import ARGUMENTS_MAX, result_text
 from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
@@ -114,9 +113,9 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 
 class _Tools:
-    """A runtime's tools as MCP shows them, and how each call's result is written, computed once."""
+    """A runtime's tools as MCP shows them, computed once, and each call through the front door (``_door``)."""
 
-    __slots__ = ("limit", "listing", "names", "runtime", "wrapped")
+    __slots__ = ("door", "listing", "wrapped")
 
     def __init__(self, runtime: Runtime, timeout: float | None = None) -> None:
         names = WireNames(runtime.tools)
@@ -135,34 +134,29 @@ class _Tools:
                     value = output  # noqa: PLW2901
                 shown[key] = value
             listing.append(shown)
-            wrapped[tool.name] = wraps
-        self.runtime = runtime
-        self.names = names
+            wrapped[names.to_wire[tool.name]] = wraps
         self.listing = listing
-        self.wrapped = wrapped
-        seconds = check_timeout("mcp_server()", "timeout", timeout)
-        self.limit: dict[str, float] = {} if seconds is None else {"timeout": seconds}
+        self.wrapped = wrapped  # by wire name
+        self.door = Door(runtime, names, timeout=timeout, where="mcp_server()")
 
     async def call(self, wire: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON."""
         try:
-            name = self.names.lookup(wire)
-            value = await self.runtime.call(name, {} if arguments is None else arguments, **self.limit)
+            value = await self.door.call(wire, arguments)
         except ToolError as error:
             return self.failure(error)
         return {
             "content": [{"type": "text", "text": result_text(value)}],
-            "structuredContent": {"result": value} if self.wrapped[name] else value,
+            "structuredContent": {"result": value} if self.wrapped[wire] else value,
             "isError": False,
             "resultType": "complete",  # required from the 2026-07-28 protocol on; dropped for older ones
         }
 
     def failure(self, error: ToolError) -> dict[str, Any]:
         """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data."""
-        shown = self.names.shown(error)
-        data = shown.to_dict()
+        text, data = self.door.error_result(error)
         return {
-            "content": [{"type": "text", "text": f"{shown.code.value}: {data['message']}"}],
+            "content": [{"type": "text", "text": text}],
             "structuredContent": data,
             "isError": True,
             "resultType": "complete",

@@ -2,11 +2,11 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_errors``, ``_names``, ``_wire``,
-``schema``, ``_settings``, ``_hints``, ``_tools``, ``_permissions``, ``_checks``,
-``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``adapters``, ``_hookspecs``, ``_plugins``,
+``schema``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_permissions``, ``_checks``,
+``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``, ``_plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
 them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
-``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``_validators`` ← ``_import`` ← the package's ``__init__``.
+``_patterns`` ← ``_nodes`` ← ``_compile`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ LAYERS = [
     "schema",
     "_settings",
     "_hints",
+    "_toolhints",
     "_tools",
     "_permissions",
     "_checks",
@@ -36,6 +37,7 @@ LAYERS = [
     "_aio",
     "_resources",
     "_runtime",
+    "_door",
     "adapters",
     "_hookspecs",
     "_plugins",
@@ -44,7 +46,7 @@ LAYERS = [
     "cli",
     "testing",
 ]
-SCHEMA_LAYERS = ["_shared", "_patterns", "_nodes", "_compile", "_validators", "_import", "__init__"]
+SCHEMA_LAYERS = ["_shared", "_patterns", "_nodes", "_compile", "_validators", "_strict", "_import", "__init__"]
 
 
 def _layer(module: str) -> str:
@@ -104,14 +106,15 @@ def test_inside_the_schema_package_imports_point_down(module: str) -> None:
 
 
 def test_outside_the_schema_package_only_its_api_is_imported() -> None:
-    """Layers above import the package and its documented ``_validators`` API, never its private modules."""
+    """Layers above import the package and its documented ``_validators`` and ``_strict`` APIs, never the rest."""
     for path in PACKAGE.rglob("*.py"):
         if path.parent.name == "schema":
             continue
         private = {
             name
             for name in _imports(path)
-            if name.startswith("hermes_core.schema._") and name != "hermes_core.schema._validators"
+            if name.startswith("hermes_core.schema._")
+            and name not in ("hermes_core.schema._validators", "hermes_core.schema._strict")
         }
         assert not private, f"{path.relative_to(PACKAGE)} imports {sorted(private)}"
 

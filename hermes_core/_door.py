@@ -1,0 +1,233 @@
+"""The front door: a call from a model or a client in, its result or its error out, the same at every edge.
+
+The OpenAI and Anthropic adapters, ``hermesos serve`` and ``hermesos call``
+each hold a :class:`Door` of their runtime and do nothing else by hand:
+
+* **arguments**: JSON text (at most :data:`ARGUMENTS_MAX` characters, nested
+  no deeper than the JSON reader goes, integers no longer than Python
+  converts) or a mapping, given as it is; none at all is ``{}``. Text that
+  cannot be read is ``INPUT_INVALID``, saying where and why.
+* **routing**: a wire name (or, for the command line, a tool's own name) to
+  the runtime's call, with the door's time limit.
+* **a result** is written as :func:`result_text` writes it: a string as it is,
+  anything else as JSON.
+* **an error** is shown under wire names (:meth:`~hermes_core._wire.WireNames.shown`):
+  as ``CODE: message`` (:meth:`Door.error_text`), and as that text with the
+  error's ``to_dict()`` (:meth:`Door.error_result`).
+
+Nothing a model can send makes a door raise anything but a
+:class:`~hermes_core.ToolError`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, final
+
+from hermes_core._errors import InputInvalidError, Issue, ToolError
+from hermes_core._runtime import Runtime
+from hermes_core._tools import check_timeout
+from hermes_core._wire import WireNames
+from hermes_core.schema._strict import absent_nulls
+
+__all__ = ["ARGUMENTS_MAX", "Door", "parse_arguments", "result_text"]
+
+#: The longest arguments text a call may carry, in characters; a longer one is INPUT_INVALID.
+ARGUMENTS_MAX: Final = 16 * 1024 * 1024
+
+
+# -- a result as a model is sent it ------------------------------------------------------------------
+
+# One encoder, made once: json.dumps with any option builds a new one on every call (bench_adapters).
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+_SCALAR_TEXT: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+def result_text(value: Any) -> str:
+    """A tool's result as the text a model is sent: a string as it is, anything else as JSON."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return] # it is a str
+    if kind is int or kind is float:
+        return repr(value)  # what JSON writes; a checked result is never NaN or infinite
+    if kind is bool or value is None:
+        return _SCALAR_TEXT[value]
+    if isinstance(value, str):
+        return str(value)
+    return _encode(value)
+
+
+# -- a call's arguments ----------------------------------------------------------------------------
+
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined] # set in __init__
+
+
+def parse_arguments(tool: str, raw: Any) -> Any:
+    """A call's arguments: JSON text parsed, or the value given as it is (None: ``{}``).
+
+    Args:
+        tool: the name the call was made under, for the error.
+        raw: the arguments as the model or client sent them.
+
+    Raises:
+        InputInvalidError: *raw* is text longer than :data:`ARGUMENTS_MAX`, or
+            not JSON (where, and why), or nested too deeply, or holding an
+            integer longer than Python converts.
+    """
+    if type(raw) is not str:
+        if raw is None:
+            return {}
+        if not isinstance(raw, str):
+            return raw
+        raw = str(raw)
+    if not raw:
+        return {}
+    if len(raw) > ARGUMENTS_MAX:
+        issue = Issue((), "too_big", f"is {len(raw):,} characters of JSON; at most {ARGUMENTS_MAX:,} are read")
+        raise InputInvalidError(tool, [issue])
+    try:
+        # The C scanner alone, for the common case of a value filling the text: json.loads costs three times
+        # as much in its Python layers (bench_adapters). Anything else takes the full path, and its messages.
+        value, end = _scan(raw, 0)
+        if end == len(raw):
+            return value
+    except (ValueError, StopIteration, RecursionError):
+        pass
+    try:
+        return json.loads(raw, parse_int=_integer)
+    except json.JSONDecodeError as error:
+        detail = f"is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}; send a JSON object"
+        raise InputInvalidError(tool, [Issue((), "invalid", detail)]) from None
+    except _TooManyDigitsError as error:
+        detail = (
+            f"holds an integer of {error.digits:,} digits, more than the {sys.get_int_max_str_digits():,} this "
+            "Python reads; send a shorter number, or a string of digits if the tool takes one"
+        )
+        raise InputInvalidError(tool, [Issue((), "too_big", detail)]) from None
+    except RecursionError:
+        raise InputInvalidError(tool, [Issue((), "too_deep", "nests arrays and objects too deeply")]) from None
+
+
+class _TooManyDigitsError(ValueError):
+    """An integer of the arguments longer than Python converts (``sys.get_int_max_str_digits()``)."""
+
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _integer(text: str) -> int:
+    """An integer of the arguments; one past Python's int-string limit is named, not a bare ValueError."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _TooManyDigitsError(len(text.lstrip("-"))) from None
+
+
+# -- the door --------------------------------------------------------------------------------------
+
+
+@final
+class Door:
+    """One runtime's tools as every edge calls them: arguments in, a result or an error out.
+
+    Args:
+        runtime: the tools, their permissions and their checks.
+        names: the wire names of the runtime's tools, to route and show tools
+            by, arguments read as a model sends them (the adapters and the MCP
+            server); None: tools go by their own names, errors are shown as
+            they are, and arguments are values already read (the command line,
+            which reads its JSON with its own messages).
+        timeout: the most seconds a call may take, overriding the tools' own
+            limits; None: each tool's own.
+        null_is_absent: a null sent for an optional field that does not accept
+            null is taken as the field left out (OpenAI's strict mode, where
+            every field is sent).
+        where: what to name in the error for a malformed *timeout*.
+
+    Raises:
+        InvalidDefinitionError: *timeout* is not a positive number or None.
+    """
+
+    __slots__ = ("_limit", "_to_name", "names", "null_is_absent", "runtime")
+
+    runtime: Runtime
+    names: WireNames | None
+    null_is_absent: bool
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        names: WireNames | None,
+        *,
+        timeout: float | None = None,
+        null_is_absent: bool = False,
+        where: str = "Door()",
+    ) -> None:
+        seconds = check_timeout(where, "timeout", timeout)
+        self.runtime = runtime
+        self.names = names
+        self.null_is_absent = null_is_absent
+        self._limit: dict[str, float] = {} if seconds is None else {"timeout": seconds}
+        # The fast path's lookup (call): a tool's name by what a call names it; routing by own names takes the long way.
+        self._to_name: Mapping[str, str] = names.to_name if names is not None else {}
+
+    def prepared(self, sent: Any, raw: Any) -> tuple[str, Any]:
+        """The name of the tool a call named *sent*, and the call's arguments parsed from *raw*.
+
+        Raises:
+            ToolNotFoundError: no tool goes by *sent* (wire names: the
+                suggestions are wire names).
+            InputInvalidError: as :func:`parse_arguments` raises it.
+        """
+        names = self.names
+        if names is None:
+            return sent, {} if raw is None else raw
+        name = names.lookup(sent)
+        arguments = parse_arguments(sent, raw)
+        if self.null_is_absent:
+            arguments = absent_nulls(self.runtime.tools[name].input, arguments, self.runtime.schemas)
+        return name, arguments
+
+    def call(self, sent: Any, raw: Any) -> Awaitable[Any]:
+        """The runtime's call of the tool named *sent* with the arguments *raw*; ``await`` it for the result.
+
+        Raises:
+            ToolError: the call failed: at the door (an unknown tool, arguments
+                that cannot be read), now; in the runtime, when awaited.
+        """
+        # The common call first, with no helper frame: this is on every call (bench_adapters, row 1).
+        name = self._to_name.get(sent) if type(sent) is str else None
+        if name is None or self.null_is_absent:
+            name, arguments = self.prepared(sent, raw)
+        else:
+            arguments = parse_arguments(sent, raw)
+        return self.runtime.call(name, arguments, **self._limit)
+
+    def call_sync(self, sent: Any, raw: Any) -> Any:
+        """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
+
+        Raises:
+            ToolError: the call failed.
+            RuntimeError: the tool is ``async`` and this thread already runs an event loop.
+        """
+        name, arguments = self.prepared(sent, raw)
+        return self.runtime.call_sync(name, arguments, **self._limit)
+
+    def shown(self, error: ToolError) -> ToolError:
+        """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""
+        return error if self.names is None else self.names.shown(error)
+
+    def error_text(self, error: ToolError) -> str:
+        """What a model is sent for *error*: its code, then its message (``INPUT_INVALID: fs_read was ...``)."""
+        shown = self.shown(error)
+        return f"{shown.code}: {shown.message}"  # the code is a StrEnum: its format is its value
+
+    def error_result(self, error: ToolError) -> tuple[str, dict[str, Any]]:
+        """*error* as :meth:`error_text` writes it, and as data (its ``to_dict()``), both under one naming."""
+        shown = self.shown(error)
+        data = shown.to_dict()
+        return f"{shown.code}: {data['message']}", data

@@ -1,0 +1,264 @@
+"""OpenAI's strict mode: a tool's input schema written as structured outputs' strict mode takes it.
+
+The schema package's API for the adapters (documented, not re-exported by
+``hermes_core``; it may change between releases):
+
+* :func:`strict_problem` — why a schema cannot be given to strict mode at all
+  (a field that accepts any value, a record, an object with open keys, a
+  shape only imported JSON Schema has), or None.
+* :func:`strict_schema` — an exported JSON Schema rewritten for strict mode:
+  every property required, an optional one nullable, the keywords strict mode
+  refuses left out, a ``$ref`` with siblings inlined; at most
+  :data:`STRICT_SCHEMAS_MAX` schemas written (:class:`StrictTooLargeError`).
+* :func:`absent_nulls` — the arguments a strict-mode model sent, with a null
+  sent for an optional field that does not accept null taken as the field
+  left out (so its default applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hermes_core.schema._nodes import (
+    AllOfSchema,
+    AnySchema,
+    ArraySchema,
+    ImportedSchema,
+    LinkSchema,
+    NeverSchema,
+    NullableSchema,
+    ObjectSchema,
+    OneOfSchema,
+    OptionalSchema,
+    PatternPropertiesSchema,
+    PrefixArraySchema,
+    RecordSchema,
+    RefSchema,
+    Schema,
+    TupleSchema,
+    TypelessSchema,
+    UnionSchema,
+)
+from hermes_core.schema._validators import follow_refs
+
+__all__ = ["STRICT_SCHEMAS_MAX", "StrictTooLargeError", "absent_nulls", "strict_problem", "strict_schema"]
+
+# JSON Schema keywords OpenAI's strict mode refuses; the runtime still enforces each.
+_STRICT_DROPPED = frozenset(
+    {
+        "default",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+
+#: The most schemas one tool's parameters may hold once written for strict mode. Inlining each ``$ref``
+#: that has a description beside it can multiply a document's size (a definition used twice at each
+#: of 16 levels: 65,536 copies); past this, far beyond what strict mode takes, the tool is refused.
+STRICT_SCHEMAS_MAX = 100_000
+
+
+class StrictTooLargeError(Exception):
+    """The strict form of a tool's parameters would hold more than :data:`STRICT_SCHEMAS_MAX` schemas."""
+
+
+def strict_schema(
+    schema: dict[str, Any], defs: Mapping[str, Any] | None = None, left: list[int] | None = None
+) -> dict[str, Any]:
+    """*schema* (exported JSON Schema) as OpenAI's strict mode takes it.
+
+    Every object lists all its properties as required, with no others; a
+    property that was optional accepts null instead; keywords strict mode
+    refuses are left out; a ``$ref`` with other keywords beside it (a field's
+    description) is replaced by what it refers to, as strict mode takes a
+    ``$ref`` only alone. *defs* are the root's ``$defs``; *left* counts down
+    the schemas still allowed to be written.
+
+    Raises:
+        StrictTooLargeError: more than :data:`STRICT_SCHEMAS_MAX` schemas would be written.
+    """
+    if defs is None:
+        defs = schema.get("$defs", {})
+    if left is None:
+        left = [STRICT_SCHEMAS_MAX]
+    left[0] -= 1
+    if left[0] < 0:  # the work stops with the budget: an inlining that multiplies never runs long
+        raise StrictTooLargeError
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and len(schema) > 1 and ref.startswith("#/$defs/") and ref[8:] in defs:
+        siblings = {key: value for key, value in schema.items() if key != "$ref"}
+        schema = {**defs[ref[8:]], **siblings}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _STRICT_DROPPED:
+            continue
+        if key == "properties":
+            required = set(schema.get("required", ()))
+            out[key] = {
+                name: strict_schema(sub, defs, left) if name in required else _nullable(strict_schema(sub, defs, left))
+                for name, sub in value.items()
+            }
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            out[key] = strict_schema(value, defs, left)
+        elif key in ("anyOf", "prefixItems"):
+            out[key] = [strict_schema(sub, defs, left) for sub in value]
+        elif key == "$defs":
+            out[key] = {name: strict_schema(sub, defs, left) for name, sub in value.items()}
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "properties" in out:
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    if "prefixItems" in out:  # a tuple: strict mode has no prefixItems; any of its item schemas, in order
+        items = out.pop("prefixItems")
+        out["items"] = items[0] if len(items) == 1 else {"anyOf": items}
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]} if kind != "null" else schema
+    if "anyOf" in schema:
+        options = schema["anyOf"]
+        if any(option.get("type") == "null" for option in options):
+            return schema
+        return {**schema, "anyOf": [*options, {"type": "null"}]}
+    if "enum" in schema:
+        values = schema["enum"]
+        return schema if None in values else {**schema, "enum": [*values, None]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def strict_problem(
+    schema: Schema, refs: Mapping[str, Schema], path: str = "", seen: set[int] | None = None
+) -> str | None:
+    """Why *schema* cannot be given to strict mode at all (where, and what), or None.
+
+    *refs* are the named schemas refs resolve against; *path* is where
+    *schema* sits (``""``: the input). *seen* holds the nodes already looked at, and grows: a node reached again
+    (through a cycle, or a second ref to one definition) was found fine the
+    first time, or is being looked at; so the walk is linear in the nodes.
+    """
+    if seen is None:
+        seen = set()
+    if id(schema) in seen:
+        return None
+    seen.add(id(schema))
+    if isinstance(schema, RefSchema):
+        if schema.name not in refs:
+            return None
+        return strict_problem(refs[schema.name], refs, path, seen)
+    if isinstance(schema, ImportedSchema):
+        if schema.unsupported:
+            return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}"
+        return strict_problem(schema.root, refs, path, seen)
+    if isinstance(schema, LinkSchema):
+        if schema.target is None:
+            return None
+        return strict_problem(schema.target, refs, path, seen)
+    if isinstance(schema, tuple(_IMPORTED_ONLY)):
+        keyword = _IMPORTED_ONLY[type(schema)]
+        return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
+    if isinstance(schema, AnySchema):
+        return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say'
+    if isinstance(schema, RecordSchema):
+        return f'field "{path or "(the input)"}" is a record (s.record()), whose keys strict mode cannot leave open'
+    if isinstance(schema, ObjectSchema) and schema.extra != "forbid":
+        return (
+            f'field "{path or "(the input)"}" allows unknown keys (extra={schema.extra!r}), which strict mode forbids'
+        )
+    for name, child in _children(schema):
+        problem = strict_problem(child, refs, f"{path}.{name}" if path and name else path or name, seen)
+        if problem is not None:
+            return problem
+    return None
+
+
+# The shapes only imported JSON Schema has, as the document says them.
+_IMPORTED_ONLY: dict[type[Schema], str] = {
+    NeverSchema: "false (no value)",
+    AllOfSchema: "allOf",
+    OneOfSchema: "oneOf",
+    TypelessSchema: "a schema without type",
+    PrefixArraySchema: "prefixItems with more items after them",
+    PatternPropertiesSchema: "patternProperties",
+}
+
+
+def _through(schema: Schema, refs: Mapping[str, Schema]) -> Schema:
+    """*schema* with named refs, imported documents and their links followed to the node they stand for."""
+    for _ in range(64):  # a chain of refs and links longer than this is a cycle: the checks explain those
+        if isinstance(schema, ImportedSchema):
+            schema = schema.root
+        elif isinstance(schema, LinkSchema) and schema.target is not None:
+            schema = schema.target
+        elif isinstance(schema, RefSchema) and schema.name in refs:
+            schema = follow_refs(schema, refs)
+            if isinstance(schema, RefSchema):
+                break
+        else:
+            break
+    return schema
+
+
+def _children(schema: Schema) -> list[tuple[str, Schema]]:
+    if isinstance(schema, ObjectSchema):
+        return list(schema.field_items)
+    if isinstance(schema, ArraySchema):
+        return [("", schema.items)]
+    if isinstance(schema, TupleSchema):
+        return [("", item) for item in schema.items]
+    if isinstance(schema, UnionSchema):
+        return [("", option) for option in schema.options]
+    if isinstance(schema, NullableSchema | OptionalSchema):
+        return [("", schema.schema)]
+    return []
+
+
+def absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth: int = 0) -> Any:
+    """*value* with a null sent for an optional field that does not accept null taken as the field left out.
+
+    *schema* is the tool's input, *refs* the named schemas it may refer to; a
+    value nested deeper than 64 levels is left as it is below that.
+    """
+    if depth > 64:  # a deeper value is checked as it is: the schema's own depth limit explains it
+        return value
+    schema = _through(schema, refs)
+    if isinstance(schema, NullableSchema | OptionalSchema):
+        return absent_nulls(schema.schema, value, refs, depth)
+    if isinstance(schema, ObjectSchema) and type(value) is dict:
+        fields = schema.fields
+        out = {}
+        for key, item in value.items():
+            field = fields.get(key) if type(key) is str else None
+            if item is None and isinstance(field, OptionalSchema) and not _accepts_null(field.schema, refs):
+                continue
+            out[key] = item if field is None else absent_nulls(field, item, refs, depth + 1)
+        return out
+    if isinstance(schema, ArraySchema) and type(value) is list:
+        return [absent_nulls(schema.items, item, refs, depth + 1) for item in value]
+    return value
+
+
+def _accepts_null(schema: Schema, refs: Mapping[str, Schema]) -> bool:
+    schema = _through(schema, refs)
+    if isinstance(schema, NullableSchema | AnySchema):
+        return True
+    if isinstance(schema, UnionSchema):
+        return any(_accepts_null(option, refs) for option in schema.options)
+    values = getattr(schema, "values", None)
+    return isinstance(values, tuple) and None in values
