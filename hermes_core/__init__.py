@@ -37,14 +37,14 @@ from hermes_core._plugins import (
 from hermes_core._resources import Resource, ResourceError
 from hermes_core._runtime import Runtime
 from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
-from hermes_core._tools import HINTS, PERMISSION_PATTERN, Tool, define_tool, tool
+from hermes_core._toolhints import ToolHints
+from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool, tool
 from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
 from hermes_core._version import __version__
 from hermes_core._wire import wire_name
 
 __all__ = [
     "GRANT_PATTERN",
-    "HINTS",
     "NAME_MAX",
     "NAME_PATTERN",
     "PERMISSION_PATTERN",
@@ -71,6 +71,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolFailedError",
+    "ToolHints",
     "ToolNotFoundError",
     "__version__",
     "case_key",

@@ -160,9 +160,9 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
             )
         _check_defaults(decl, "field", schema, refs)
     for tool in tools:
-        # A tool compiled its schemas unless they name others: only those have anything to check here.
+        # A tool compiled its schemas unless they name others (has_refs): only those have anything to check here.
         decl = f'tool "{tool.name}"'
-        if tool._input_validator is None:
+        if tool.input.has_refs:
             _check_refs(decl, "input", tool.input, refs)
             target = follow_refs(tool.input, refs)
             if not isinstance(target, ObjectSchema):
@@ -174,7 +174,7 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
                     "a tool's input must be an object schema",
                 )
             _check_defaults(decl, "field", tool.input, refs)
-        if tool._output_validator is None:
+        if tool.output.has_refs:
             _check_refs(decl, "output", tool.output, refs)
             _check_defaults(decl, "output field", tool.output, refs)
 

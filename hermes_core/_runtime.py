@@ -55,9 +55,9 @@ from hermes_core._names import suggest
 from hermes_core._permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
 from hermes_core._resources import logger as _logger
-from hermes_core._tools import Tool, check_timeout, tool_annotations
+from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
-from hermes_core.schema._validators import compile_schema, follow_refs, raised_issue
+from hermes_core.schema._validators import follow_refs, raised_issue
 
 # Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
 __all__ = ["Resource", "ResourceError", "Runtime"]
@@ -99,13 +99,14 @@ class _Entry:
     @classmethod
     def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
         """The entry of *tool*, its validators compiled against *schemas* where it names them."""
+        check_input, check_output = tool.validators(schemas)
         return cls(
             tool,
             tool.name,
             tool.handler,
             tool.is_async,
-            (tool._input_validator or compile_schema(tool.input, schemas)).entry,
-            (tool._output_validator or compile_schema(tool.output, schemas)).entry,
+            check_input.entry,
+            check_output.entry,
             permissions.gate(tool),
             tool.timeout if tool.timeout is not None else timeout,
             tool.inline,
@@ -291,12 +292,12 @@ class Runtime:
         out = []
         for tool in self._tools.values():
             definition: dict[str, Any] = {"name": tool.name}
-            if tool.title is not None:
-                definition["title"] = tool.title
+            if tool.hints.title is not None:
+                definition["title"] = tool.hints.title
             definition["description"] = tool.description
             definition["inputSchema"] = follow_refs(tool.input, self._schemas).json_schema(defs=self._schemas)
             definition["outputSchema"] = tool.output.json_schema(defs=self._schemas)
-            annotations = tool_annotations(tool)
+            annotations = tool.hints.annotations()
             if annotations:
                 definition["annotations"] = annotations
             out.append(definition)

@@ -23,10 +23,11 @@ from hermes_core._errors import InvalidDefinitionError, shorten
 from hermes_core._frozen import derive, frozen
 from hermes_core._hints import needs_to_json, schema_from_hint, to_json
 from hermes_core._names import check_name, suggest
+from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._validators import Validator, closed_validator, default_problem
+from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
 
-__all__ = ["HINTS", "PERMISSION_PATTERN", "Handler", "Tool", "check_timeout", "define_tool", "tool", "tool_annotations"]
+__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "ToolHints", "check_timeout", "define_tool", "tool"]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
@@ -63,11 +64,8 @@ class Tool:
         inline: run a plain handler on the event loop's own thread under
             ``await runtime.call(...)`` rather than in a worker thread: for a
             handler that is cheap and never blocks.
-        title: a short human-readable name, for a client's user interface.
-        read_only: a hint for clients: the tool changes nothing (None: not said).
-        destructive: a hint: the tool may delete or overwrite (meaningful when not read-only).
-        idempotent: a hint: calling it again with the same input has no further effect.
-        open_world: a hint: the tool reaches beyond a closed domain (the web, say).
+        hints: its title and hints for clients (MCP's tool annotations), one
+            :class:`ToolHints`; every one unsaid by default.
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -81,11 +79,7 @@ class Tool:
     handler: Handler
     timeout: float | None = None
     inline: bool = False
-    title: str | None = None
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
+    hints: ToolHints = field(default_factory=ToolHints)
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -110,45 +104,31 @@ class Tool:
         check_timeout(decl, "timeout", self.timeout)
         if not isinstance(self.inline, bool):
             raise InvalidDefinitionError(decl, "inline", f"must be True or False, got {_describe(self.inline)}")
-        _check_hints(decl, self)
+        if not isinstance(self.hints, ToolHints):
+            raise InvalidDefinitionError(
+                decl, "hints", f"must be a ToolHints such as ToolHints(read_only=True), got {_describe(self.hints)}"
+            )
+        check_hints(decl, self.hints)
 
+    def validators(self, schemas: Mapping[str, Schema] | None = None) -> tuple[Validator, Validator]:
+        """The compiled validators of the tool's input and of its output, in that order.
 
-#: The hints a tool may give clients (the Model Context Protocol's tool annotations), by field.
-HINTS = {
-    "read_only": "readOnlyHint",
-    "destructive": "destructiveHint",
-    "idempotent": "idempotentHint",
-    "open_world": "openWorldHint",
-}
-_TITLE_MAX = 100
+        Each is compiled when the tool is made, unless its schema holds an
+        ``s.ref``: that one is compiled now, resolving the names through
+        *schemas* (a runtime's named schemas), every time this is called.
+        ``validator.run(value)`` gives ``(True, parsed, ())`` or
+        ``(False, None, issues)``; ``validator.check(value)`` gives ``(parsed, issues)``.
 
+        Args:
+            schemas: the named schemas an ``s.ref`` of the tool's resolves to; None: none.
 
-def tool_annotations(tool: Tool) -> dict[str, Any]:
-    """The hints *tool* declares, as MCP's ``ToolAnnotations`` (``title``, ``readOnlyHint``...); the unsaid left out."""
-    out: dict[str, Any] = {} if tool.title is None else {"title": tool.title}
-    for name, key in HINTS.items():
-        value = getattr(tool, name)
-        if value is not None:
-            out[key] = value
-    return out
-
-
-def _check_hints(decl: str, tool: Tool) -> None:
-    title = tool.title
-    if title is not None and (not isinstance(title, str) or not title.strip() or len(title) > _TITLE_MAX):
-        raise InvalidDefinitionError(
-            decl,
-            "title",
-            f"must be a short non-blank string (at most {_TITLE_MAX} characters) such as 'Read a file', "
-            f"or None, got {_describe(title)}",
-        )
-    for name in HINTS:
-        value = getattr(tool, name)
-        if value is not None and not isinstance(value, bool):
-            raise InvalidDefinitionError(decl, name, f"must be True, False or None (not said), got {_describe(value)}")
-    if tool.read_only and tool.destructive:
-        raise InvalidDefinitionError(
-            decl, "destructive", "is True, but read_only is True too: a tool that changes nothing destroys nothing"
+        Raises:
+            InvalidDefinitionError: an ``s.ref`` names a schema *schemas* does not have.
+        """
+        named: Mapping[str, Schema] = {} if schemas is None else schemas
+        return (
+            self._input_validator or compile_schema(self.input, named),
+            self._output_validator or compile_schema(self.output, named),
         )
 
 
@@ -302,6 +282,7 @@ def define_tool(
     handler: Handler,
     timeout: float | None = None,
     inline: bool = False,
+    hints: ToolHints | None = None,
     title: str | None = None,
     read_only: bool | None = None,
     destructive: bool | None = None,
@@ -331,14 +312,16 @@ def define_tool(
             the event loop's thread under ``await runtime.call(...)`` instead of
             a worker thread (which keeps a blocking handler from stalling every
             other call, for some 20 microseconds a call).
+        hints: the title and hints for clients, as one :class:`ToolHints`;
+            or give them one by one with the keyword arguments below (not both).
         title: a short human-readable name for clients' user interfaces.
         read_only: tell clients the tool changes nothing in its environment.
         destructive: tell clients the tool may delete or overwrite things.
         idempotent: tell clients a repeated call with the same input has no further effect.
         open_world: tell clients the tool reaches an open world (the web), not a closed domain.
-            The four hints are None (not said) unless given; clients such as
-            MCP hosts use them to decide what to confirm with the user. They
-            are hints: a runtime enforces permissions, not hints.
+            The title and the four hints are None (not said) unless given;
+            clients such as MCP hosts use them to decide what to confirm with
+            the user. They are hints: a runtime enforces permissions, not hints.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -357,12 +340,32 @@ def define_tool(
         handler=handler,
         timeout=timeout,
         inline=inline,
-        title=title,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
+        hints=_gather_hints(
+            name,
+            hints,
+            title=title,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+        ),
     )
+
+
+def _gather_hints(name: object, hints: ToolHints | None, **given: Any) -> ToolHints:
+    """*hints*, or the hints given one by one (checked by the Tool, which names itself); not both."""
+    said = [key for key, value in given.items() if value is not None]
+    if hints is None:
+        return unchecked_hints(**given)
+    if said:
+        decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+        raise InvalidDefinitionError(
+            decl,
+            "hints",
+            f"is given, and so {'is' if len(said) == 1 else 'are'} {', '.join(said)}: give the title and hints "
+            "either as hints=ToolHints(...) or as keyword arguments, not both",
+        )
+    return hints
 
 
 def check_timeout(declaration: str, field: str, seconds: object) -> float | None:
@@ -443,6 +446,7 @@ def tool(
     permissions: Iterable[str] = (),
     timeout: float | None = None,
     inline: bool = False,
+    hints: ToolHints | None = None,
     title: str | None = None,
     read_only: bool | None = None,
     destructive: bool | None = None,
@@ -478,6 +482,7 @@ def tool(
         permissions: as for :func:`define_tool`.
         timeout: as for :func:`define_tool`.
         inline: as for :func:`define_tool`.
+        hints: as for :func:`define_tool`.
         title: as for :func:`define_tool`.
         read_only: as for :func:`define_tool`.
         destructive: as for :func:`define_tool`.
@@ -496,13 +501,15 @@ def tool(
             docstring entry for a parameter the function does not have.
 
     """
-    hints = {
-        "title": title,
-        "read_only": read_only,
-        "destructive": destructive,
-        "idempotent": idempotent,
-        "open_world": open_world,
-    }
+    client_hints = _gather_hints(
+        name,
+        hints,
+        title=title,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=open_world,
+    )
 
     def decorate(function: Callable[..., Any]) -> Tool:
         return _from_function(
@@ -513,7 +520,7 @@ def tool(
             permissions=permissions,
             timeout=timeout,
             inline=inline,
-            client_hints=hints,
+            client_hints=client_hints,
         )
 
     return decorate
@@ -528,7 +535,7 @@ def _from_function(
     permissions: Iterable[str],
     timeout: float | None,
     inline: bool,
-    client_hints: Mapping[str, Any],
+    client_hints: ToolHints,
 ) -> Tool:
     from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
 
@@ -595,7 +602,7 @@ def _from_function(
         handler=_keyword_handler(function, parameters, converters, returns is not _EMPTY and needs_to_json(returns)),
         timeout=timeout,
         inline=inline,
-        **client_hints,
+        hints=client_hints,
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Tool, define_tool
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolHints, define_tool, tool
 from hermes_core import schema as s
 
 
@@ -61,15 +61,22 @@ def test_output_defaults_to_any_json_value() -> None:
 
 
 def test_schemas_are_compiled_at_definition_time() -> None:
-    tool = make()
-    assert tool._input_validator is not None
-    assert tool._output_validator is not None
-    assert tool._input_validator.run({"path": "a"}) == (True, {"path": "a"}, ())
+    made = make()
+    check_input, check_output = made.validators()
+    assert made.validators() == (check_input, check_output)  # the ones compiled when the tool was made
+    assert check_input.run({"path": "a"}) == (True, {"path": "a"}, ())
+    assert check_output.run([1]) == (True, [1], ())
 
 
-def test_a_tool_whose_input_is_a_ref_is_compiled_by_the_runtime_instead() -> None:
-    tool = make(input=s.ref("fs.args"))
-    assert tool._input_validator is None
+def test_a_tool_whose_input_is_a_ref_is_compiled_against_the_named_schemas() -> None:
+    made = make(input=s.ref("fs.args"))
+    check_input, _ = made.validators({"fs.args": s.object({"path": s.string()})})
+    assert check_input.run({"path": "a"}) == (True, {"path": "a"}, ())
+    ok, _, issues = check_input.run({"path": 1})
+    assert not ok
+    assert [issue.path for issue in issues] == [("path",)]
+    with pytest.raises(InvalidDefinitionError, match=r"fs\.args"):
+        made.validators()
 
 
 @pytest.mark.parametrize(
@@ -300,36 +307,108 @@ def test_a_tool_made_any_way_is_checked() -> None:
     direct = Tool(name="fs.x", description="d", version="1.0.0", input=s.object({}), handler=aecho)
     assert direct.is_async is True
     assert direct.output == s.any()
-    assert direct._input_validator is not None
+    assert direct.validators()[0].run({}) == (True, {}, ())
 
 
 def test_replace_derives_what_is_derived_again() -> None:
     renamed = dataclasses.replace(make(permissions=["fs:write", "fs:write"]), handler=aecho, output=s.string())
     assert renamed.is_async is True
     assert renamed.permissions == ("fs:write",)
-    assert renamed._output_validator is not None
-    assert renamed._output_validator.run("x") == (True, "x", ())
+    assert renamed.validators()[1].run("x") == (True, "x", ())
+    assert renamed.validators()[1].run(1)[0] is False
 
 
 # -- titles and hints for clients --------------------------------------------------------------
 
 
 def test_a_tool_may_declare_a_title_and_hints_for_clients() -> None:
-    from hermes_core import Runtime
-    from hermes_core._tools import tool_annotations
-
-    tool = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
-    assert tool_annotations(tool) == {
+    made = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
+    assert made.hints == ToolHints(
+        title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False
+    )
+    assert made.hints.annotations() == {
         "title": "Write a file",
         "readOnlyHint": False,
         "destructiveHint": True,
         "idempotentHint": True,
         "openWorldHint": False,
     }
-    assert tool_annotations(make()) == {}
-    (definition,) = Runtime([tool]).definitions()
+    assert make().hints == ToolHints()
+    assert make().hints.annotations() == {}
+    (definition,) = Runtime([made]).definitions()
     assert list(definition) == ["name", "title", "description", "inputSchema", "outputSchema", "annotations"]
     assert list(Runtime([make()]).definitions()[0]) == ["name", "description", "inputSchema", "outputSchema"]
+
+
+def test_hints_may_be_given_as_one_value_to_define_tool_and_tool() -> None:
+    hints = ToolHints(title="Read a file", read_only=True)
+    assert make(hints=hints).hints is hints
+
+    @tool(name="fs.read", version="1.0.0", hints=hints)
+    def read(path: str) -> str:
+        """Read a file."""
+        return path
+
+    assert read.hints is hints
+    assert Runtime([read]).definitions()[0]["annotations"] == {"title": "Read a file", "readOnlyHint": True}
+
+
+def test_hints_given_both_ways_are_refused() -> None:
+    error = definition_error(hints=ToolHints(read_only=True), title="Write", idempotent=True)
+    assert str(error) == (
+        'tool "fs.write": hints is given, and so are title, idempotent: give the title and hints either as '
+        "hints=ToolHints(...) or as keyword arguments, not both."
+    )
+    with pytest.raises(InvalidDefinitionError, match="and so is read_only"):
+        tool(name="fs.read", version="1.0.0", hints=ToolHints(), read_only=True)
+
+
+def test_hints_that_are_not_a_tool_hints_are_refused() -> None:
+    assert str(definition_error(hints={"read_only": True})) == (
+        "tool \"fs.write\": hints must be a ToolHints such as ToolHints(read_only=True), got {'read_only': True}."
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"read_only": "yes"}, "ToolHints(): read_only must be True, False or None (not said), got 'yes'."),
+        ({"title": "x" * 101}, "ToolHints(): title must be a short non-blank string (at most 100 characters)"),
+        ({"read_only": True, "destructive": True}, "ToolHints(): destructive is True, but read_only is True too"),
+    ],
+)
+def test_tool_hints_check_themselves(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        ToolHints(**values)
+    assert str(caught.value).startswith(message)
+
+
+def test_tool_hints_are_immutable() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ToolHints().read_only = True  # type: ignore[misc]
+
+
+def test_tool_hints_read_an_mcp_listing_leniently() -> None:
+    listed = {
+        "title": "From the annotations",
+        "readOnlyHint": True,
+        "destructiveHint": True,  # meaningless for a read-only tool (MCP): left unsaid
+        "idempotentHint": "yes",  # not a boolean: left unsaid
+        "openWorldHint": False,
+    }
+    assert ToolHints.from_annotations(listed) == ToolHints(
+        title="From the annotations", read_only=True, open_world=False
+    )
+    assert ToolHints.from_annotations(listed, title="Own").title == "Own"
+    assert ToolHints.from_annotations(listed, title="  ").title == "From the annotations"
+    assert ToolHints.from_annotations({"title": 3}, title=None) == ToolHints()
+    long = ToolHints.from_annotations({}, title=" " + "t" * 300)
+    assert long.title is not None
+    assert len(long.title) == 100
+    assert long.title.endswith("...")
+    assert ToolHints.from_annotations(ToolHints(read_only=False, destructive=True).annotations()) == ToolHints(
+        read_only=False, destructive=True
+    )
 
 
 @pytest.mark.parametrize(

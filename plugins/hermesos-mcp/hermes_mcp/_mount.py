@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core import (
-    HINTS,
     NAME_MAX,
     InvalidDefinitionError,
     Tool,
     ToolFailedError,
+    ToolHints,
     case_key,
     define_tool,
     is_name,
@@ -37,10 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["drop_clashes", "mount"]
 
 _SEMVER_FALLBACK: Final = "0.0.0"
-_TITLE_MAX: Final = 100
 # How much of a server's own error text a failure carries: enough for a model to act on, bounded.
 _TEXT_MAX: Final = 2000
-_ANNOTATIONS: Final = {key: name for name, key in HINTS.items()}
 
 
 def _text_of(result: CallToolResult) -> str:
@@ -74,21 +72,11 @@ def _handler(pool: Pool, server: str, remote: str) -> Callable[[dict[str, Any]],
     return call
 
 
-def _hints(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """The tool's title and hints, as define_tool's keyword arguments."""
+def _hints(tool: Mapping[str, Any]) -> ToolHints:
+    """The tool's title and hints, read leniently from its listing (what is malformed is left unsaid)."""
     annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
     assert isinstance(annotations, dict)
-    hints: dict[str, Any] = {}
-    for key, name in _ANNOTATIONS.items():
-        value = annotations.get(key)
-        if isinstance(value, bool):
-            hints[name] = value
-    if hints.get("read_only"):
-        hints.pop("destructive", None)  # MCP: destructiveHint means something only when readOnlyHint is false
-    title = tool.get("title") or annotations.get("title")
-    if isinstance(title, str) and title.strip():
-        hints["title"] = shorten(title.strip(), _TITLE_MAX)
-    return hints
+    return ToolHints.from_annotations(annotations, title=tool.get("title"))
 
 
 def _mount_one(
@@ -128,7 +116,7 @@ def _mount_one(
             "permissions": server.permissions,
             "handler": _handler(pool, server.name, remote),
             "timeout": server.timeout,
-            **_hints(tool),
+            "hints": _hints(tool),
         }
         own = tool.get("serverVersion")
         if isinstance(own, str):  # the server's version, when it is a semantic version (define_tool says)

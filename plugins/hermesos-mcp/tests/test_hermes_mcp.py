@@ -35,6 +35,7 @@ from hermes_core import (
     OutputInvalidError,
     Runtime,
     ToolFailedError,
+    ToolHints,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -254,14 +255,9 @@ def test_tools_are_mounted_with_their_schemas_titles_and_hints(env: Env) -> None
     ]
     echo, add, fail = tools["unit.echo"], tools["unit.add"], tools["unit.fail"]
     assert {tool.version for tool in tools.values()} == {"1.2.3"}  # the server's own (serverInfo)
-    assert (echo.title, echo.read_only, echo.idempotent, echo.open_world, echo.destructive) == (
-        "Echo",
-        True,
-        True,
-        False,
-        None,
-    )
-    assert (add.title, add.read_only, fail.destructive, fail.read_only) == ("Add", True, True, False)
+    assert echo.hints == ToolHints(title="Echo", read_only=True, idempotent=True, open_world=False)
+    assert (add.hints.title, add.hints.read_only) == ("Add", True)
+    assert (fail.hints.destructive, fail.hints.read_only) == (True, False)
     assert echo.permissions == ("mcp:unit",)
     assert echo.description == "Say the text back."
     assert echo.input.json_schema()["additionalProperties"] is False  # closed: a misspelt argument is refused
