@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple, final
 
 __all__ = [
+    "ISSUES_MAX",
     "ErrorCode",
     "InputInvalidError",
     "InputRejected",
@@ -47,6 +48,7 @@ __all__ = [
     "OutputInvalidError",
     "PermissionDeniedError",
     "SchemaError",
+    "TooManyIssues",
     "ToolError",
     "ToolFailedError",
     "ToolNotFoundError",
@@ -59,6 +61,30 @@ __all__ = [
 
 #: How many issues a message lists before it says how many more there are.
 MAX_LISTED_ISSUES = 20
+
+#: How many issues one check of one value collects. Past this many, the check stops: the error
+#: keeps the first ``ISSUES_MAX + 1`` issues, and its message says that checking stopped there.
+#: Every issue costs memory and time (a 16 MiB array of wrong items is 8 million of them), and
+#: nobody reads past the first twenty: a bound keeps any input's failure cheap.
+ISSUES_MAX = 1000
+
+
+class TooManyIssues(Exception):  # noqa: N818 - control flow inside a check, never raised to a caller
+    """Raised inside a check once its list holds more than :data:`ISSUES_MAX` issues: checking stops.
+
+    Raised only on a failure branch, where a container's loop has just added an
+    issue. Whatever made the list (``Schema.parse``, a validator, the runtime,
+    a union trying an option) catches it, before it turns anything else raised
+    into an issue, and keeps the first ``ISSUES_MAX + 1`` issues of
+    :attr:`issues`.
+
+    Attributes:
+        issues: the list that overflowed, as it stood.
+    """
+
+    def __init__(self, issues: list[Issue]) -> None:
+        super().__init__(len(issues))
+        self.issues = issues
 
 
 class ErrorCode(enum.StrEnum):
@@ -253,8 +279,11 @@ def _message(head: str, advice: str = "", issues: Sequence[Issue] = (), subject:
 
     No issue: ``head.``; one issue: ``head: issue.``; several: ``head (N problems):``
     then one ``- issue.`` line each, at most :data:`MAX_LISTED_ISSUES`, then
-    ``- ... and N more.``. The advice, a whole sentence (or several), is the
-    last line. Every line but a list's header ends in ``.``, ``?`` or ``!``.
+    ``- ... and N more.``. More than :data:`ISSUES_MAX` issues mean the check
+    stopped there: the header says ``(more than 1000 problems):`` and the list
+    ends ``- ... and more: checking stopped after 1001 problems.``. The advice,
+    a whole sentence (or several), is the last line. Every line but a list's
+    header ends in ``.``, ``?`` or ``!``.
     """
     count = len(issues)
     if count == 1:
@@ -266,9 +295,12 @@ def _message(head: str, advice: str = "", issues: Sequence[Issue] = (), subject:
     if count == 0:
         text = sentence(head)
     else:
-        lines = [f"{head} ({count} problems):"]
+        stopped = count > ISSUES_MAX
+        lines = [f"{head} (more than {ISSUES_MAX} problems):" if stopped else f"{head} ({count} problems):"]
         lines.extend(f"- {sentence(issue.message(subject))}" for issue in issues[:MAX_LISTED_ISSUES])
-        if count > MAX_LISTED_ISSUES:
+        if stopped:
+            lines.append(f"- ... and more: checking stopped after {count} problems.")
+        elif count > MAX_LISTED_ISSUES:
             lines.append(f"- ... and {count - MAX_LISTED_ISSUES} more.")
         text = "\n".join(lines)
     return f"{text}\n{advice}" if advice else text
@@ -374,6 +406,12 @@ class ToolError(Exception):
         return (_rebuild, (type(self), {name: getattr(self, name) for name in self.fields}))
 
 
+def _capped(issues: Iterable[Issue]) -> tuple[Issue, ...]:
+    """*issues* as a tuple of at most ``ISSUES_MAX + 1``: more than :data:`ISSUES_MAX` say checking stopped."""
+    found = tuple(issues)
+    return found if len(found) <= ISSUES_MAX else found[: ISSUES_MAX + 1]
+
+
 def _no_issues(error: str) -> ValueError:
     return ValueError(f"{error} needs at least one issue")
 
@@ -409,7 +447,7 @@ class SchemaError(_IssuesError):
     dict_fields = ("path", "detail", "issues")
 
     def __init__(self, issues: Iterable[Issue], *, subject: str = "value") -> None:
-        self.issues = found = tuple(issues)
+        self.issues = found = _capped(issues)
         if not found:
             raise _no_issues("SchemaError")
         self.subject = subject
@@ -449,7 +487,7 @@ class InputInvalidError(_ToolIssuesError):
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool
-        self.issues = found = tuple(issues)
+        self.issues = found = _capped(issues)
         if not found:
             raise _no_issues("InputInvalidError")
         advice = f"Fix the arguments and call {tool} again."
@@ -473,7 +511,7 @@ class OutputInvalidError(_ToolIssuesError):
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool
-        self.issues = found = tuple(issues)
+        self.issues = found = _capped(issues)
         if not found:
             raise _no_issues("OutputInvalidError")
         Exception.__init__(self, _message(f"{tool} returned invalid output", _OUTPUT_ADVICE, found, "output"))
@@ -738,7 +776,7 @@ class InputRejected(Exception):  # noqa: N818 -- a refusal raised on purpose, na
     issues: tuple[Issue, ...]
 
     def __init__(self, issues: Iterable[Issue]) -> None:
-        found = tuple(issues)
+        found = _capped(issues)
         if not found:
             raise _no_issues("InputRejected")
         for issue in found:

@@ -20,7 +20,7 @@ from hermes_core import (
     ToolFailedError,
     ToolNotFoundError,
 )
-from hermes_core._errors import MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
+from hermes_core._errors import ISSUES_MAX, MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
 
 ISSUE = Issue(("files", 0, "path"), "type", "must be a string, got integer")
 MODE = Issue(("mode",), "enum", 'must be one of "w", "a"')
@@ -526,6 +526,35 @@ def test_long_issue_lists_are_bounded_and_say_how_many_more(make: Any, count: in
 
 def test_a_long_list_keeps_every_issue_in_the_data() -> None:
     assert len(InputInvalidError("t", issues_at(25)).to_dict()["issues"]) == 25
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        SchemaError,
+        lambda i: InputInvalidError("t", i),
+        lambda i: OutputInvalidError("t", i),
+        InputRejected,
+    ],
+    ids=["schema", "input", "output", "rejected"],
+)
+@pytest.mark.parametrize("count", [ISSUES_MAX + 1, ISSUES_MAX + 2, 5 * ISSUES_MAX])
+def test_past_issues_max_an_error_keeps_the_first_and_says_checking_stopped(make: Any, count: int) -> None:
+    error = make(issues_at(count))
+    assert error.issues == tuple(issues_at(ISSUES_MAX + 1))
+    lines = str(error).splitlines()
+    assert lines[0].endswith(f" (more than {ISSUES_MAX} problems):")
+    assert sum(1 for line in lines if line.startswith('- "')) == MAX_LISTED_ISSUES
+    assert [line for line in lines if line.startswith("- ...")] == [
+        f"- ... and more: checking stopped after {ISSUES_MAX + 1} problems."
+    ]
+
+
+def test_issues_max_issues_are_all_kept_and_counted() -> None:
+    error = SchemaError(issues_at(ISSUES_MAX))
+    assert len(error.issues) == ISSUES_MAX
+    assert str(error).splitlines()[0] == f"value is invalid ({ISSUES_MAX} problems):"
+    assert str(error).splitlines()[-1] == f"- ... and {ISSUES_MAX - MAX_LISTED_ISSUES} more."
 
 
 def test_tool_not_found_quotes_an_odd_name_safely_and_briefly() -> None:

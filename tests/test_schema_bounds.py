@@ -17,6 +17,7 @@ import pytest
 
 from hermes_core import Runtime, SchemaError, define_tool
 from hermes_core import schema as s
+from hermes_core._errors import ISSUES_MAX
 from hermes_core.adapters import OpenAITools
 from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._nodes import SUGGESTED_ISSUES
@@ -45,9 +46,11 @@ def test_null_against_an_object_of_100000_required_names_is_refused_quickly() ->
     def empty() -> None:
         with pytest.raises(SchemaError) as caught:
             imported.parse({})
-        assert len(caught.value.issues) == 100_000
+        assert len(caught.value.issues) == ISSUES_MAX + 1  # checking stops past ISSUES_MAX issues
         assert caught.value.issues[0].message() == '"field_0" is required (a string)'
-        assert str(caught.value).endswith("- ... and 99980 more.")
+        assert caught.value.issues[-1].message() == '"field_1000" is required (a string)'
+        assert str(caught.value).startswith("value is invalid (more than 1000 problems):\n")
+        assert str(caught.value).endswith("- ... and more: checking stopped after 1001 problems.")
 
     assert _took(empty) < 5
 
@@ -73,7 +76,7 @@ def test_a_wide_schema_finds_exactly_what_the_walk_finds(schema: s.Schema) -> No
 
 
 def test_300000_unexpected_keys_cost_a_fraction_of_a_second_and_say_how_many_more() -> None:
-    """The 5.9 MB request: a "did you mean" for the first issues only; the rest are counted in the message."""
+    """The 5.9 MB request: a "did you mean" for the first issues only; checking stops past ISSUES_MAX."""
     write = define_tool(
         name="notes.write",
         description="Write a note.",
@@ -89,9 +92,12 @@ def test_300000_unexpected_keys_cost_a_fraction_of_a_second_and_say_how_many_mor
     answer: dict[str, Any] = {}
     assert _took(lambda: answer.update(adapter.handle_sync(call))) < 10  # about 137 s of CPU through serve before
     lines = answer["content"].splitlines()
-    assert lines[0] == "INPUT_INVALID: notes_write was called with invalid input (300000 problems):"
+    assert lines[0] == "INPUT_INVALID: notes_write was called with invalid input (more than 1000 problems):"
     assert lines[1] == '- "pth000000" is an unexpected field; allowed fields are "path", "text".'
-    assert lines[-2:] == ["- ... and 299980 more.", "Fix the arguments and call notes_write again."]
+    assert lines[-2:] == [
+        "- ... and more: checking stopped after 1001 problems.",
+        "Fix the arguments and call notes_write again.",
+    ]
 
 
 def test_past_the_first_issues_an_unexpected_field_gets_no_suggestion() -> None:

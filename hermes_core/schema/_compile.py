@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from types import CodeType
 from typing import Any
 
-from hermes_core._errors import InvalidDefinitionError, Issue
+from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, TooManyIssues
 from hermes_core._frozen import frozen
 from hermes_core.schema._nodes import (
     AllOfSchema,
@@ -78,6 +78,18 @@ _MAX_COMPILED_FIELDS = 512
 _MAX_FUNCTION_FIELDS = 1024
 
 
+def _stop(issues: list[Issue]) -> None:
+    """Stop the check: *issues* holds more than ``ISSUES_MAX`` (the generated code tests that first)."""
+    raise TooManyIssues(issues)
+
+
+def _capped(parsed: Any, issues: list[Issue]) -> Any:
+    """*parsed*, unless *issues* now holds more than ``ISSUES_MAX``: then stop the check."""
+    if len(issues) > ISSUES_MAX:
+        raise TooManyIssues(issues)
+    return parsed
+
+
 class _NotJson(Exception):  # noqa: N818 - internal control flow, never raised to a caller
     """Raised by :func:`_any_fast` at the first doubt; the walk then says what is wrong."""
 
@@ -133,6 +145,9 @@ class _Codegen:
             "_key": path_key,
             "_multiple": multiple_ok,
             "_unique": unique_issues,
+            "_stop": _stop,
+            "_capped": _capped,
+            "_TooMany": TooManyIssues,
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
@@ -207,9 +222,11 @@ class _Codegen:
 
     def union_body(self, node: UnionSchema, body: list[str]) -> None:
         # The first option that accepts wins; when none does, the walk explains.
+        # An option that stops (too many issues) has failed: J holds its first issues.
         for option in node.options:
             body.append("    J = []")
-            body.append(f"    r = {self.function(option)}(v, p, J)")
+            body.append(f"    try: r = {self.function(option)}(v, p, J)")
+            body.append("    except _TooMany: r = None")
             body.append("    if not J: return r")
         body.append(f"    return {self.const(node)}._collect(v, p, I, _ctx())")
 
@@ -378,7 +395,8 @@ class _Codegen:
         test = self.test(node.items, item)
         if test is not None:
             # Leaf items are never rebound when they pass: check them all, then copy the list.
-            # If one fails, the walk goes over every item, so the issues come in order.
+            # If one fails, the walk goes over each item that fails the test again, in order, so
+            # the issues come in order; past ISSUES_MAX of them, _capped stops the check.
             leaf = self.const(node.items)
             out.append(f"{ind}{result} = None")
             out.append(f"{ind}for {item} in {var}:")
@@ -387,16 +405,18 @@ class _Codegen:
             out.append(f"{ind}    {result} = {var}.copy()")
             out.append(f"{ind}if {result} is None:")
             out.append(f"{ind}    c = _C")
+            walked = f"_capped({leaf}._collect({item}, {self.path([*segments, index])}, I, c), I)"
             out.append(
-                f"{ind}    {result} = [{leaf}._collect({item}, {self.path([*segments, index])}, I, c) "
-                f"for {index}, {item} in enumerate({var})]"
+                f"{ind}    {result} = [{item} if ({test}) else {walked} for {index}, {item} in enumerate({var})]"
             )
             return result
-        # An item's index is the length of the result so far: no counter on the valid path.
+        # An item's index is the length of the result so far: no counter on the valid path,
+        # where the issues list is empty (its truthiness is the one test an item pays).
         out.append(f"{ind}{result} = []")
         out.append(f"{ind}for {item} in {var}:")
         parsed = self.emit(node.items, item, [*segments, f"len({result})"], out, ind + "    ", depth)
         out.append(f"{ind}    {result}.append({parsed})")
+        out.append(f"{ind}    if I and len(I) > {ISSUES_MAX}: _stop(I)")
         return result
 
     def object(self, node: ObjectSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
@@ -457,10 +477,12 @@ class _Codegen:
         out.append(f"{ind}{result} = {{}}")
         out.append(f"{ind}for {key}, {item} in {var}.items():")
         out.append(f"{ind}    if not ({_IS_STRING.format(v=key)}) and _key_issue({key}, {self.path(segments)}, I):")
+        out.append(f"{ind}        if len(I) > {ISSUES_MAX}: _stop(I)")
         out.append(f"{ind}        continue")
         # The key's plain text in paths (built only when an issue is found): see _shared.path_key.
         parsed = self.emit(node.values, item, [*segments, f"_key({key})"], out, ind + "    ", depth)
         out.append(f"{ind}    {result}[{key}] = {parsed}")
+        out.append(f"{ind}    if I and len(I) > {ISSUES_MAX}: _stop(I)")
         return result
 
 
@@ -494,6 +516,8 @@ def _guarded(walk: Callable[[Any, Path, list[Issue]], Any], value: Any) -> tuple
     issues: list[Issue] = []
     try:
         result = walk(value, (), issues)
+    except TooManyIssues as exc:  # checking stopped: the first ISSUES_MAX + 1 issues stand for the rest
+        return None, exc.issues[: ISSUES_MAX + 1]
     except Exception as exc:  # see raised_issue
         return None, [raised_issue(exc)]
     return (None, issues) if issues else (result, issues)

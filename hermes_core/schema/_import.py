@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from hermes_core._errors import InvalidDefinitionError, Issue
+from hermes_core._errors import InvalidDefinitionError, Issue, TooManyIssues
 from hermes_core.schema._nodes import (
     AllOfSchema,
     AnySchema,
@@ -585,7 +585,7 @@ class _Importer:
             issues: list[Issue] = []
             try:
                 parsed = made.schema._collect(made.default, (), issues, Context({}))
-            except RecursionError:
+            except (RecursionError, TooManyIssues):  # too deep, or so wrong that checking stopped
                 parsed = BAD
             if parsed is BAD or issues:
                 said = issues[0].message("default") if issues else "default is nested too deeply to check"
@@ -617,7 +617,10 @@ def _choice(values: list[Any]) -> Schema:
 
 def _accepts(schema: Schema, value: Any) -> bool:
     issues: list[Issue] = []
-    return schema._collect(value, (), issues, Context({})) is not BAD and not issues
+    try:
+        return schema._collect(value, (), issues, Context({})) is not BAD and not issues
+    except TooManyIssues:  # so wrong that checking stopped
+        return False
 
 
 def _links_in(schema: Schema) -> list[LinkSchema]:

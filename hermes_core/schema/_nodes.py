@@ -19,7 +19,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from hermes_core._errors import InvalidDefinitionError, Issue, IssueKind, SchemaError
+from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, IssueKind, SchemaError, TooManyIssues
 from hermes_core._frozen import frozen
 from hermes_core._names import suggest
 from hermes_core.schema._patterns import Searcher
@@ -131,6 +131,8 @@ class Schema:
         issues: list[Issue] = []
         try:
             result = check(value, (), issues)
+        except TooManyIssues as exc:  # checking stopped (see ISSUES_MAX); SchemaError keeps the first ones
+            issues = exc.issues
         except Exception as exc:  # only the value's own code can raise: see raised_issue
             issues = [raised_issue(exc)]
         if issues:
@@ -522,6 +524,8 @@ class ArraySchema(Schema):
         for index, item in enumerate(value):
             parsed = self.items._collect(item, (*path, index), issues, ctx)
             bad = bad or parsed is BAD
+            if parsed is BAD and len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
             out.append(parsed)
         if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
             bad = True
@@ -564,6 +568,8 @@ class TupleSchema(Schema):
         for index, (item, schema) in enumerate(zip(value, self.items, strict=False)):
             parsed = schema._collect(item, (*path, index), issues, ctx)
             bad = bad or parsed is BAD
+            if parsed is BAD and len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
             out.append(parsed)
         return BAD if bad else out
 
@@ -685,6 +691,8 @@ class ObjectSchema(_Dict):
             else:
                 issues.append(Issue((*path, name), "missing", f"is required ({sub.expected(ctx)})"))
                 bad = True
+            if bad and len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
         return self._extras(value, path, issues, ctx, out) or bad
 
     def _count_issue(self, value: dict[Any, Any], path: Path, issues: list[Issue]) -> bool:
@@ -698,9 +706,11 @@ class ObjectSchema(_Dict):
         before = len(issues)
         self._count_issue(value, path, issues)
         for key, item in value.items():
-            if key in self._names or key_issue(key, path, issues):
+            if key in self._names:
                 continue
-            if self.extra == "forbid":
+            if key_issue(key, path, issues):
+                pass
+            elif self.extra == "forbid":
                 plain = path_key(key)  # for the issue and the suggestion, which then run none of the key's code
                 # A suggestion costs 20-50 us: past the first issues of an input (more than a message lists),
                 # none is looked for, so 300,000 unexpected keys cost a fraction of a second, not minutes.
@@ -711,6 +721,8 @@ class ObjectSchema(_Dict):
                 out[key] = item
             elif isinstance(self.extra, Schema):
                 out[key] = self.extra._collect(item, (*path, path_key(key)), issues, ctx)
+            if len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
         return len(issues) > before
 
     def _unexpected_detail(self, key: str) -> str:
@@ -746,10 +758,12 @@ class RecordSchema(_Dict):
         for key, item in value.items():
             if key_issue(key, path, issues):
                 bad = True
-                continue
-            parsed = self.values._collect(item, (*path, path_key(key)), issues, ctx)
-            bad = bad or parsed is BAD
-            out[key] = parsed
+            else:
+                parsed = self.values._collect(item, (*path, path_key(key)), issues, ctx)
+                bad = bad or parsed is BAD
+                out[key] = parsed
+            if bad and len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
         return bad
 
 
@@ -777,12 +791,22 @@ class UnionSchema(Schema):
         best: list[Issue] | None = None
         for option in self.options:
             found: list[Issue] = []
-            parsed = option._collect(value, path, found, ctx)
+            try:
+                parsed = option._collect(value, path, found, ctx)
+            except TooManyIssues:  # the option stopped, failed: its first issues stay in found
+                parsed = BAD
             if parsed is not BAD:
                 return parsed
             best = _closer(best, option, found, value, ctx)
-        issues.extend(_unmatched(best, self.options, value, path, ctx))
+        _extend(issues, _unmatched(best, self.options, value, path, ctx))
         return BAD
+
+
+def _extend(issues: list[Issue], found: list[Issue]) -> None:
+    """Add an option's *found* issues to *issues*, stopping the check if that makes too many."""
+    issues.extend(found)
+    if len(issues) > ISSUES_MAX:
+        raise TooManyIssues(issues)
 
 
 def _either(options: tuple[Schema, ...], ctx: Context | None) -> str:
@@ -936,6 +960,8 @@ class PrefixArraySchema(Schema):
             schema = self.prefix[index] if index < len(self.prefix) else self.rest
             parsed = schema._collect(item, (*path, index), issues, ctx)
             bad = bad or parsed is BAD
+            if parsed is BAD and len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
             out.append(parsed)
         if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
             bad = True
@@ -991,6 +1017,8 @@ class PatternPropertiesSchema(Schema):
             parsed = [schema._collect(value[key], (*path, path_key(key)), issues, ctx) for schema in hits]
             if out is not BAD and key not in declared:
                 out[key] = parsed[0]
+            if len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
         return BAD if out is BAD or len(issues) > before else out
 
 
@@ -1063,7 +1091,10 @@ class OneOfSchema(Schema):
         best: list[Issue] | None = None
         for index, option in enumerate(self.options):
             found: list[Issue] = []
-            result = option._collect(value, path, found, ctx)
+            try:
+                result = option._collect(value, path, found, ctx)
+            except TooManyIssues:  # the option stopped, failed: its first issues stay in found
+                result = BAD
             if result is not BAD and not found:
                 matched.append(index)
                 parsed = result
@@ -1076,7 +1107,7 @@ class OneOfSchema(Schema):
             detail = f"must match exactly one of {len(self.options)} alternatives, but matches the {which}"
             issues.append(Issue(path, "union", detail))
         else:
-            issues.extend(_unmatched(best, self.options, value, path, ctx))
+            _extend(issues, _unmatched(best, self.options, value, path, ctx))
         return BAD
 
 

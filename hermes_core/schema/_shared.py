@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from hermes_core._errors import Issue, IssueKind
+from hermes_core._errors import ISSUES_MAX, Issue, IssueKind, TooManyIssues
 
 __all__ = [
     "BAD",
@@ -203,6 +203,8 @@ def unique_issues(items: list[Any], path: Path, issues: list[Issue]) -> bool:
                 Issue((*path, index), "invalid", f"must differ from item {earlier}; the items must be unique")
             )
             found = True
+            if len(issues) > ISSUES_MAX:
+                raise TooManyIssues(issues)
     return found
 
 
@@ -342,11 +344,14 @@ def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> Non
         if isinstance(value, list):
             for index, item in enumerate(value):
                 check_json(item, (*path, index), issues, ctx)
+                if len(issues) > ISSUES_MAX:
+                    raise TooManyIssues(issues)
         else:
             for key, item in value.items():
-                if key_issue(key, path, issues):
-                    continue
-                check_json(item, (*path, path_key(key)), issues, ctx)
+                if not key_issue(key, path, issues):
+                    check_json(item, (*path, path_key(key)), issues, ctx)
+                if len(issues) > ISSUES_MAX:
+                    raise TooManyIssues(issues)
     finally:
         ctx.active.discard(id(value))
 
