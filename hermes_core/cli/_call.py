@@ -96,6 +96,7 @@ def _missing_name(args: argparse.Namespace) -> None:
 
 
 def _call(args: argparse.Namespace) -> int:
+    from hermes_core._door import Door  # noqa: PLC0415 - only commands that call a tool need it
     from hermes_core._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
     from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
@@ -117,11 +118,13 @@ def _call(args: argparse.Namespace) -> int:
         runtime = found.runtime(grants=(*args.grant, *env_grants()))
     except ToolError as error:
         return out.report(error, args)
-    limit = {} if args.timeout is None else {"timeout": args.timeout}
+    # The front door every edge calls through, here by the tools' own names: a person typed the name, and
+    # reads the error as the runtime wrote it (the input was read above, with this command's own messages).
+    door = Door(runtime, None, timeout=args.timeout, where="hermesos call --timeout")
 
     def call() -> int:
         try:
-            output = runtime.call_sync(args.tool, value, **limit)
+            output = door.call_sync(args.tool, value)
         except PermissionDeniedError as error:
             return out.report(error, args, None if args.json else out.permission_hint(error, args.grant))
         except ToolNotFoundError as error:

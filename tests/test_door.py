@@ -1,0 +1,156 @@
+"""The front door: one way in and out for the adapters, the MCP server and the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from hermes_core import InputInvalidError, Runtime, ToolNotFoundError, define_tool
+from hermes_core import schema as s
+from hermes_core._door import Door
+from hermes_core._wire import WireNames
+from hermes_core.adapters import AnthropicTools, OpenAITools
+from hermes_core.serve import mcp_server
+
+
+def _add(args: dict[str, Any]) -> int:
+    return int(args["a"] + args["b"])
+
+
+def _echo(args: Any) -> Any:
+    return args
+
+
+def _runtime(*grants: str) -> Runtime:
+    add = define_tool(
+        name="math.add",
+        description="Add two integers; math.add_all adds more.",
+        version="1.0.0",
+        input=s.object({"a": s.integer(), "b": s.integer()}),
+        output=s.integer(),
+        handler=_add,
+        permissions=["math:use"],
+    )
+    echo = define_tool(
+        name="echo",
+        description="Echo.",
+        version="1.0.0",
+        input=s.object({"x": s.optional(s.any())}),
+        output=s.any(),
+        handler=_echo,
+    )
+    return Runtime([add, echo], grants=grants)
+
+
+def _edges(runtime: Runtime, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What each edge sends back for one call: the OpenAI and Anthropic messages' texts, and MCP's result."""
+    text = json.dumps(arguments)
+    openai = OpenAITools(runtime).handle_sync({"id": "c", "function": {"name": name, "arguments": text}})
+    anthropic = AnthropicTools(runtime).handle_sync({"id": "t", "name": name, "input": arguments})
+
+    async def mcp() -> Any:
+        async with Client(mcp_server(runtime)) as client:
+            return await client.call_tool(name, arguments)
+
+    result = asyncio.run(mcp())
+    return {
+        "openai": openai["content"],
+        "anthropic": anthropic["content"],
+        "mcp": result.content[0].text,
+        "mcp_data": result.structured_content,
+        "failed": (anthropic["is_error"], result.is_error),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "grants", "code"),
+    [
+        ("math.add", {"a": 1, "b": 2}, ["math:use"], "TOOL_NOT_FOUND"),  # the tool's own name, not its wire name
+        ("math_add", {"a": "x", "b": 2}, ["math:use"], "INPUT_INVALID"),
+        ("math_add", {"a": 1, "b": 2}, [], "PERMISSION_DENIED"),
+    ],
+)
+def test_a_failure_reads_the_same_at_every_edge(
+    name: str, arguments: dict[str, Any], grants: list[str], code: str
+) -> None:
+    seen = _edges(_runtime(*grants), name, arguments)
+    assert seen["failed"] == (True, True)
+    assert seen["openai"] == seen["anthropic"] == seen["mcp"]
+    assert seen["openai"].startswith(f"{code}: ")
+    assert seen["mcp"] == f"{code}: {seen['mcp_data']['message']}"
+    assert seen["mcp_data"]["code"] == code
+    # Told only wire names, in the text and in the data.
+    assert "math.add" not in seen["openai"].replace('"math.add" is not', "")
+    assert "math.add" not in json.dumps(seen["mcp_data"]).replace('"math.add\\" is not', "").replace(
+        '"name": "math.add"', ""
+    )
+
+
+def test_a_result_reads_the_same_at_every_edge() -> None:
+    seen = _edges(_runtime("math:use"), "math_add", {"a": 1, "b": 2})
+    assert seen["failed"] == (False, False)
+    assert seen["openai"] == seen["anthropic"] == seen["mcp"] == "3"
+
+
+def test_serve_does_not_import_the_adapters() -> None:
+    code = "import sys, hermes_core.serve; print('hermes_core.adapters' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "False"
+
+
+def test_the_door_routes_wire_names_and_reads_json_text() -> None:
+    runtime = _runtime("math:use")
+    door = Door(runtime, WireNames(runtime.tools))
+    assert door.call_sync("math_add", '{"a": 2, "b": 3}') == 5
+    assert asyncio.run(_awaited(door.call("math_add", {"a": 2, "b": 3}))) == 5
+    assert door.call_sync("echo", None) == {}
+    with pytest.raises(ToolNotFoundError) as found:
+        door.call_sync("math.add", "{}")
+    assert found.value.suggestions == ("math_add",)
+    with pytest.raises(InputInvalidError) as invalid:
+        door.call_sync("math_add", '{"a": 1,')
+    assert invalid.value.tool == "math_add"
+    assert "is not valid JSON" in invalid.value.issues[0].detail
+
+
+async def _awaited(call: Any) -> Any:
+    return await call
+
+
+def test_the_door_by_own_names_takes_values_already_read_and_shows_errors_as_they_are() -> None:
+    runtime = _runtime("math:use")
+    door = Door(runtime, None, timeout=5)
+    assert door.call_sync("math.add", {"a": 2, "b": 3}) == 5
+    with pytest.raises(InputInvalidError) as text:  # a JSON string, as the command line read it: not read again
+        door.call_sync("echo", '{"x": 1}')
+    assert text.value.issues[0].detail.endswith("got string")
+    with pytest.raises(ToolNotFoundError) as found:
+        door.call_sync("math_add", {})
+    assert found.value.suggestions == ("math.add",)
+    assert door.shown(found.value) is found.value
+    assert door.error_text(found.value) == f"TOOL_NOT_FOUND: {found.value}"
+
+
+def test_an_error_naming_no_renamed_tool_is_shown_as_it_is() -> None:
+    runtime = _runtime("math:use")
+    names = WireNames(runtime.tools)
+    with pytest.raises(InputInvalidError) as invalid:
+        runtime.call_sync("echo", {"y": 1})
+    assert names.shown(invalid.value) is invalid.value  # echo is its own wire name; nothing mentions math.add
+    undotted = WireNames(["echo", "search"])
+    with pytest.raises(InputInvalidError) as other:
+        runtime.call_sync("math.add", {"a": "x", "b": 1})
+    assert undotted.shown(other.value) is other.value  # no tool of these is renamed
+
+
+def test_a_detail_naming_a_tool_is_rewritten_only_where_it_stands_as_a_name() -> None:
+    names = WireNames(["math.add", "math.add_all"])
+    assert names.rewrite("see math.add.") == "see math_add."
+    assert names.rewrite("see xmath.add or math.add_all") == "see xmath.add or math_add_all"
+    assert names.rewrite("math.adds and math.add.x") == "math.adds and math.add.x"
