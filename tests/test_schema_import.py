@@ -53,7 +53,7 @@ def _drops_unknown_keys(schema: s.Schema) -> bool:
     """Whether an object in *schema* drops the keys it does not know (``extra="ignore"``), which no export says."""
     if isinstance(schema, s.ObjectSchema) and schema.extra == "ignore":
         return True
-    return any(_drops_unknown_keys(child) for child in schema._children())
+    return any(_drops_unknown_keys(child) for child in schema.children())
 
 
 def _values(schema: s.Schema) -> st.SearchStrategy[Any]:

@@ -448,7 +448,7 @@ def _rewrites(schema: s.Schema) -> bool:
 
 
 def _children(schema: s.Schema) -> tuple[s.Schema, ...]:
-    return schema._children()
+    return schema.children()
 
 
 # -- (1) parse agrees with JSON Schema on JSON values --------------------------------------------

@@ -180,7 +180,7 @@ class _Codegen:
                 if id(node) in links:
                     raise self_ref(node.pointer)
                 links.add(id(node))
-                node = node._follow()
+                node = node.follow()
                 continue
             target = self.refs.get(node.name)
             if target is None:

@@ -365,7 +365,7 @@ class _Importer:
         if values is None:
             return None
         if typed is not None:
-            if any(True for _ in _links_in(typed)):
+            if any(isinstance(node, LinkSchema) for node in typed.walk()):
                 return AllOfSchema((typed, _choice(values)))
             values = [value for value in values if _accepts(typed, value)]
         return _choice(values)
@@ -577,7 +577,7 @@ class _Importer:
                 if id(node) in seen:
                     raise self_ref(link.pointer)
                 seen.add(id(node))
-                node = node._follow()
+                node = node.follow()
 
     def check_defaults(self) -> None:
         """Drop each default that does not match its own schema: in JSON Schema a default is only an annotation."""
@@ -621,17 +621,6 @@ def _accepts(schema: Schema, value: Any) -> bool:
         return schema._collect(value, (), issues, Context({})) is not BAD and not issues
     except TooManyIssues:  # so wrong that checking stopped
         return False
-
-
-def _links_in(schema: Schema) -> list[LinkSchema]:
-    found: list[LinkSchema] = []
-    pending = [schema]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, LinkSchema):
-            found.append(node)
-        pending.extend(node._children())
-    return found
 
 
 def from_json_schema(

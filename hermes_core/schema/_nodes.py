@@ -162,7 +162,7 @@ class Schema:
 
     def ref_names(self) -> Iterator[str]:
         """Every name this schema refers to through ``s.ref``, directly or nested, in order."""
-        for child in self._children():
+        for child in self.children():
             yield from child.ref_names()
 
     @property
@@ -172,11 +172,25 @@ class Schema:
 
     # -- what subclasses provide --------------------------------------------------------
 
+    def walk(self) -> Iterator[Schema]:
+        """This schema, then every schema it holds, depth first in declaration order.
+
+        The one way the package visits a tree of nodes: a node's own schemas
+        are its :meth:`children`. A :class:`LinkSchema` holds none (its target
+        may reach back to it: :meth:`LinkSchema.follow` goes there), and a
+        :class:`RefSchema` names a schema that a runtime resolves.
+        """
+        pending: list[Schema] = [self]
+        while pending:
+            node = pending.pop()
+            yield node
+            pending.extend(reversed(node.children()))
+
     # The names of the fields that hold schemas (a schema, or a tuple of them), in declaration order.
     _holds_schemas: ClassVar[tuple[str, ...]] = ()
 
-    def _children(self) -> tuple[Schema, ...]:
-        """The schemas this one holds, in declaration order."""
+    def children(self) -> tuple[Schema, ...]:
+        """The schemas this one holds directly, in declaration order (none for a link or a ref: see :meth:`walk`)."""
         children: list[Schema] = []
         for name in self._holds_schemas:
             value = getattr(self, name)
@@ -658,7 +672,7 @@ class ObjectSchema(_Dict):
         """The names of the fields that must be present, in declaration order."""
         return tuple(name for name, sub in self.field_items if not isinstance(sub, OptionalSchema))
 
-    def _children(self) -> tuple[Schema, ...]:
+    def children(self) -> tuple[Schema, ...]:
         fields = tuple(sub for _, sub in self.field_items)
         return (*fields, self.extra) if isinstance(self.extra, Schema) else fields
 
@@ -768,45 +782,60 @@ class RecordSchema(_Dict):
 
 
 @frozen
-class UnionSchema(Schema):
-    """A value matching at least one of ``options``; the first option that matches parses it."""
+class _Alternatives(Schema):
+    """Shared by union and one-of: ``options``, each tried on the value with its own issues list."""
 
     options: tuple[Schema, ...]
     description: str | None = None
 
     _holds_schemas = ("options",)
+    _keyword: ClassVar[str] = ""  # "anyOf" or "oneOf"
 
     def _json(self) -> dict[str, Any]:
-        return self._with_description({"anyOf": [option._json() for option in self.options]})
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return _either(self.options, ctx)
+        return self._with_description({self._keyword: [option._json() for option in self.options]})
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return any(option._admits(value, ctx) for option in self.options)
+
+    @staticmethod
+    def _attempt(option: Schema, value: Any, path: Path, ctx: Context) -> tuple[Any, list[Issue]]:
+        """*option*'s result for *value* and its issues; an option that stopped (too many issues) failed."""
+        found: list[Issue] = []
+        try:
+            return option._collect(value, path, found, ctx), found
+        except TooManyIssues:  # its first issues stay in found
+            return BAD, found
+
+    def _unmatched(self, best: list[Issue] | None, value: Any, path: Path, issues: list[Issue], ctx: Context) -> None:
+        """Why no option accepted *value*: the closest option's own issues, else the types that were wanted."""
+        if best is None:
+            issues.append(Issue(path, "union", f"must be {_either(self.options, ctx)}, got {type_name(value)}"))
+            return
+        issues.extend(best)
+        if len(issues) > ISSUES_MAX:
+            raise TooManyIssues(issues)
+
+
+@frozen
+class UnionSchema(_Alternatives):
+    """A value matching at least one of ``options``; the first option that matches parses it."""
+
+    _keyword = "anyOf"
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return _either(self.options, ctx)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         # The first option that accepts wins. When none does, explain the option
         # whose type fits the value best: its own issues say more than "no match".
         best: list[Issue] | None = None
         for option in self.options:
-            found: list[Issue] = []
-            try:
-                parsed = option._collect(value, path, found, ctx)
-            except TooManyIssues:  # the option stopped, failed: its first issues stay in found
-                parsed = BAD
+            parsed, found = self._attempt(option, value, path, ctx)
             if parsed is not BAD:
                 return parsed
             best = _closer(best, option, found, value, ctx)
-        _extend(issues, _unmatched(best, self.options, value, path, ctx))
+        self._unmatched(best, value, path, issues, ctx)
         return BAD
-
-
-def _extend(issues: list[Issue], found: list[Issue]) -> None:
-    """Add an option's *found* issues to *issues*, stopping the check if that makes too many."""
-    issues.extend(found)
-    if len(issues) > ISSUES_MAX:
-        raise TooManyIssues(issues)
 
 
 def _either(options: tuple[Schema, ...], ctx: Context | None) -> str:
@@ -820,15 +849,6 @@ def _closer(
     """The issues that explain a value no option accepted: those of the option of its type with the fewest."""
     if option._admits(value, ctx) and (best is None or len(found) < len(best)):
         return found
-    return best
-
-
-def _unmatched(
-    best: list[Issue] | None, options: tuple[Schema, ...], value: Any, path: Path, ctx: Context
-) -> list[Issue]:
-    """Why no option accepted *value*: the closest option's own issues, else the types that were wanted."""
-    if best is None:
-        return [Issue(path, "union", f"must be {_either(options, ctx)}, got {type_name(value)}")]
     return best
 
 
@@ -985,7 +1005,7 @@ class PatternPropertiesSchema(Schema):
     description: str | None = None
     _regexes: tuple[Searcher, ...] = field(default=(), repr=False, compare=False)
 
-    def _children(self) -> tuple[Schema, ...]:
+    def children(self) -> tuple[Schema, ...]:
         return (self.base, *(schema for _, schema in self.patterns))
 
     def _json(self) -> dict[str, Any]:
@@ -1068,33 +1088,20 @@ class AllOfSchema(Schema):
 
 
 @frozen
-class OneOfSchema(Schema):
+class OneOfSchema(_Alternatives):
     """A value matching exactly one of ``options`` (JSON Schema's ``oneOf``)."""
 
-    options: tuple[Schema, ...]
-    description: str | None = None
-
-    _holds_schemas = ("options",)
-
-    def _json(self) -> dict[str, Any]:
-        return self._with_description({"oneOf": [option._json() for option in self.options]})
+    _keyword = "oneOf"
 
     def expected(self, ctx: Context | None = None) -> str:
         return "exactly one of: " + "; ".join(dict.fromkeys(option.expected(ctx) for option in self.options))
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return any(option._admits(value, ctx) for option in self.options)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         matched: list[int] = []
         parsed: Any = BAD
         best: list[Issue] | None = None
         for index, option in enumerate(self.options):
-            found: list[Issue] = []
-            try:
-                result = option._collect(value, path, found, ctx)
-            except TooManyIssues:  # the option stopped, failed: its first issues stay in found
-                result = BAD
+            result, found = self._attempt(option, value, path, ctx)
             if result is not BAD and not found:
                 matched.append(index)
                 parsed = result
@@ -1107,7 +1114,7 @@ class OneOfSchema(Schema):
             detail = f"must match exactly one of {len(self.options)} alternatives, but matches the {which}"
             issues.append(Issue(path, "union", detail))
         else:
-            _extend(issues, _unmatched(best, self.options, value, path, ctx))
+            self._unmatched(best, value, path, issues, ctx)
         return BAD
 
 
@@ -1120,8 +1127,8 @@ _LINKS_IN_PROGRESS: set[int] = set()
 class LinkSchema(Schema):
     """A local ``$ref`` of an imported document: ``target`` is the node at ``pointer``, set once when linked.
 
-    It holds no child (``target`` may reach back to it), so walks over the
-    tree stop here; the checks follow it.
+    It holds no child (``target`` may reach back to it), so :meth:`Schema.walk`
+    stops here; the checks go on through :meth:`follow`.
     """
 
     pointer: str
@@ -1131,7 +1138,12 @@ class LinkSchema(Schema):
     def _json(self) -> dict[str, Any]:
         return self._with_description({"$ref": self.pointer})
 
-    def _follow(self) -> Schema:
+    def follow(self) -> Schema:
+        """The node this link stands for (``target``), which every check and walk goes on to.
+
+        Raises:
+            RuntimeError: the link was never linked (the importer links every node it returns).
+        """
         if self.target is None:  # pragma: no cover - the importer links every node it returns
             raise RuntimeError(f"the $ref {self.pointer!r} was never linked")
         return self.target
@@ -1150,12 +1162,12 @@ class LinkSchema(Schema):
             return again
         _LINKS_IN_PROGRESS.add(id(self))
         try:
-            return ask(self._follow())
+            return ask(self.follow())
         finally:
             _LINKS_IN_PROGRESS.discard(id(self))
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        return self._follow()._collect(value, path, issues, ctx)
+        return self.follow()._collect(value, path, issues, ctx)
 
 
 @frozen
@@ -1238,7 +1250,7 @@ def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSc
     elif isinstance(schema, RecordSchema):
         yield from defaults(schema.values, prefix + "{}")
     else:
-        for child in schema._children():
+        for child in schema.children():
             yield from defaults(child, prefix)
 
 
