@@ -74,7 +74,7 @@ def _installed_plugins() -> list[dict[str, Any]] | None:
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str]:
-    from packaging.utils import canonicalize_name  # noqa: PLC0415 - only install and uninstall compare names
+    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only install and uninstall compare names
 
     return canonicalize_name(row["distribution"]), row["entry_point"]
 
@@ -194,7 +194,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _uninstall(args: argparse.Namespace) -> int:
-    from packaging.utils import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
+    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
 
     _only_names(
         "uninstall", args.names, "the names of installed distributions (such as hermesos-fs)", "no option goes to pip"
