@@ -1,12 +1,32 @@
-"""Shared fixtures: a directory on sys.path to install small plugin distributions into."""
+"""Shared fixtures: a directory on sys.path to install small plugin distributions into, and real environments.
+
+The install tests (test_plugins_installed, test_cli_install, test_scaffold,
+the tutorial in test_docs) each want a fresh virtual environment of their own
+with pip-installed wheels. Building the wheels and installing the third-party
+requirements of hermesos-core and of the bundled plugins (the MCP SDK and its
+dependencies) is the slow part and the same each time, so it is done once per
+run: :func:`wheels` builds every wheel once, and :func:`environments` makes
+each test's fresh environment on top of one shared layer of those
+requirements.
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 import textwrap
+import tomllib
+import venv
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The bundled plugins and the fixture distributions under tests/fixtures/plugins, as project folders.
+BUNDLED = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "plugins").iterdir() if (p / "pyproject.toml").exists())
 
 _serial = itertools.count()
 
@@ -62,3 +82,93 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
     (tmp_path / "fs-root").mkdir()
     monkeypatch.setenv("HERMESOS_FS_ROOT", str(tmp_path / "fs-root"))
     return Site(tmp_path)
+
+
+# -- real environments, for the install tests --------------------------------------------------
+
+
+def _bin(environment: Path) -> Path:
+    return environment / ("Scripts" if os.name == "nt" else "bin")
+
+
+def _python(environment: Path) -> Path:
+    return _bin(environment) / ("python.exe" if os.name == "nt" else "python")
+
+
+def _purelib(environment: Path) -> Path:
+    """The site-packages folder of *environment*, as its own Python names it."""
+    done = subprocess.run(
+        [_python(environment), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(done.stdout.strip())
+
+
+def _pip(environment: Path, *args: str) -> None:
+    done = subprocess.run(
+        [_python(environment), "-m", "pip", "--disable-pip-version-check", "-q", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of wheels of hermesos-core, the bundled plugins and the fixture plugins, built once for the run."""
+    folder = tmp_path_factory.mktemp("wheels")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder)]
+        + [str(p) for p in (ROOT, *BUNDLED, *FIXTURES)],
+        check=True,
+        capture_output=True,
+    )
+    return folder
+
+
+class Environments:
+    """Makes fresh virtual environments, each with its own ``hermesos``, over one shared layer of requirements.
+
+    The shared layer is a virtual environment holding pip and the third-party
+    requirements of hermesos-core and the bundled plugins. A new environment
+    is an empty virtual environment whose site-packages has a ``.pth`` line
+    pointing at the layer's: what pip installs into it goes into its own
+    site-packages and its own ``bin``, comes first on its path, and pip
+    uninstalls only from there (it leaves what lies outside the environment
+    alone), so tests cannot change what another test sees. Installing
+    hermesos-core itself, its plugins or a test's own packages is left to
+    each environment.
+    """
+
+    def __init__(self, layer: Path, wheels: Path) -> None:
+        self.layer = layer
+        self.wheels = wheels
+        self._site = _purelib(layer)
+
+    def new(self, path: Path, *, core: bool = True) -> Path:
+        """A fresh environment at *path*; with *core*, hermesos-core installed into it from its wheel."""
+        venv.create(path, with_pip=False)
+        (_purelib(path) / "_hermesos_shared_layer.pth").write_text(f"{self._site}\n")
+        if core:
+            # By file: the bare name could resolve to another project's release on the index.
+            (wheel,) = self.wheels.glob("hermesos_core-*.whl")
+            _pip(path, "install", "--no-deps", str(wheel))
+        return path
+
+
+@pytest.fixture(scope="session")
+def environments(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Environments:
+    """Fresh virtual environments over a layer of third-party requirements installed once for the run."""
+    layer = tmp_path_factory.mktemp("layer") / "venv"
+    venv.create(layer, with_pip=True)
+    requirements = [
+        requirement
+        for project in (ROOT, *BUNDLED)
+        for requirement in tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+        if not requirement.startswith("hermesos-")
+    ]
+    _pip(layer, "install", *requirements)
+    return Environments(layer, wheels)

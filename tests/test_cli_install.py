@@ -14,14 +14,16 @@ import os
 import subprocess
 import sys
 import tomllib
-import venv
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hermes_core import __version__
 from hermes_core.cli import main
+
+if TYPE_CHECKING:
+    from conftest import Environments
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
@@ -365,31 +367,16 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
+def env(tmp_path_factory: pytest.TempPathFactory, wheels: Path, environments: Environments) -> Env:
     """Every hermesos distribution and a third-party plugin, installed from local wheels with their dependencies.
 
-    hermesos-core's and the bundled plugins' third-party dependencies come from
-    the index first; then pip gets --no-index, so that it can take
-    hermesos-core, which every plugin requires, from the local wheel only.
+    hermesos-core's and the bundled plugins' third-party dependencies (the MCP
+    SDK for hermesos-mcp) are the shared layer of conftest's ``environments``;
+    pip gets --no-index, so that it takes hermesos-core, which every plugin
+    requires, from the local wheel only.
     """
     base = tmp_path_factory.mktemp("install")
-    wheels = base / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels)]
-        + [str(p) for p in (ROOT, *BUNDLED, THIRD_PARTY, BROKEN)],
-        check=True,
-        capture_output=True,
-    )
-    venv.create(base / "venv", with_pip=True)
-    environment = Env(base / "venv", wheels)
-    # The third-party dependencies of the core and of each bundled plugin (the MCP SDK for hermesos-mcp).
-    requires = [
-        requirement
-        for project in (ROOT, *BUNDLED)
-        for requirement in tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
-        if not requirement.startswith("hermesos-")
-    ]
-    environment.pip("install", "-q", *requires)
+    environment = Env(environments.new(base / "venv", core=False), wheels)
     plugins = [p.name for p in (*BUNDLED, THIRD_PARTY)]
     environment.pip("install", "-q", "--no-index", "--find-links", str(wheels), *plugins)
     return environment

@@ -49,6 +49,9 @@ from hermes_core import ErrorCode
 from hermes_core import schema as s
 from hermes_core._errors import IssueKind
 
+if typing.TYPE_CHECKING:
+    from conftest import Environments
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 
@@ -337,33 +340,23 @@ def _console(blocks: list[Block]) -> list[tuple[str, list[str]]]:
     return steps
 
 
-def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path) -> None:
+def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path, environments: Environments) -> None:
     """Every command of the tutorial, in order, in a fresh venv; its files replace the scaffold's once it is written."""
     import os
     import shlex
     import subprocess
-    import sys
-    import venv
 
     blocks = read_blocks(ROOT / TUTORIAL)
     files = [block for block in blocks if block.title]
     assert {block.title for block in files} == {"hermes_wordcount.py", "tests/test_hermes_wordcount.py"}
 
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
     folder = tmp_path / "work"
     folder.mkdir()
-    venv.create(tmp_path / ".venv", with_pip=True)
-    bin_dir = tmp_path / ".venv" / "bin"
+    # A fresh environment with hermesos-core installed, as the tutorial's first commands make (conftest's environments).
+    bin_dir = environments.new(tmp_path / ".venv") / "bin"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "PYTHON"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(tmp_path / ".venv"))
-    (core,) = wheels.glob("hermesos_core-*.whl")  # by file: the bare name could resolve to another project
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, str(core)], check=True, capture_output=True, env=env)
 
     steps = _console(blocks)
     assert any(command.startswith("hermesos new plugin") for command, _ in steps)

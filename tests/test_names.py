@@ -179,6 +179,7 @@ AT_SCALE = [
 ]
 
 
+@pytest.mark.scale
 def test_among_100000_names_a_mistyped_one_gets_the_suggestions_comparing_with_all_would_give() -> None:
     names = many_names()
     assert len(set(names)) == 100_000

@@ -3,7 +3,9 @@
 hermesos-core, the bundled plugins and the fixture distributions under
 ``tests/fixtures/plugins`` are built as wheels, pip-installed into a fresh
 virtual environment, and discovered by a separate Python process there, as
-an agent builder's ``pip install`` would have them.
+an agent builder's ``pip install`` would have them. (The wheels and the
+environment's third-party requirements come from conftest's ``wheels`` and
+``environments``, shared by the install tests.)
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import venv
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Environments
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "plugins").iterdir() if (p / "pyproject.toml").exists())
@@ -75,21 +78,9 @@ class Venv:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+def env(tmp_path_factory: pytest.TempPathFactory, wheels: Path, environments: Environments) -> Venv:
     base = tmp_path_factory.mktemp("plugins")
-    wheels = base / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels)]
-        + [str(ROOT)]
-        + [str(p) for p in (*FIXTURES, *BUNDLED)],
-        check=True,
-        capture_output=True,
-    )
-    venv.create(base / "venv", with_pip=True)
-    environment = Venv(base / "venv", wheels)
-    # By file: the name alone could resolve to another project's release on the index.
-    (core,) = wheels.glob("hermesos_core-*.whl")
-    environment.pip("install", str(core))
+    environment = Venv(environments.new(base / "venv"), wheels)
     environment.install(*(p.name for p in (*FIXTURES, *BUNDLED)))
     return environment
 

@@ -8,11 +8,15 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from hermes_core import Runtime, Tool, _scaffold
 from hermes_core.cli import main
+
+if TYPE_CHECKING:
+    from conftest import Environments
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ["pyproject.toml", "hermes_notes.py", "README.md", "tests/test_hermes_notes.py", ".gitignore"]
@@ -293,26 +297,13 @@ def test_only_new_plugin_imports_the_templates() -> None:
 # -- done when: a new plugin, installed in a fresh environment, passes its tests and is listed -------
 
 
-def test_a_new_plugin_installs_passes_its_tests_and_lists_its_tool(tmp_path: Path) -> None:
-    import venv
-
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    environment = tmp_path / "venv"
-    try:
-        venv.create(environment, with_pip=True)
-    except (OSError, subprocess.CalledProcessError) as error:
-        pytest.skip(f"cannot create a virtual environment here: {error}")
+def test_a_new_plugin_installs_passes_its_tests_and_lists_its_tool(tmp_path: Path, environments: Environments) -> None:
+    # A fresh environment with hermesos-core and nothing else of hermesos (conftest's environments).
+    environment = environments.new(tmp_path / "venv")
     bin_dir = environment / "bin"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "PYTHON", "PYTEST_"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(environment))
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    (core,) = wheels.glob("hermesos_core-*.whl")  # by file: the bare name could resolve to another project
-    subprocess.run([*pip, str(core)], check=True, capture_output=True, env=env)
 
     work = tmp_path / "work"
     work.mkdir()

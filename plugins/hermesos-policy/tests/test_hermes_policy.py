@@ -221,6 +221,7 @@ LARGE_CASES: list[tuple[str, str, bool | None]] = [
 ]
 
 
+@pytest.mark.scale
 @pytest.mark.parametrize(("tool_name", "permission", "answer"), LARGE_CASES)
 def test_200000_rules_answer_as_documented(
     large: tuple[list[Rule], PolicyProvider], tool_name: str, permission: str, answer: bool | None
