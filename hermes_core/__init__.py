@@ -1,47 +1,57 @@
 """hermesos-core: LLM tools as plugins, with errors a model can act on.
 
-Importing this package has no side effects: it discovers and loads nothing.
+Importing this package has no side effects: it discovers and loads nothing. It
+imports nothing either until a name is asked for: each public name is imported
+from its private module on first use (PEP 562), so that ``hermesos --version``
+and a plugin that needs one name do not pay for the rest (docs/performance.md,
+start-up). ``from hermes_core import Tool`` works as with any module.
 """
 
 from __future__ import annotations
 
-from hermes_core import schema
-from hermes_core._errors import (
-    ErrorCode,
-    InputInvalidError,
-    InputRejected,
-    InvalidDefinitionError,
-    Issue,
-    IssueKind,
-    OutputInvalidError,
-    PermissionDeniedError,
-    SchemaError,
-    ToolError,
-    ToolFailedError,
-    ToolNotFoundError,
-    reject,
-    shorten,
-)
-from hermes_core._hookspecs import hookimpl
-from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
-from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
-from hermes_core._plugins import (
-    Plugin,
-    PluginLoadError,
-    PluginOrigin,
-    PluginProblem,
-    PluginSet,
-    discover_plugins,
-    load_runtime,
-)
-from hermes_core._resources import Resource, ResourceError
-from hermes_core._runtime import Runtime
-from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
-from hermes_core._toolhints import ToolHints
-from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool, tool
-from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
 from hermes_core._version import __version__
-from hermes_core._wire import wire_name
+
+# Not typing.TYPE_CHECKING: importing typing would cost 'hermesos --version' a fifth of its time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
+    from typing import Any
+
+    from hermes_core import schema
+    from hermes_core._errors import (
+        ErrorCode,
+        InputInvalidError,
+        InputRejected,
+        InvalidDefinitionError,
+        Issue,
+        IssueKind,
+        OutputInvalidError,
+        PermissionDeniedError,
+        SchemaError,
+        ToolError,
+        ToolFailedError,
+        ToolNotFoundError,
+        reject,
+        shorten,
+    )
+    from hermes_core._hookspecs import hookimpl
+    from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
+    from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
+    from hermes_core._plugins import (
+        Plugin,
+        PluginLoadError,
+        PluginOrigin,
+        PluginProblem,
+        PluginSet,
+        discover_plugins,
+        load_runtime,
+    )
+    from hermes_core._resources import Resource, ResourceError
+    from hermes_core._runtime import Runtime
+    from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
+    from hermes_core._toolhints import ToolHints
+    from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool, tool
+    from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
+    from hermes_core._wire import wire_name
 
 __all__ = [
     "GRANT_PATTERN",
@@ -94,3 +104,72 @@ __all__ = [
     "user_config_file",
     "wire_name",
 ]
+
+# Where each public name lives: a module of the package (schema), or the private module defining it.
+_PLACES: dict[str, str] = {
+    "ErrorCode": "hermes_core._errors",
+    "InputInvalidError": "hermes_core._errors",
+    "InputRejected": "hermes_core._errors",
+    "InvalidDefinitionError": "hermes_core._errors",
+    "Issue": "hermes_core._errors",
+    "IssueKind": "hermes_core._errors",
+    "OutputInvalidError": "hermes_core._errors",
+    "PermissionDeniedError": "hermes_core._errors",
+    "SchemaError": "hermes_core._errors",
+    "ToolError": "hermes_core._errors",
+    "ToolFailedError": "hermes_core._errors",
+    "ToolNotFoundError": "hermes_core._errors",
+    "reject": "hermes_core._errors",
+    "shorten": "hermes_core._errors",
+    "hookimpl": "hermes_core._hookspecs",
+    "NAME_MAX": "hermes_core._names",
+    "NAME_PATTERN": "hermes_core._names",
+    "case_key": "hermes_core._names",
+    "is_name": "hermes_core._names",
+    "suggest": "hermes_core._names",
+    "EnvGrants": "hermes_core._permissions",
+    "GRANT_PATTERN": "hermes_core._permissions",
+    "PermissionProvider": "hermes_core._permissions",
+    "StaticGrants": "hermes_core._permissions",
+    "Plugin": "hermes_core._plugins",
+    "PluginLoadError": "hermes_core._plugins",
+    "PluginOrigin": "hermes_core._plugins",
+    "PluginProblem": "hermes_core._plugins",
+    "PluginSet": "hermes_core._plugins",
+    "discover_plugins": "hermes_core._plugins",
+    "load_runtime": "hermes_core._plugins",
+    "Resource": "hermes_core._resources",
+    "ResourceError": "hermes_core._resources",
+    "Runtime": "hermes_core._runtime",
+    "read_config_file": "hermes_core._settings",
+    "setting": "hermes_core._settings",
+    "user_config_dir": "hermes_core._settings",
+    "user_config_file": "hermes_core._settings",
+    "ToolHints": "hermes_core._toolhints",
+    "PERMISSION_PATTERN": "hermes_core._tools",
+    "Tool": "hermes_core._tools",
+    "define_tool": "hermes_core._tools",
+    "tool": "hermes_core._tools",
+    "disable_tracing": "hermes_core._tracing",
+    "enable_tracing": "hermes_core._tracing",
+    "tracing_enabled": "hermes_core._tracing",
+    "__version__": "hermes_core._version",
+    "wire_name": "hermes_core._wire",
+    "schema": "hermes_core.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    place = _PLACES.get(name)
+    if place is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # noqa: PLC0415 - see TYPE_CHECKING
+
+    module = importlib.import_module(place)
+    value = module if place == f"{__name__}.{name}" else getattr(module, name)
+    globals()[name] = value  # asked once: the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,7 +26,6 @@ import re
 import shlex
 import sys
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -288,27 +287,47 @@ def canonicalize_name(name: str) -> str:
     return _SEPARATORS.sub("-", name).lower()
 
 
+# A requirement's leading name (PEP 508), and a requirement on the core that is only version clauses
+# ("hermesos-core>=0.4", "hermesos_core >=0.4, <1"): the form every plugin's Requires-Dist takes.
+_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PLAIN_CORE = re.compile(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", re.IGNORECASE)
+
+
 def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
     """Raise if the plugin's own requirement on hermesos-core is not met by the installed core."""
     # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
-    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
-
+    # A plain requirement needs only packaging's specifiers; the full parser (markers, extras) costs a
+    # third of what 'hermesos tools list' spends importing (docs/performance.md, start-up).
     installed = __version__
     for line in requires:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue  # the installer already accepted it; not ours to judge
-        if canonicalize_name(requirement.name) != "hermesos-core":
-            continue
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-            continue
-        if not requirement.specifier.contains(installed, prereleases=True):
+        leading = _LEADING_NAME.match(line)
+        if leading is None or canonicalize_name(leading.group(1)) != "hermesos-core":
+            continue  # another distribution's (or not a requirement: the installer accepted it, not ours to judge)
+        plain = _PLAIN_CORE.fullmatch(line)
+        if plain is not None:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
+
+            try:
+                specifier = SpecifierSet(plain.group(1))
+            except InvalidSpecifier:
+                continue
+            text = f"{leading.group(1)}{specifier}"  # as str(Requirement(line)) would be
+        else:
+            from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue  # the installer already accepted it; not ours to judge
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            specifier, text = requirement.specifier, str(requirement)
+        if not specifier.contains(installed, prereleases=True):
             raise InvalidDefinitionError(
                 str(origin),
                 "Requires-Dist",
-                f'requires "{requirement}", but hermesos-core {installed} is installed; install a hermesos-core '
-                f'that satisfies it (pip install "hermesos-core{requirement.specifier}") or a release of '
+                f'requires "{text}", but hermesos-core {installed} is installed; install a hermesos-core '
+                f'that satisfies it (pip install "hermesos-core{specifier}") or a release of '
                 f"{origin.distribution} made for hermesos-core {installed}",
             )
 
@@ -468,7 +487,9 @@ def _editable_folder(distribution: Any) -> str | None:
     url = found.get("url")
     if not found["dir_info"].get("editable") or not isinstance(url, str) or not url.startswith("file:"):
         return None
-    return urllib.request.url2pathname(urllib.parse.urlparse(url).path) or None
+    from urllib.request import url2pathname  # noqa: PLC0415 - slow to import (http, email, ssl); editable only
+
+    return url2pathname(urllib.parse.urlparse(url).path) or None
 
 
 def _sources(distribution: Any, module: str, label: str) -> tuple[GuardedPath, ...]:

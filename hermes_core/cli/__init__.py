@@ -45,13 +45,14 @@ Ctrl-C, SIGTERM, a stdio client going away.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from hermes_core._version import __version__
 
+TYPE_CHECKING = False  # not typing's: --version imports nothing it does not need (see main)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from hermes_core._errors import ErrorCode
     from hermes_core.cli._call import STDIN_LIMIT

@@ -10,7 +10,6 @@ import json
 import os
 import shlex
 import sys
-import traceback
 from collections.abc import Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -55,6 +54,13 @@ class Style:
 
     def yellow(self, text: str) -> str:
         return self(text, "33")
+
+
+def print_traceback(error: BaseException) -> None:
+    """*error*'s traceback on stderr (--debug)."""
+    import traceback  # noqa: PLC0415 - slow to import (textwrap), and only --debug prints one
+
+    traceback.print_exception(error, file=sys.stderr)
 
 
 def print_json(data: Any) -> None:
@@ -111,7 +117,7 @@ def report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -
     for problem in problems:
         print(broken_line(problem.origin, problem.message), file=sys.stderr)
         if args.debug:
-            traceback.print_exception(problem.error.__cause__ or problem.error, file=sys.stderr)
+            print_traceback(problem.error.__cause__ or problem.error)
     names = list(dict.fromkeys(problem.origin.distribution for problem in problems))
     print(skip_hint(names), file=sys.stderr)
 
@@ -151,7 +157,7 @@ def report(error: ToolError, args: argparse.Namespace, hint: str | None = None) 
     if args.debug and isinstance(error, ToolFailedError) and error.reason != "timeout" and raised is not None:
         # What the handler raised, with its own causes: the traceback the runtime logs. (A timeout's
         # cause is the runtime's own signal, whose traceback says nothing about the tool.)
-        traceback.print_exception(raised, file=sys.stderr)
+        print_traceback(raised)
     return EXIT_STATUSES[error.code.value]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +50,7 @@ def _resource_failed(error: ResourceError, args: argparse.Namespace) -> int:
     """One line on stderr for a resource that failed to open or close, naming its plugin; with --debug, the cause."""
     print(f"{out.Style(sys.stderr).red('error')}: {error}", file=sys.stderr)
     if args.debug and error.__cause__ is not None:
-        traceback.print_exception(error.__cause__, file=sys.stderr)
+        out.print_traceback(error.__cause__)
     return PROBLEMS
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import final
+from typing import TYPE_CHECKING, Any, final
 
 from hermes_core import Tool, hookimpl
 from hermes_mcp import _cache
@@ -40,9 +40,12 @@ from hermes_mcp._config import (
     load_config,
     parse_config,
 )
-from hermes_mcp._connect import Pool, list_servers
-from hermes_mcp._failure import Listing, ServerFailure
-from hermes_mcp._mount import drop_clashes, mount
+
+if TYPE_CHECKING:
+    # Imported when a server is configured: connecting needs asyncio and threads (and, to connect, the
+    # MCP SDK), which a load without a configuration file has no use for.
+    from hermes_mcp._connect import Pool
+    from hermes_mcp._failure import Listing, ServerFailure
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -66,6 +69,23 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Pool and ServerFailure are imported on first use (see the imports above).
+    if name == "Pool":
+        from hermes_mcp._connect import Pool  # noqa: PLC0415
+
+        return Pool
+    if name == "ServerFailure":
+        from hermes_mcp._failure import ServerFailure  # noqa: PLC0415
+
+        return ServerFailure
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 @final
@@ -98,6 +118,9 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
     Returns:
         The tools, the pool to open, and the problems.
     """
+    from hermes_mcp._connect import Pool, list_servers  # noqa: PLC0415 - see the imports above
+    from hermes_mcp._mount import drop_clashes, mount  # noqa: PLC0415
+
     directory = cache_dir() if cache_directory is None else Path(cache_directory)
     listings: dict[str, Listing] = {}
     unlisted: list[ServerConfig] = []
@@ -133,13 +156,14 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
 # -- the hooks -----------------------------------------------------------------------------
 # hermes_resources and hermes_problems are called right after hermes_tools, in the same load:
 # what hermes_tools mounted is kept here for them.
+# None: no configuration file, so nothing mounted.
 _loaded: Mounted | None = None
 
 
-def _load(environ: Mapping[str, str] | None = None) -> Mounted:
+def _load(environ: Mapping[str, str] | None = None) -> Mounted | None:
     path = find_config_file(environ)
     if path is None:
-        return Mounted((), Pool(()), ())
+        return None
     return mount_servers(load_config(path), refresh=_cache.refresh_asked(environ))
 
 
@@ -153,7 +177,7 @@ def hermes_tools() -> Iterable[Tool]:
     """
     global _loaded  # noqa: PLW0603 - see above
     _loaded = _load()
-    return _loaded.tools
+    return () if _loaded is None else _loaded.tools
 
 
 @hookimpl

@@ -1,0 +1,83 @@
+"""Start-up: what ``hermesos --version``, ``--help`` and ``import hermes_core`` import, in fresh processes.
+
+The timings themselves are bench/bench_startup.py's (docs/performance.md); these
+tests hold the imports that made them slow out of the commands that do not need them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hermes_core
+
+HERMESOS = Path(sys.executable).with_name("hermesos")
+# The schema compiler and pluggy: the bulk of a plugin load, and nothing --version or --help needs.
+HEAVY = ("hermes_core.schema._compile", "hermes_core.schema", "pluggy", "hermes_core._plugins", "importlib_metadata")
+
+
+def _imported(*command: str, environ: dict[str, str] | None = None) -> tuple[str, set[str]]:
+    """The stdout of *command* run by this Python with ``-X importtime``, and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environ,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    return done.stdout, modules
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["call", "--help"], ["tools", "list", "--help"]])
+def test_version_and_help_import_neither_the_schema_compiler_nor_pluggy(argv: list[str]) -> None:
+    stdout, modules = _imported(str(HERMESOS), *argv)
+    assert "hermesos" in stdout
+    assert "hermes_core.cli" in modules  # the listing is real: the command's own modules are in it
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_version_does_not_even_build_the_parser() -> None:
+    stdout, modules = _imported(str(HERMESOS), "--version")
+    assert stdout == f"hermesos-core {hermes_core.__version__}\n"
+    assert "argparse" not in modules
+
+
+def test_importing_the_facade_imports_none_of_its_modules() -> None:
+    _, modules = _imported("-c", "import hermes_core")
+    assert {m for m in modules if m.startswith("hermes_core")} == {"hermes_core", "hermes_core._version"}
+
+
+def test_every_public_name_of_the_facade_is_there_and_listed() -> None:
+    code = (
+        "import hermes_core, inspect\n"
+        "missing = [n for n in hermes_core.__all__ if n not in dir(hermes_core)]\n"
+        "from hermes_core import *\n"
+        "objects = [getattr(hermes_core, n) for n in hermes_core.__all__]\n"
+        "from hermes_core import Tool, schema\n"
+        "print(missing, Tool.__module__, schema.__name__, len(objects))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "hermes_core._tools", "hermes_core.schema", str(len(hermes_core.__all__))]
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        hermes_core.nothing_here  # noqa: B018
+
+
+def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asyncio(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "workspace").mkdir()
+    environ = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")},
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),  # no mcp.toml: no MCP server configured
+        "HERMESOS_FS_ROOT": str(tmp_path / "workspace"),
+    }
+    stdout, modules = _imported(str(HERMESOS), "tools", "list", environ=environ)
+    assert "math.eval" in stdout  # the bundled plugins were loaded
+    assert "hermes_mcp._config" in modules  # hermesos-mcp was loaded, and looked for its configuration
+    # hermesos-mcp connects to servers with asyncio and the MCP SDK: without a server, it needs neither.
+    assert not {m for m in modules if m.split(".")[0] in ("mcp", "anyio", "httpx", "httpx2", "asyncio")}
