@@ -14,6 +14,12 @@ it into the message that answers it, ``{"role": "tool", "tool_call_id": ...,
   ``json.dumps(result)``, the message built; and the same with the result
   validated too (``TypeAdapter(int)``), as the runtime validates every result.
 
+Case 1e is the error path: the same call with ``{"a": "x", "b": 2}``, which
+``tools.handle_sync(call)`` answers with ``INPUT_INVALID: ...`` (the error
+rendered for a model, under wire names), against pydantic by hand with
+``validate_json`` raising ``ValidationError`` and ``str(error)`` as the
+content.
+
 Case 2 times the parts of each path one by one, to show where the time goes.
 
 Method, ``_method.py``'s, as for every benchmark here: every contender is one statement, compiled
@@ -33,7 +39,7 @@ import sys
 import time
 
 from _method import Case, Comparison, Contender, arguments, machine, report, require, time_all
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it, not typing's, before Python 3.12
 
 from hermes_core import Runtime, define_tool
@@ -44,6 +50,7 @@ ARGUMENTS = '{"a": 1, "b": 2}'
 CALL = {"id": "call_1", "type": "function", "function": {"name": "math_add", "arguments": ARGUMENTS}}
 ASYNC_CALL = {"id": "call_1", "type": "function", "function": {"name": "math_add_async", "arguments": ARGUMENTS}}
 EXPECTED = {"role": "tool", "tool_call_id": "call_1", "content": "3"}
+BAD_CALL = {"id": "call_1", "type": "function", "function": {"name": "math_add", "arguments": '{"a": "x", "b": 2}'}}
 
 
 def add(args: dict[str, int]) -> int:
@@ -104,6 +111,8 @@ def cases(loop: asyncio.AbstractEventLoop) -> list[Case]:
         "handlers": handlers,
         "json": json,
         "result_text": result_text,
+        "bad_call": BAD_CALL,
+        "ValidationError": ValidationError,
     }
     by_hand = """
         function = call["function"]
@@ -126,8 +135,15 @@ def cases(loop: asyncio.AbstractEventLoop) -> list[Case]:
     assert isinstance(function, dict)
     hand = json.dumps(out_ta.validate_python(handlers[function["name"]](in_ta.validate_json(function["arguments"]))))
     require({"role": "tool", "tool_call_id": CALL["id"], "content": hand} == EXPECTED, "pydantic by hand")
-    bad = {"id": "call_1", "function": {"name": "math_add", "arguments": '{"a": "x", "b": 2}'}}
-    require(adapter.handle_sync(bad)["content"].startswith("INPUT_INVALID"), "hermes refuses a bad input")
+    require(adapter.handle_sync(BAD_CALL)["content"].startswith("INPUT_INVALID"), "hermes refuses a bad input")
+    by_hand_error = """
+        function = bad_call["function"]
+        try:
+            content = json.dumps(handlers[function["name"]](in_ta.validate_json(function["arguments"])))
+        except ValidationError as error:
+            content = str(error)
+        {"role": "tool", "tool_call_id": bad_call["id"], "content": content}
+    """
 
     handle = Case(
         "1. one Chat Completions tool call for add(a, b): JSON arguments in, the tool message out",
@@ -143,6 +159,13 @@ def cases(loop: asyncio.AbstractEventLoop) -> list[Case]:
             Contender("1.pydantic_out", "pydantic by hand, the result validated too", by_hand_checked, env),
         ],
     )
+    error_path = Case(
+        '1e. the same call with {"a": "x", "b": 2}: the error as the tool message',
+        [
+            Contender("1e.hermes_sync", "hermes  tools.handle_sync(bad_call)", "tools.handle_sync(bad_call)", env),
+            Contender("1e.pydantic", "pydantic by hand  ValidationError, str(error), dict", by_hand_error, env),
+        ],
+    )
     parts = Case(
         "2. the parts of each path",
         [
@@ -156,7 +179,7 @@ def cases(loop: asyncio.AbstractEventLoop) -> list[Case]:
             Contender("2.dumps", "pydantic by hand  json.dumps(3)", "json.dumps(3)", env),
         ],
     )
-    return [handle, parts]
+    return [handle, error_path, parts]
 
 
 def comparisons() -> list[Comparison]:
@@ -165,6 +188,7 @@ def comparisons() -> list[Comparison]:
         Comparison("1.hermes_async", "1.pydantic", "await handle (async def) / pydantic by hand"),
         Comparison("1.hermes_inline", "1.pydantic_out", "await handle (inline def) / pydantic by hand, result checked"),
         Comparison("1.hermes_sync", "1.pydantic", "handle_sync / pydantic by hand"),
+        Comparison("1e.hermes_sync", "1e.pydantic", "error path: handle_sync / pydantic by hand", 2.0),
         Comparison("2.call", "1.pydantic", "the runtime's call alone / pydantic by hand"),
     ]
 

@@ -165,7 +165,10 @@ class WireNames:
         changed = False
         for field in error.fields:
             value = getattr(error, field)
-            renamed = self._renamed_field(field, value)
+            if field == "tool" and type(value) is str:  # every tool error has one: looked up here, not in a call
+                renamed = self.to_wire.get(value, value)
+            else:
+                renamed = self._renamed_field(field, value)
             values[field] = renamed
             changed = changed or (renamed is not value and renamed != value)
         if not changed:
