@@ -99,7 +99,9 @@ def parse_arguments(tool: str, raw: Any) -> Any:
     try:
         return json.loads(raw, parse_int=_integer)
     except json.JSONDecodeError as error:
-        detail = f"is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}; send a JSON object"
+        # The decoder's own message may end in "at" ("Unterminated string starting at"): not twice.
+        where = f"{error.msg.removesuffix(' at')} at line {error.lineno}, column {error.colno}"
+        detail = f"is not valid JSON: {where}; send a JSON object"
         raise InputInvalidError(tool, [Issue((), "invalid", detail)]) from None
     except _TooManyDigitsError as error:
         detail = (

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import pytest
 
+import hermes_core.testing
 from hermes_core import (
     InvalidDefinitionError,
     PluginLoadError,
@@ -198,6 +201,45 @@ def test_a_refusal_by_the_handler_is_counted_not_failed() -> None:
     assert result.accepted + result.refused == 40
 
 
+def _opens_one_file() -> Any:
+    @tool(name="demo.open", version="1.0.0")
+    def open_file(path: str) -> str:
+        """Read a file, of which there is one."""
+        if path != "here.txt":
+            raise reject("path", "names no file")
+        return "text"
+
+    return open_file
+
+
+def test_a_handler_that_refuses_every_input_fails_the_check_saying_so() -> None:
+    with pytest.raises(AssertionError) as caught:
+        check_tool(_opens_one_file(), examples=10)
+    headline, last, said, *_ = str(caught.value).splitlines()
+    assert headline == (
+        'tool "demo.open": its handler refused every one of the 10 valid inputs tried, so its results were never '
+        "checked; give check_tool inputs= it accepts (such as the path of a file the test made) or a fake handler="
+    )
+    assert last.startswith("the last refused: {'path': ")
+    assert said == 'it said: demo.open was called with invalid input: "path" names no file.'
+
+
+def test_inputs_given_are_tried_besides_the_generated_ones() -> None:
+    checked = check_tool(_opens_one_file(), examples=10, inputs=[{"path": "here.txt"}])
+    assert checked == ToolCheck("demo.open", accepted=1, refused=10, rejected=10)
+
+
+def test_the_scripted_model_is_imported_only_when_used() -> None:
+    code = (
+        "import sys, hermes_core.testing as t; before = 'hermes_core.testing.scripted' in sys.modules; "
+        "t.ScriptedModel; print(before, 'hermes_core.testing.scripted' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False True\n"
+    with pytest.raises(AttributeError, match="has no attribute 'Scripted'"):
+        _ = hermes_core.testing.Scripted  # type: ignore[attr-defined]
+
+
 def test_a_fake_handler_replaces_the_one_that_touches_the_world() -> None:
     def fetch(args: dict[str, Any]) -> str:
         raise ConnectionError("the network is not here")
@@ -250,6 +292,8 @@ def test_check_plugin_reports_a_broken_plugin_and_a_misnamed_fake(site: Site) ->
     good = site.install(site.plugin('def hermes_tools():\n    return [make("unit.good")]'))
     with pytest.raises(AssertionError, match=r'^handlers names the tool "unit.god", .* did you mean "unit.good"\?$'):
         check_plugin(good, handlers={"unit.god": dict})
+    with pytest.raises(AssertionError, match=r'^inputs names the tool "unit.god", .* did you mean "unit.good"\?$'):
+        check_plugin(good, inputs={"unit.god": [{}]})
     with pytest.raises(AssertionError, match=r"only names hermesos-nothing-here"):
         check_plugin("hermesos-nothing-here")
 

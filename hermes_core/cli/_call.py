@@ -75,7 +75,7 @@ def _read_input(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float)
     except json.JSONDecodeError as error:
-        raise _not_json(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
+        raise _not_json(f"{error.msg.removesuffix(' at')} at line {error.lineno}, column {error.colno}") from None
     except RecursionError:
         raise Usage("hermesos call: error: the input nests arrays and objects too deeply to read") from None
 

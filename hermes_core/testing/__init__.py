@@ -49,10 +49,11 @@ from hermes_core._resources import Resource, ResourceError, resource_label
 from hermes_core._runtime import Runtime
 from hermes_core._tools import Handler, Tool
 from hermes_core.schema import Schema
-from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
 
 if typing.TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+
+    from hermes_core.testing.scripted import RecordedRequest, ScriptedCall, ScriptedModel, ScriptedTurn
 
 __all__ = [
     "ENVIRONMENT_PREFIX",
@@ -77,6 +78,17 @@ ENVIRONMENT_PREFIX = "HERMESOS_"
 # Where a user's configuration is looked for: an isolated environment points each at a fresh folder.
 _CONFIG_VARIABLES = ("HOME", "USERPROFILE", "XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA")
 _DEFAULT_EXAMPLES = 50
+# The scripted model's names, imported from hermes_core.testing.scripted when first asked for.
+_SCRIPTED = frozenset({"RecordedRequest", "ScriptedCall", "ScriptedModel", "ScriptedTurn"})
+
+
+def __getattr__(name: str) -> Any:
+    """The scripted model's names, imported only when a test uses them."""
+    if name in _SCRIPTED:
+        from hermes_core.testing import scripted  # noqa: PLC0415 - only tests of a model turn need it
+
+        return getattr(scripted, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- errors as data ------------------------------------------------------------------------------
@@ -283,6 +295,7 @@ def check_tool(
     examples: int = _DEFAULT_EXAMPLES,
     handler: Handler | None = None,
     schemas: Mapping[str, Schema] | None = None,
+    inputs: Iterable[Any] = (),
 ) -> ToolCheck:
     """Check *tool*'s contract: valid exports, and property-based, what its handler does with any input.
 
@@ -294,6 +307,9 @@ def check_tool(
       input Hypothesis shrank it to.
     * *examples* generated invalid inputs are each rejected with
       ``INPUT_INVALID``, before the handler, and never anything else.
+    * Not every valid input is refused: if the handler refused all of them,
+      its results were never checked, and that fails the check too. Give it
+      *inputs* it accepts (a file that exists) or a fake *handler*.
 
     The tool is called with every permission it declares granted, from one
     thread with no event loop (``call_sync``).
@@ -305,6 +321,9 @@ def check_tool(
             that touches the world (the network, a database); it takes what
             the handler takes: the parsed input, a dict.
         schemas: the named schemas the tool's ``s.ref`` refer to.
+        inputs: valid inputs to try before the generated ones, such as ones
+            the handler accepts where generated ones would all be refused
+            (the path of a file the test made), tried besides the *examples* generated.
 
     Returns:
         What was tried, counted.
@@ -312,7 +331,7 @@ def check_tool(
     Raises:
         AssertionError: the contract does not hold, saying how.
     """
-    from hypothesis import HealthCheck, Phase, given, settings  # noqa: PLC0415 - only the checks need it
+    from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: PLC0415 - only the checks need it
 
     if not isinstance(tool, Tool):
         raise TypeError(f"check_tool() takes a Tool, got {type(tool).__name__}")
@@ -331,14 +350,15 @@ def check_tool(
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     )
 
-    @options
-    @given(strategy(tool.input, defs=named))
+    refusal: list[str] = []
+
     def valid(value: Any) -> None:
         try:
             runtime.call_sync(tool.name, value)
         except InputInvalidError as error:
             if isinstance(error.__cause__, InputRejected):
                 counts["refused"] += 1
+                refusal[:] = [str(error), repr(value)]
                 return
             raise AssertionError(
                 f'tool "{tool.name}": an input its schema accepts was rejected: {error}\ninput: {value!r}'
@@ -346,6 +366,10 @@ def check_tool(
         except ToolError as error:
             raise AssertionError(_failure(f'tool "{tool.name}" failed on a valid input', error, value)) from error
         counts["accepted"] += 1
+
+    for value in reversed(list(inputs)):
+        valid = example(value)(valid)
+    valid = options(given(strategy(tool.input, defs=named))(valid))
 
     @options
     @given(invalid_strategy(tool.input, defs=named))
@@ -368,6 +392,13 @@ def check_tool(
         raise AssertionError(f'tool "{tool.name}" accepted an input its schema rejects\ninput: {value!r}')
 
     valid()
+    if counts["refused"] and not counts["accepted"]:
+        said, value = refusal
+        raise AssertionError(
+            f'tool "{tool.name}": its handler refused every one of the {counts["refused"]} valid inputs tried, '
+            "so its results were never checked; give check_tool inputs= it accepts (such as the path of a file "
+            f"the test made) or a fake handler=\nthe last refused: {value}\nit said: {said}"
+        )
     invalid()
     return ToolCheck(tool.name, counts["accepted"], counts["refused"], counts["rejected"])
 
@@ -387,6 +418,7 @@ def check_plugin(
     *,
     examples: int = _DEFAULT_EXAMPLES,
     handlers: Mapping[str, Handler] | None = None,
+    inputs: Mapping[str, Iterable[Any]] | None = None,
 ) -> list[ToolCheck]:
     """Check an installed plugin distribution: it loads with no problem, and every tool passes :func:`check_tool`.
 
@@ -399,6 +431,7 @@ def check_plugin(
         distribution: the distribution's name (``hermesos-notes``).
         examples: as for :func:`check_tool`, per tool.
         handlers: fakes for handlers that touch the world, by tool name.
+        inputs: valid inputs to try first, by tool name, as for :func:`check_tool`.
 
     Returns:
         What was tried, per tool, in the order the plugin contributes them.
@@ -415,16 +448,24 @@ def check_plugin(
     if problems:
         raise AssertionError("\n".join(problem.message for problem in problems))
     fakes = dict(handlers or {})
+    given_inputs = dict(inputs or {})
     names = [tool.name for tool in found.tools]
-    for name in fakes:
-        if name not in names:
-            close = suggest(name, names, limit=1)
-            also = f'; did you mean "{close[0]}"?' if close else f"; its tools are {', '.join(names) or 'none'}"
-            raise AssertionError(f'handlers names the tool "{name}", which {distribution} does not have{also}')
+    for argument, named in (("handlers", fakes), ("inputs", given_inputs)):
+        for name in named:
+            if name not in names:
+                close = suggest(name, names, limit=1)
+                also = f'; did you mean "{close[0]}"?' if close else f"; its tools are {', '.join(names) or 'none'}"
+                raise AssertionError(f'{argument} names the tool "{name}", which {distribution} does not have{also}')
     try:
         with found.runtime():
             return [
-                check_tool(tool, examples=examples, handler=fakes.get(tool.name), schemas=found.schemas)
+                check_tool(
+                    tool,
+                    examples=examples,
+                    handler=fakes.get(tool.name),
+                    schemas=found.schemas,
+                    inputs=given_inputs.get(tool.name, ()),
+                )
                 for tool in found.tools
             ]
     except ResourceError as error:

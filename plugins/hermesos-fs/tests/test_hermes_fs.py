@@ -1576,7 +1576,12 @@ def test_the_installed_plugin_keeps_its_contract(hermes_env: Path, monkeypatch: 
     # The workspace root is a folder of the isolated environment: generated writes land there.
     (hermes_env / "workspace").mkdir()
     monkeypatch.setenv(hermes_fs.ROOT_ENV, str(hermes_env / "workspace"))
-    checked = check_plugin("hermesos-fs", examples=40)
+    # Generated paths name no file: a file of each, so that reading and deleting are seen to succeed.
+    given = {"fs.read": [{"path": "read-me.txt"}], "fs.delete": [{"path": "delete-me.txt"}]}
+    for name in ("read-me.txt", "delete-me.txt"):
+        (hermes_env / "workspace" / name).write_text("text")
+    checked = check_plugin("hermesos-fs", examples=40, inputs=given)
     assert [c.name for c in checked] == ["fs.read", "fs.write", "fs.list", "fs.stat", "fs.mkdir", "fs.delete"]
-    assert all(c.rejected == 40 and c.accepted + c.refused == 40 for c in checked)
+    assert all(c.rejected == 40 and c.accepted + c.refused == 40 + len(given.get(c.name, ())) for c in checked)
+    assert all(c.accepted for c in checked)
     assert {c.name for c in checked if c.accepted} >= {"fs.write", "fs.list", "fs.stat", "fs.mkdir"}
