@@ -387,3 +387,37 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path, environments: E
             for block in files:
                 assert block.title is not None
                 (project / block.title).write_text(block.text)
+
+
+# -- the bundled plugins, as the README and the docs list them -----------------------------------
+
+BUNDLED = sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
+
+
+def _section(text: str, heading: str) -> str:
+    """The text from *heading* (a line of its own) to the next heading of any level."""
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    following = re.search(r"^#{1,6} ", text[start:], re.MULTILINE)
+    return text[start : start + following.start()] if following else text[start:]
+
+
+def test_the_readme_and_the_docs_list_every_bundled_plugin_and_only_those() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^- \[`(hermesos-[a-z]+)`\]\(plugins/", _section(readme, "## Plugins"), re.MULTILINE)
+    assert sorted(listed) == BUNDLED
+    (identity,) = re.findall(r"the bundled\s+plugins (`hermesos-[a-z]+`(?:, `-[a-z]+`)*)\)", readme)
+    assert (
+        sorted(f"hermesos{name}" if name.startswith("-") else name for name in re.findall(r"`([-a-z]+)`", identity))
+        == BUNDLED
+    )
+    plugins_page = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = _section(plugins_page, "## The bundled plugins")
+    assert sorted(re.findall(r"^- `(hermesos-[a-z]+)`:", section, re.MULTILINE)) == BUNDLED
+    count = ["One", "Two", "Three", "Four", "Five", "Six"][len(BUNDLED) - 1]
+    assert section.lstrip().startswith(f"{count} plugins are developed in this repository")
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    (install,) = [line for line in quickstart.splitlines() if line.startswith("$ pip install . plugins/")]
+    assert sorted(re.findall(r"plugins/(hermesos-[a-z]+)", install)) == BUNDLED
+    tox = (ROOT / "tox.ini").read_text(encoding="utf-8")
+    (commands,) = [line for line in tox.splitlines() if line.startswith("commands_pre") and "-e plugins/" in line]
+    assert sorted(re.findall(r"-e plugins/(hermesos-[a-z]+)", commands)) == BUNDLED
