@@ -18,7 +18,10 @@ Everything a model is shown uses wire names (:mod:`hermes_core._wire`):
 makes ``handle`` raise: arguments that are not JSON, an unknown tool, bad
 input, a denied permission, a handler that fails or times out all come back
 as the tool's result, the error's model-facing message after its code
-(Anthropic: with ``is_error``).
+(Anthropic: with ``is_error``). Reading the arguments, routing the call and
+writing its result or error are the front door's (``hermes_core._door``),
+which ``hermesos serve`` and ``hermesos call`` go through too: the same call
+reads the same at every edge.
 """
 
 from __future__ import annotations

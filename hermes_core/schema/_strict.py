@@ -36,7 +36,6 @@ from hermes_core.schema._nodes import (
     RecordSchema,
     RefSchema,
     Schema,
-    TupleSchema,
     TypelessSchema,
     UnionSchema,
 )
@@ -216,17 +215,10 @@ def _through(schema: Schema, refs: Mapping[str, Schema]) -> Schema:
 
 
 def _children(schema: Schema) -> list[tuple[str, Schema]]:
+    """The schemas *schema* holds, each with the field name it sits under (``""`` for an item or an option)."""
     if isinstance(schema, ObjectSchema):
         return list(schema.field_items)
-    if isinstance(schema, ArraySchema):
-        return [("", schema.items)]
-    if isinstance(schema, TupleSchema):
-        return [("", item) for item in schema.items]
-    if isinstance(schema, UnionSchema):
-        return [("", option) for option in schema.options]
-    if isinstance(schema, NullableSchema | OptionalSchema):
-        return [("", schema.schema)]
-    return []
+    return [("", child) for child in schema.children()]
 
 
 def absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth: int = 0) -> Any:
