@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, define_tool
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, _runtime, define_tool
 from hermes_core import schema as s
 from hermes_core._errors import ToolFailedError
 from hermes_core.schema._validators import compile_schema
@@ -457,6 +457,25 @@ def test_past_the_process_wide_limit_every_plain_call_is_refused_naming_the_stuc
         "the most a process may leave running (3); it can be called again once one ends."
     )
     assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+
+
+def test_an_untimed_call_sync_reads_no_clock_and_is_never_refused_for_stranded_calls(
+    stuck: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_aio, "STRANDED_MAX", 1)
+    runtime = Runtime([tool(stuck, name="t.stuck"), tool(lambda args: "ok", name="t.ok")])
+    with pytest.raises(ToolFailedError):
+        runtime.call_sync("t.stuck", {}, timeout=0.05)
+    with pytest.raises(ToolFailedError, match="was not run"):  # the process-wide limit is reached
+        runtime.call_sync("t.ok", {}, timeout=5)
+
+    def clock() -> float:
+        raise AssertionError("the clock was read")
+
+    # A plain handler with no time limit runs inline: no thread to strand, no deadline to keep.
+    monkeypatch.setattr(_runtime, "monotonic", clock)
+    assert runtime.call_sync("t.ok", {}) == "ok"
+    assert runtime.observe_sync("t.ok", {"extra": 1})["error"]["code"] == "INPUT_INVALID"
 
 
 def test_a_stranded_call_that_ends_gives_its_place_back(stuck: Any) -> None:
