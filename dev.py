@@ -68,16 +68,49 @@ def _setup(extras: str) -> None:
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
     print(f"installing hermesos-core{wanted[1:]} and the bundled plugins into .venv ...", flush=True)
-    pip = [PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip = [PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"]
     plugins = [arg for path in sorted((ROOT / "plugins").glob("*/pyproject.toml")) for arg in ("-e", path.parent)]
-    # Quiet unless it fails: build back ends print warnings that are not ours to show.
-    done = subprocess.run(
-        [str(a) for a in (*pip, "-e", wanted, *plugins)], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout + done.stderr)
+    # One line per step pip takes; the rest (build back ends print warnings that are not ours to show) only if
+    # it fails.
+    with subprocess.Popen(
+        [str(a) for a in (*pip, "-e", wanted, *plugins)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        output = []
+        for line in process.stdout:
+            output.append(line)
+            step = _step(line)
+            if step:
+                print(f"  {step}", flush=True)
+    if process.returncode != 0:
+        sys.stderr.write("".join(output))
         sys.exit("installation failed")
     stamp.write_text(digest.hexdigest())
+
+
+# What pip says at each step, shortened: (start of its line, what is shown instead).
+_STEPS = (
+    ("Obtaining file://", "found "),
+    ("Collecting ", "fetching "),
+    ("Building editable for ", "building "),
+    ("Installing collected packages: ", "installing "),
+    ("Successfully installed ", "installed "),
+)
+
+
+def _step(line: str) -> str | None:
+    """The line to show for a line of pip's output, or None for one that is not a step."""
+    for start, shown in _STEPS:
+        if line.startswith(start):
+            text = line[len(start) :].strip()
+            if start == "Obtaining file://":
+                text = Path(text).name or text
+            return shown + (text if len(text) <= 100 else text[:97] + "...")
+    return None
 
 
 def suite_version() -> str:
