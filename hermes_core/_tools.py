@@ -565,7 +565,8 @@ def _from_function(
         text = documented.params.get(parameter.name)
         if parameter.default is not parameter.empty:
             fields[parameter.name] = s.optional(schema, default=to_json(parameter.default), description=text)
-        elif text is not None and schema.description is None:
+        elif text is not None:
+            # The parameter's own text wins over its type's (a TypedDict's or a dataclass's docstring).
             fields[parameter.name] = dataclasses.replace(schema, description=text)  # type: ignore[type-var]
         else:
             fields[parameter.name] = schema

@@ -3,11 +3,13 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import FrozenInstanceError
+from typing import TypedDict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hermes_core import tool
 from hermes_core._docstrings import Docstring, parse_docstring
 
 EXAMPLES = settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -496,3 +498,25 @@ def test_indenting_the_lines_after_the_first_changes_nothing(doc: str, indent: s
     first, *rest = doc.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     indented = "\n".join([first, *(indent + line for line in rest)])
     assert parse_docstring(indented) == parse_docstring(doc)
+
+
+class Window(TypedDict):
+    """A span of days."""
+
+    start: str
+    end: str
+
+
+def test_a_parameter_s_args_text_wins_over_its_typeddict_s_docstring() -> None:
+    @tool(name="demo.report", version="1.0.0")
+    def report(window: Window, other: Window) -> str:
+        """Make a report.
+
+        Args:
+            window: the days the report covers, both included.
+        """
+        return window["start"]
+
+    properties = report.input.json_schema()["properties"]
+    assert properties["window"]["description"] == "the days the report covers, both included."
+    assert properties["other"]["description"] == "A span of days."  # no text of its own: its type's
