@@ -28,7 +28,7 @@ from typing import Any
 
 from hermes_core._errors import InvalidDefinitionError, SchemaError, shorten
 from hermes_core._names import NAME_PATTERN, check_name
-from hermes_core.schema import _compile  # also hands Schema.parse its checker, once, on import
+from hermes_core.schema import _compile
 from hermes_core.schema._import import from_json_schema
 from hermes_core.schema._nodes import (
     AllOfSchema,

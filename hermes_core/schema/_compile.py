@@ -7,48 +7,23 @@ value's path; the walk appends the issues and returns the parsed value (so a
 ``str`` subclass or an integral float still parses). Paths are only built on
 that failure branch, so a valid value pays for no bookkeeping. The compiled
 code therefore finds exactly the issues the walk finds, in the same order.
+
+The compiler sits below the nodes (``_nodes`` imports it for ``Schema.parse``)
+and imports none of them: it tells nodes apart by their ``kind`` tag and reads
+the attributes that kind has, as the protocols below describe them.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import CodeType
-from typing import Any
+from typing import Any, Literal, Protocol, cast
 
 from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, TooManyIssues
 from hermes_core._frozen import frozen
-from hermes_core.schema._nodes import (
-    AllOfSchema,
-    AnySchema,
-    ArraySchema,
-    BooleanSchema,
-    ConstSchema,
-    EnumSchema,
-    ImportedSchema,
-    IntegerSchema,
-    LinkSchema,
-    NeverSchema,
-    NullableSchema,
-    NullSchema,
-    NumberSchema,
-    ObjectSchema,
-    OneOfSchema,
-    OptionalSchema,
-    PatternPropertiesSchema,
-    PrefixArraySchema,
-    RecordSchema,
-    RefSchema,
-    Schema,
-    StringSchema,
-    TupleSchema,
-    UnionSchema,
-    defaults,
-    install_compiler,
-    self_ref,
-)
+from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
-    CLOSED_ENTRIES,
     FORMATS,
     MISSING,
     Context,
@@ -58,15 +33,167 @@ from hermes_core.schema._shared import (
     multiple_ok,
     path_key,
     raised_issue,
+    self_ref,
     size_issue,
     unicode_ok,
     unique_issues,
 )
 
-__all__ = ["Validator", "closed_validator", "compile_schema", "default_problem"]
+__all__ = ["CLOSED_ENTRIES", "SchemaNode", "Validator", "closed_validator", "compile_schema", "default_problem"]
+
+
+class SchemaNode(Protocol):
+    """What the compiler needs of every schema node (``Schema`` in ``_nodes`` is one).
+
+    ``kind`` tells the node's type apart (``"string"``, ``"object"``, ``"union"``...);
+    the compiler reads the attributes of that kind, which :data:`_Node` lists.
+    """
+
+    @property
+    def kind(self) -> str:
+        """The node's type tag (a class attribute of each node class)."""
+        ...
+
+    @property
+    def has_refs(self) -> bool:
+        """Whether the node names another schema through ``s.ref``."""
+        ...
+
+    def children(self) -> tuple[SchemaNode, ...]:
+        """The schemas the node holds directly."""
+        ...
+
+    def expected(self, ctx: Context | None = None) -> str:
+        """What a matching value is, in words."""
+        ...
+
+    def _admits(self, value: Any, ctx: Context) -> bool: ...
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any: ...
+
+
+# What the compiler reads of each kind of node; _node() tells mypy a SchemaNode is one of them,
+# and a test on ``kind`` then narrows it. The node classes in _nodes have these attributes.
+
+
+class _String(SchemaNode, Protocol):
+    kind: Literal["string"]
+    min_length: int | None
+    max_length: int | None
+    format: str | None
+    _regex: Searcher | None
+
+
+class _Numeric(SchemaNode, Protocol):
+    kind: Literal["integer", "number"]
+    minimum: int | float | None
+    maximum: int | float | None
+    exclusive_minimum: int | float | None
+    exclusive_maximum: int | float | None
+    multiple_of: int | float | None
+
+
+class _Enum(SchemaNode, Protocol):
+    kind: Literal["enum"]
+    values: tuple[str | int | float | bool | None, ...]
+
+
+class _Tuple(SchemaNode, Protocol):
+    kind: Literal["tuple"]
+    items: tuple[_Node, ...]
+
+
+class _Optional(SchemaNode, Protocol):
+    kind: Literal["optional"]
+    schema: _Node
+    default: Any
+    default_issue: Issue | None
+
+
+class _Nullable(SchemaNode, Protocol):
+    kind: Literal["nullable"]
+    schema: _Node
+
+
+class _Array(SchemaNode, Protocol):
+    kind: Literal["array"]
+    items: _Node
+    min_items: int | None
+    max_items: int | None
+    unique_items: bool
+
+
+class _Object(SchemaNode, Protocol):
+    kind: Literal["object"]
+    field_items: tuple[tuple[str, _Node], ...]
+    min_properties: int | None
+    max_properties: int | None
+
+    def _extras(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
+    ) -> bool: ...
+
+
+class _Record(SchemaNode, Protocol):
+    kind: Literal["record"]
+    values: _Node
+    min_properties: int | None
+    max_properties: int | None
+
+
+class _Union(SchemaNode, Protocol):
+    kind: Literal["union"]
+    options: tuple[_Node, ...]
+
+
+class _Ref(SchemaNode, Protocol):
+    kind: Literal["ref"]
+    name: str
+
+
+class _Link(SchemaNode, Protocol):
+    kind: Literal["link"]
+    pointer: str
+
+    def follow(self) -> SchemaNode: ...
+
+
+class _Imported(SchemaNode, Protocol):
+    kind: Literal["imported"]
+    root: SchemaNode
+
+
+class _Other(SchemaNode, Protocol):
+    """The kinds whose attributes the compiler does not read: it calls their walk, or tests the value itself."""
+
+    kind: Literal["boolean", "null", "const", "any", "never", "all_of", "one_of", "prefix_array", "pattern_properties"]
+
+
+_Node = (
+    _String
+    | _Numeric
+    | _Enum
+    | _Tuple
+    | _Optional
+    | _Nullable
+    | _Array
+    | _Object
+    | _Record
+    | _Union
+    | _Ref
+    | _Link
+    | _Imported
+    | _Other
+)
+
+
+def _node(schema: SchemaNode) -> _Node:
+    """*schema* as the node of its kind, for mypy (the one place the compiler trusts the tags)."""
+    return cast("_Node", schema)
+
 
 # The nodes only JSON Schema import makes: rare in tool inputs, so their own walk checks them.
-_WALKED = (NeverSchema, AllOfSchema, OneOfSchema, PrefixArraySchema, PatternPropertiesSchema)
+_WALKED = frozenset({"never", "all_of", "one_of", "prefix_array", "pattern_properties"})
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -128,7 +255,7 @@ class _Codegen:
     parsed value, which is meaningless once an issue was appended.
     """
 
-    def __init__(self, refs: Mapping[str, Schema]) -> None:
+    def __init__(self, refs: Mapping[str, SchemaNode]) -> None:
         self.refs = refs
         self.context = Context(refs)
         self.namespace: dict[str, Any] = {
@@ -169,19 +296,22 @@ class _Codegen:
             self.namespace[self.constants[key]] = value
         return self.constants[key]
 
-    def resolve(self, node: Schema) -> Schema:
+    def resolve(self, schema: SchemaNode) -> _Node:
+        node = _node(schema)
         seen: set[str] = set()
         links: set[int] = set()
-        while isinstance(node, RefSchema | LinkSchema | ImportedSchema):
-            if isinstance(node, ImportedSchema):
-                node = node.root
+        while True:
+            if node.kind == "imported":
+                node = _node(node.root)
                 continue
-            if isinstance(node, LinkSchema):
+            if node.kind == "link":
                 if id(node) in links:
                     raise self_ref(node.pointer)
                 links.add(id(node))
-                node = node.follow()
+                node = _node(node.follow())
                 continue
+            if node.kind != "ref":
+                return node
             target = self.refs.get(node.name)
             if target is None:
                 raise InvalidDefinitionError(
@@ -195,12 +325,11 @@ class _Codegen:
                     f"s.ref({node.name!r})", None, "only refers to itself; a named schema must describe a value"
                 )
             seen.add(node.name)
-            node = target
-        return node
+            node = _node(target)
 
-    def function(self, node: Schema) -> str:
-        """The name of ``f(v, p, I)`` checking *node*, written on first use (refs may recurse)."""
-        node = self.resolve(node)
+    def function(self, schema: SchemaNode) -> str:
+        """The name of ``f(v, p, I)`` checking *schema*, written on first use (refs may recurse)."""
+        node = self.resolve(schema)
         key = id(node)
         if key in self.functions:
             return self.functions[key]
@@ -209,9 +338,9 @@ class _Codegen:
         self.keep.append(node)
         body: list[str] = []
         outer_budget, self.budget = self.budget, _MAX_FUNCTION_FIELDS
-        if isinstance(node, UnionSchema):
+        if node.kind == "union":
             self.union_body(node, body)
-        elif isinstance(node, ObjectSchema) and len(node.field_items) > _MAX_COMPILED_FIELDS:
+        elif node.kind == "object" and len(node.field_items) > _MAX_COMPILED_FIELDS:
             body.append(f"    return {self.fallback(node, 'v', [])}")
         else:
             result = self.emit(node, "v", [], body, "    ", 0)
@@ -220,7 +349,7 @@ class _Codegen:
         self.sources.append(f"def {name}(v, p, I):\n" + "\n".join(body))
         return name
 
-    def union_body(self, node: UnionSchema, body: list[str]) -> None:
+    def union_body(self, node: _Union, body: list[str]) -> None:
         # The first option that accepts wins; when none does, the walk explains.
         # An option that stops (too many issues) has failed: J holds its first issues.
         for option in node.options:
@@ -230,31 +359,33 @@ class _Codegen:
             body.append("    if not J: return r")
         body.append(f"    return {self.const(node)}._collect(v, p, I, _ctx())")
 
-    def explains_own_type(self, node: Schema, depth: int) -> bool:
+    def explains_own_type(self, node: _Node, depth: int) -> bool:
         """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
-        if isinstance(node, OptionalSchema | NullableSchema):
+        if node.kind in {"optional", "nullable"}:
             return self.explains_own_type(node.schema, depth)
-        if self.test(node, "x") is not None or isinstance(node, EnumSchema | ConstSchema | AnySchema):
+        if self.test(node, "x") is not None or node.kind in {"enum", "const", "any"}:
             return True
         return self.inlines(node, depth)
 
-    def inlines(self, node: Schema, depth: int) -> bool:
+    def inlines(self, node: _Node, depth: int) -> bool:
         """Whether :meth:`emit` writes the container *node* inline, rather than as a call of its own function."""
-        if not isinstance(node, ArraySchema | ObjectSchema | RecordSchema) or depth >= _MAX_INLINE_DEPTH:
+        if depth >= _MAX_INLINE_DEPTH:
             return False
-        return not isinstance(node, ObjectSchema) or len(node.field_items) <= min(self.budget, _MAX_COMPILED_FIELDS)
+        if node.kind == "object":
+            return len(node.field_items) <= min(self.budget, _MAX_COMPILED_FIELDS)
+        return node.kind in {"array", "record"}
 
     @staticmethod
     def path(segments: list[str]) -> str:
         return f"(*p, {', '.join(segments)})" if segments else "p"
 
-    def fallback(self, node: Schema, var: str, segments: list[str], context: str = "_ctx()") -> str:
+    def fallback(self, node: SchemaNode, var: str, segments: list[str], context: str = "_ctx()") -> str:
         """The walk's call on *var*: it appends the issues and returns the parsed value."""
         return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, {context})"
 
-    def test(self, node: Schema, var: str) -> str | None:
+    def test(self, node: _Node, var: str) -> str | None:
         """An expression true when *var* certainly matches leaf *node* as it is; None if not a leaf."""
-        if isinstance(node, StringSchema):
+        if node.kind == "string":
             tests = [_IS_STRING.format(v=var)]
             if node.min_length is not None:
                 tests.append(f"len({var}) >= {node.min_length}")
@@ -265,20 +396,20 @@ class _Codegen:
             if node.format in FORMATS:
                 tests.append(f"{self.const(FORMATS[node.format][0])}({var})")
             return " and ".join(tests)
-        if isinstance(node, IntegerSchema):
+        if node.kind == "integer":
             return " and ".join([f"type({var}) is int", *self.bounds(node, var)])
-        if isinstance(node, NumberSchema):
+        if node.kind == "number":
             kind = f"(type({var}) is int or (type({var}) is float and {var} - {var} == 0.0))"
             return " and ".join([kind, *self.bounds(node, var)])
-        if isinstance(node, BooleanSchema):
+        if node.kind == "boolean":
             return f"({var} is True or {var} is False)"
-        if isinstance(node, NullSchema):
+        if node.kind == "null":
             return f"{var} is None"
-        if isinstance(node, EnumSchema) and all(type(v) is str for v in node.values):
+        if node.kind == "enum" and all(type(v) is str for v in node.values):
             return f"type({var}) is str and {var} in {self.const(frozenset(node.values))}"
         return None
 
-    def bounds(self, node: IntegerSchema | NumberSchema, var: str) -> list[str]:
+    def bounds(self, node: _Numeric, var: str) -> list[str]:
         tests = []
         for bound, operator in (
             (node.minimum, ">="),
@@ -296,20 +427,20 @@ class _Codegen:
 
     def emit(
         self,
-        node: Schema,
+        node: _Node,
         var: str,
         segments: list[str],
         out: list[str],
         ind: str,
         depth: int,
-        outer: Schema | None = None,
+        outer: SchemaNode | None = None,
     ) -> str:
         """Append lines checking local *var* (at path ``p + segments``); return the result's expression.
 
         The lines may rebind *var*, which the caller owns. *outer* is the
         ``nullable`` wrapping *node*, whose walk explains a value of the wrong type.
         """
-        if isinstance(node, OptionalSchema):
+        if node.kind == "optional":
             return self.emit(node.schema, var, segments, out, ind, depth)
         test = self.test(node, var)
         if test is not None:
@@ -317,25 +448,25 @@ class _Codegen:
             fallback = self.fallback(outer or node, var, segments, context="_C")
             out.append(f"{ind}if not ({test}): {var} = {fallback}")
             return var
-        if isinstance(node, EnumSchema | ConstSchema):
+        if node.kind in {"enum", "const"}:
             # Mixed scalars: JSON equality (1 == 1.0, True != 1) lives in the walk; it returns the member.
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
-        if isinstance(node, TupleSchema):
+        if node.kind == "tuple":
             # Rare in tool inputs: the node's own walk checks it, items and all. Compiling each
             # item resolves the refs it holds now, so a missing one is a definition error here.
             for item in node.items:
                 self.function(item)
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
-        if isinstance(node, _WALKED):
+        if node.kind in _WALKED:
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
-        if isinstance(node, AnySchema):
+        if node.kind == "any":
             out.append(f"{ind}try: _any({var})")
             out.append(f"{ind}except (_NotJson, RecursionError): {var} = {self.fallback(node, var, segments)}")
             return var
-        if isinstance(node, NullableSchema):
+        if node.kind == "nullable":
             result = self.name("r")
             out.append(f"{ind}if {var} is None: {result} = None")
             if not self.explains_own_type(node.schema, depth):
@@ -347,17 +478,17 @@ class _Codegen:
             out.append(f"{ind}    {result} = {inner}")
             return result
         if self.inlines(node, depth):
-            assert isinstance(node, ArraySchema | ObjectSchema | RecordSchema)  # narrows for mypy
-            kind = "list" if isinstance(node, ArraySchema) else "dict"
+            kind = "list" if node.kind == "array" else "dict"
             result = self.name("r")
             fallback = self.fallback(outer or node, var, segments)
             out.append(f"{ind}if type({var}) is not {kind}: {result} = {fallback}")
             out.append(f"{ind}else:")
-            if isinstance(node, ArraySchema):
+            if node.kind == "array":
                 inner = self.array(node, var, segments, out, ind + "    ", depth + 1)
-            elif isinstance(node, ObjectSchema):
+            elif node.kind == "object":
                 inner = self.object(node, var, segments, out, ind + "    ", depth + 1)
             else:
+                assert node.kind == "record"  # inlines() says so; narrows for mypy
                 inner = self.record(node, var, segments, out, ind + "    ", depth + 1)
             out.append(f"{ind}    {result} = {inner}")
             return result
@@ -379,7 +510,7 @@ class _Codegen:
                 f"low={low}, high={high}, unit={unit!r})"
             )
 
-    def array(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def array(self, node: _Array, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         self.size(node.min_items, node.max_items, var, segments, out, ind, "item")
         if not node.unique_items:
             return self.items(node, var, segments, out, ind, depth)
@@ -390,7 +521,7 @@ class _Codegen:
         out.append(f"{ind}if len(I) == {before}: _unique({var}, {self.path(segments)}, I)")
         return result
 
-    def items(self, node: ArraySchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def items(self, node: _Array, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, index, item = self.name("r"), self.name("j"), self.name("i")
         test = self.test(node.items, item)
         if test is not None:
@@ -419,26 +550,19 @@ class _Codegen:
         out.append(f"{ind}    if I and len(I) > {ISSUES_MAX}: _stop(I)")
         return result
 
-    def object(self, node: ObjectSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def object(self, node: _Object, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         # *count* tracks how many keys are fields; any other key is an extra, and only
         # then does the walk run over the keys (a len() test, not a set test, per object).
         self.budget -= len(node.field_items)
         count = self.name("n")
-        required = sum(1 for _, sub in node.field_items if not isinstance(sub, OptionalSchema))
+        required = sum(1 for _, sub in node.field_items if sub.kind != "optional")
         out.append(f"{ind}{count} = {required}")
         values: dict[str, str] = {}
         absent: list[tuple[str, str]] = []
         for name, sub in node.field_items:
             value = self.name("t")
             where = [*segments, repr(name)]
-            if not isinstance(sub, OptionalSchema):
-                # A required field is nearly always there: a subscript in a try costs nothing then.
-                detail = f"is required ({sub.expected(self.context)})"
-                out.append(f"{ind}try: {value} = {var}[{name!r}]")
-                out.append(f"{ind}except KeyError:")
-                out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {detail!r}))")
-                out.append(f"{ind}    {value} = _M; {count} -= 1")
-            else:
+            if sub.kind == "optional":
                 # An optional field is often absent, and a raised KeyError is dear: get() instead.
                 out.append(f"{ind}{value} = {var}.get({name!r}, _M)")
                 out.append(f"{ind}if {value} is _M:")
@@ -449,8 +573,15 @@ class _Codegen:
                     out.append(f"{ind}    {value} = _copy({self.const(sub.default)})")
                 else:
                     out.append(f"{ind}    {value} = {self.const(sub.default)}")
+            else:
+                # A required field is nearly always there: a subscript in a try costs nothing then.
+                detail = f"is required ({sub.expected(self.context)})"
+                out.append(f"{ind}try: {value} = {var}[{name!r}]")
+                out.append(f"{ind}except KeyError:")
+                out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {detail!r}))")
+                out.append(f"{ind}    {value} = _M; {count} -= 1")
             out.append(f"{ind}else:")
-            if isinstance(sub, OptionalSchema):
+            if sub.kind == "optional":
                 out.append(f"{ind}    {count} += 1")
             parsed = self.emit(sub, value, where, out, ind + "    ", depth)
             if parsed != value:
@@ -471,7 +602,7 @@ class _Codegen:
         out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _ctx(), {result})")
         return result
 
-    def record(self, node: RecordSchema, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def record(self, node: _Record, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, key, item = self.name("r"), self.name("k"), self.name("x")
         self.size(node.min_properties, node.max_properties, var, segments, out, ind, "property")
         out.append(f"{ind}{result} = {{}}")
@@ -490,8 +621,8 @@ class _Codegen:
 class Validator:
     """A compiled schema. :meth:`run` checks a value in one pass, collecting every issue."""
 
-    schema: Schema
-    refs: Mapping[str, Schema]
+    schema: SchemaNode
+    refs: Mapping[str, SchemaNode]
     entry: Callable[[Any, Path, list[Issue]], Any]
     source: str
 
@@ -529,7 +660,7 @@ def _code(source: str) -> CodeType:
     return compile(source, "<hermes schema>", "exec")
 
 
-def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
+def compile_schema(schema: SchemaNode, refs: Mapping[str, SchemaNode]) -> Validator:
     """Compile *schema*, resolving ``s.ref`` names through *refs*.
 
     Raises:
@@ -542,12 +673,17 @@ def compile_schema(schema: Schema, refs: Mapping[str, Schema]) -> Validator:
     return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)
 
 
+#: The package's one cache: ``id(schema)`` to ``(schema, check, validator)`` for schemas that name
+#: no other, ``check(value, path, issues)`` being the validator's straight-line check. Written only by
+#: :func:`closed_validator`; read by ``Schema.parse`` on every call (an entry holds its schema, so
+#: the id cannot be reused while it exists).
+CLOSED_ENTRIES: dict[int, tuple[SchemaNode, Callable[[Any, Path, list[Issue]], Any], Validator]] = {}
 # Bounded: schemas made in a loop must not pin memory; a schema no longer cached is compiled
-# again (cheaply: the byte-code is shared). The entries live in _shared.CLOSED_ENTRIES.
+# again (cheaply: the byte-code is shared).
 _CLOSED_MAX = 4096
 
 
-def closed_validator(schema: Schema) -> Validator:
+def closed_validator(schema: SchemaNode) -> Validator:
     """The validator of a schema that names no other, compiled once (the one cache of the package).
 
     Raises:
@@ -556,8 +692,7 @@ def closed_validator(schema: Schema) -> Validator:
     """
     hit = CLOSED_ENTRIES.get(id(schema))
     if hit is not None:
-        cached: Validator = hit[2]
-        return cached
+        return hit[2]
     problem = default_problem(schema, {})
     if problem is not None:
         where, issue = problem
@@ -573,10 +708,7 @@ def closed_validator(schema: Schema) -> Validator:
     return validator
 
 
-install_compiler(closed_validator)
-
-
-def default_problem(schema: Schema, refs: Mapping[str, Schema] | None) -> tuple[str, Issue] | None:
+def default_problem(schema: SchemaNode, refs: Mapping[str, SchemaNode] | None) -> tuple[str, Issue] | None:
     """The first optional field of *schema* whose default does not match, as (field path, issue), or None.
 
     A default whose schema names no other was checked by ``s.optional()``; one
@@ -586,7 +718,7 @@ def default_problem(schema: Schema, refs: Mapping[str, Schema] | None) -> tuple[
     Raises:
         InvalidDefinitionError: a ref under a default names a schema *refs* does not have.
     """
-    for where, node in defaults(schema):
+    for where, node in _defaults(schema):
         issue = node.default_issue
         if issue is None and refs is not None and node.schema.has_refs:
             ok, _, issues = compile_schema(node.schema, refs).run(node.default)
@@ -594,3 +726,28 @@ def default_problem(schema: Schema, refs: Mapping[str, Schema] | None) -> tuple[
         if issue is not None:
             return where, issue
     return None
+
+
+def _defaults(schema: SchemaNode, prefix: str = "") -> Iterator[tuple[str, _Optional]]:
+    """Every optional field of *schema* that has a default, with its field path (``options.mode``).
+
+    An array's items add ``[]`` to the path and a record's values ``{}``; a ref
+    is not followed (each named schema is looked at under its own name).
+    """
+    node = _node(schema)
+    if node.kind == "object":
+        for name, sub in node.field_items:
+            where = f"{prefix}.{name}" if prefix else name
+            if sub.kind == "optional" and sub.default is not MISSING:
+                yield where, sub
+            yield from _defaults(sub, where)
+    elif node.kind == "array":
+        yield from _defaults(node.items, prefix + "[]")
+    elif node.kind == "tuple":
+        for index, item in enumerate(node.items):
+            yield from _defaults(item, f"{prefix}[{index}]")
+    elif node.kind == "record":
+        yield from _defaults(node.values, prefix + "{}")
+    else:
+        for child in node.children():
+            yield from _defaults(child, prefix)

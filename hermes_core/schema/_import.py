@@ -46,10 +46,19 @@ from hermes_core.schema._nodes import (
     TypelessSchema,
     UnionSchema,
     Unsupported,
-    self_ref,
 )
 from hermes_core.schema._patterns import Searcher, foreign_pattern
-from hermes_core.schema._shared import BAD, MISSING, Context, Extra, copy_json, in_float_range, json_key, unicode_ok
+from hermes_core.schema._shared import (
+    BAD,
+    MISSING,
+    Context,
+    Extra,
+    copy_json,
+    in_float_range,
+    json_key,
+    self_ref,
+    unicode_ok,
+)
 
 __all__ = ["DIALECTS", "from_json_schema"]
 

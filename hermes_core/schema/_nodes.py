@@ -6,9 +6,9 @@ returns the parsed value (or ``BAD``). The compiled fast path in
 ``_compile.py`` must accept exactly what ``_collect`` accepts; it only exists
 because straight-line code is faster than this walk.
 
-The compiler reads the nodes; the nodes never import the compiler. The one
-thing a node needs of it, for :meth:`Schema.parse`, is handed over once by
-:func:`install_compiler` when the compiler module is imported.
+The compiler sits below the nodes and imports none of them: each node class
+names its type in ``kind``, which the compiler dispatches on, reading the
+node's attributes. :meth:`Schema.parse` calls the compiler directly.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, IssueKind, SchemaError, TooManyIssues
+from hermes_core._errors import ISSUES_MAX, Issue, IssueKind, SchemaError, TooManyIssues
 from hermes_core._frozen import frozen
 from hermes_core._names import suggest
+from hermes_core.schema._compile import CLOSED_ENTRIES, closed_validator
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,
-    CLOSED_ENTRIES,
     FORMATS,
     MISSING,
     Context,
@@ -74,27 +74,7 @@ __all__ = [
     "TypelessSchema",
     "UnionSchema",
     "Unsupported",
-    "defaults",
-    "install_compiler",
-    "self_ref",
 ]
-
-
-def _no_compiler(schema: Schema) -> Any:
-    raise RuntimeError("the schema compiler is not loaded: import hermes_core.schema")  # pragma: no cover
-
-
-_compile_closed: Callable[[Schema], Any] = _no_compiler
-
-
-def install_compiler(compile_closed: Callable[[Schema], Any]) -> None:
-    """Give :meth:`Schema.parse` the compiler (called once, by ``_compile`` on import).
-
-    *compile_closed* compiles a schema that names no other and records it in
-    ``CLOSED_ENTRIES``, which ``parse`` reads first.
-    """
-    global _compile_closed  # noqa: PLW0603 - the one hand-over from the compiler, see the module docstring
-    _compile_closed = compile_closed
 
 
 class Schema:
@@ -107,6 +87,9 @@ class Schema:
 
     __slots__ = ()
     description: str | None
+    #: The node's type, one tag per node class (``"string"``, ``"object"``, ``"union"``...):
+    #: what the compiler, which imports no node class, tells nodes apart by.
+    kind: ClassVar[str]
 
     def parse(self, value: Any) -> Any:
         """Check *value* and return the parsed value.
@@ -126,8 +109,7 @@ class Schema:
         try:
             check = CLOSED_ENTRIES[id(self)][1]
         except KeyError:
-            _compile_closed(self)
-            check = CLOSED_ENTRIES[id(self)][1]
+            check = closed_validator(self).entry
         issues: list[Issue] = []
         try:
             result = check(value, (), issues)
@@ -243,6 +225,8 @@ class Schema:
 class StringSchema(Schema):
     """A string: valid Unicode, optionally bounded in length (code points), matched by a pattern, of a format."""
 
+    kind = "string"
+
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
@@ -339,6 +323,8 @@ class _Numeric(Schema):
 class IntegerSchema(_Numeric):
     """An integer (never a bool). An integral float such as ``1.0`` parses to ``int``."""
 
+    kind = "integer"
+
     _json_type = "integer"
     _expects = "an integer"
 
@@ -354,6 +340,8 @@ class IntegerSchema(_Numeric):
 class NumberSchema(_Numeric):
     """A finite number, integer or float (never a bool, NaN or an infinity)."""
 
+    kind = "number"
+
     _json_type = "number"
     _expects = "a number"
 
@@ -366,6 +354,8 @@ class NumberSchema(_Numeric):
 @frozen
 class BooleanSchema(Schema):
     """``true`` or ``false``."""
+
+    kind = "boolean"
 
     description: str | None = None
 
@@ -383,6 +373,8 @@ class BooleanSchema(Schema):
 @frozen
 class NullSchema(Schema):
     """``null`` (``None``)."""
+
+    kind = "null"
 
     description: str | None = None
 
@@ -413,6 +405,8 @@ def _scalar_kind(value: Any) -> str | None:
 @frozen
 class EnumSchema(Schema):
     """One of a fixed set of JSON scalars, compared as JSON compares them. ``literal`` is an enum of one."""
+
+    kind = "enum"
 
     values: tuple[str | int | float | bool | None, ...]
     description: str | None = None
@@ -448,6 +442,8 @@ class ConstSchema(Schema):
 
     A match parses to a copy of the declared value.
     """
+
+    kind = "const"
 
     value: Any
     description: str | None = None
@@ -489,6 +485,8 @@ class AnySchema(Schema):
     reference cycles are rejected.
     """
 
+    kind = "any"
+
     description: str | None = None
 
     _expects = "a JSON value"
@@ -508,6 +506,8 @@ class ArraySchema(Schema):
     ``true`` does not repeat ``1``), as JSON Schema's ``uniqueItems``; it is
     checked once every item matches.
     """
+
+    kind = "array"
 
     items: Schema
     min_items: int | None = None
@@ -549,6 +549,8 @@ class ArraySchema(Schema):
 @frozen
 class TupleSchema(Schema):
     """A list of a fixed length whose item at each index matches the schema at that index."""
+
+    kind = "tuple"
 
     items: tuple[Schema, ...]
     description: str | None = None
@@ -594,6 +596,8 @@ class OptionalSchema(Schema):
 
     Only meaningful as a value in ``s.object({...})``.
     """
+
+    kind = "optional"
 
     schema: Schema
     default: Any = MISSING
@@ -654,6 +658,8 @@ class ObjectSchema(_Dict):
     Unknown keys are rejected (``extra="forbid"``), dropped (``"ignore"``) or
     kept if they are JSON values (``"allow"``).
     """
+
+    kind = "object"
 
     field_items: tuple[tuple[str, Schema], ...]
     extra: Extra | Schema = "forbid"
@@ -753,6 +759,8 @@ class ObjectSchema(_Dict):
 class RecordSchema(_Dict):
     """A dict with any string keys, whose every value matches ``values``."""
 
+    kind = "record"
+
     values: Schema
     description: str | None = None
     min_properties: int | None = None
@@ -820,6 +828,8 @@ class _Alternatives(Schema):
 class UnionSchema(_Alternatives):
     """A value matching at least one of ``options``; the first option that matches parses it."""
 
+    kind = "union"
+
     _keyword = "anyOf"
 
     def expected(self, ctx: Context | None = None) -> str:
@@ -868,6 +878,8 @@ class TypelessSchema(UnionSchema):
 class NullableSchema(Schema):
     """``schema``, or ``null``."""
 
+    kind = "nullable"
+
     schema: Schema
     description: str | None = None
 
@@ -894,6 +906,8 @@ class NullableSchema(Schema):
 @frozen
 class RefSchema(Schema):
     """A named schema, resolved by the ``Runtime`` from the schemas it was given."""
+
+    kind = "ref"
 
     name: str
     description: str | None = None
@@ -925,6 +939,8 @@ class RefSchema(Schema):
 class NeverSchema(Schema):
     """No value: JSON Schema's ``false`` (a property that must be absent, an array that takes no more items)."""
 
+    kind = "never"
+
     description: str | None = None
 
     def _json(self) -> dict[str, Any]:
@@ -947,6 +963,8 @@ class PrefixArraySchema(Schema):
     Shorter lists are allowed unless ``min_items`` says otherwise; ``rest`` is a
     ``NeverSchema`` when no further items are allowed.
     """
+
+    kind = "prefix_array"
 
     prefix: tuple[Schema, ...]
     rest: Schema
@@ -997,6 +1015,8 @@ class PatternPropertiesSchema(Schema):
     every matching pattern's schema too. The key count is checked here, on
     every key given.
     """
+
+    kind = "pattern_properties"
 
     base: Schema
     patterns: tuple[tuple[str, Schema], ...]
@@ -1060,6 +1080,8 @@ class AllOfSchema(Schema):
     adds to an object (its defaults) merged in.
     """
 
+    kind = "all_of"
+
     parts: tuple[Schema, ...]
     description: str | None = None
 
@@ -1090,6 +1112,8 @@ class AllOfSchema(Schema):
 @frozen
 class OneOfSchema(_Alternatives):
     """A value matching exactly one of ``options`` (JSON Schema's ``oneOf``)."""
+
+    kind = "one_of"
 
     _keyword = "oneOf"
 
@@ -1130,6 +1154,8 @@ class LinkSchema(Schema):
     It holds no child (``target`` may reach back to it), so :meth:`Schema.walk`
     stops here; the checks go on through :meth:`follow`.
     """
+
+    kind = "link"
 
     pointer: str
     description: str | None = None
@@ -1206,6 +1232,8 @@ class ImportedSchema(Schema):
             cannot be followed, defaults that do not match their schema (not applied).
     """
 
+    kind = "imported"
+
     root: Schema
     document: Any = field(repr=False)
     unsupported: tuple[Unsupported, ...] = ()
@@ -1228,34 +1256,3 @@ class ImportedSchema(Schema):
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         return self.root._collect(value, path, issues, ctx)
-
-
-def defaults(schema: Schema, prefix: str = "") -> Iterator[tuple[str, OptionalSchema]]:
-    """Every optional field of *schema* that has a default, with its field path (``options.mode``).
-
-    An array's items add ``[]`` to the path and a record's values ``{}``; a ref
-    is not followed (each named schema is looked at under its own name).
-    """
-    if isinstance(schema, ObjectSchema):
-        for name, sub in schema.field_items:
-            where = f"{prefix}.{name}" if prefix else name
-            if isinstance(sub, OptionalSchema) and sub.default is not MISSING:
-                yield where, sub
-            yield from defaults(sub, where)
-    elif isinstance(schema, ArraySchema):
-        yield from defaults(schema.items, prefix + "[]")
-    elif isinstance(schema, TupleSchema):
-        for index, item in enumerate(schema.items):
-            yield from defaults(item, f"{prefix}[{index}]")
-    elif isinstance(schema, RecordSchema):
-        yield from defaults(schema.values, prefix + "{}")
-    else:
-        for child in schema.children():
-            yield from defaults(child, prefix)
-
-
-def self_ref(pointer: str) -> InvalidDefinitionError:
-    """The error for an imported ``$ref`` that reaches only itself, through refs alone."""
-    return InvalidDefinitionError(
-        "from_json_schema()", f"$ref {pointer!r}", "only refers to itself; it must describe a value"
-    )

@@ -1,8 +1,8 @@
 """What the schema nodes and the compiler share: markers, JSON rules and the issues every check makes.
 
 This module imports nothing else from the schema package, so the nodes and
-the compiler can both depend on it and on nothing of each other's but what
-they must (the compiler reads the nodes; the nodes never read the compiler).
+the compiler can both depend on it (the nodes call the compiler; the compiler
+reads the nodes through their ``kind`` tags and attributes, importing none).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from hermes_core._errors import ISSUES_MAX, Issue, IssueKind, TooManyIssues
+from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, IssueKind, TooManyIssues
 
 __all__ = [
     "BAD",
-    "CLOSED_ENTRIES",
     "FORMATS",
     "MAX_DEFAULT_DEPTH",
     "MISSING",
@@ -42,6 +41,7 @@ __all__ = [
     "multiple_ok",
     "path_key",
     "raised_issue",
+    "self_ref",
     "size_issue",
     "type_name",
     "unicode_ok",
@@ -77,13 +77,6 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-
-
-#: The package's one cache: ``id(schema)`` to ``(schema, check, validator)`` for schemas that name
-#: no other, ``check(value, path, issues)`` being the validator's straight-line check. Written only by
-#: ``_compile.closed_validator``; read by ``Schema.parse`` on every call, which is why it lives
-#: here, below both (an entry holds its schema, so the id cannot be reused while it exists).
-CLOSED_ENTRIES: dict[int, tuple[Any, Any, Any]] = {}
 
 
 @dataclass(slots=True)
@@ -470,3 +463,10 @@ FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
     "ipv4": (_ipv4, "an IPv4 address such as 192.0.2.1"),
     "ipv6": (_ipv6, "an IPv6 address such as 2001:db8::1"),
 }
+
+
+def self_ref(pointer: str) -> InvalidDefinitionError:
+    """The error for an imported ``$ref`` that reaches only itself, through refs alone."""
+    return InvalidDefinitionError(
+        "from_json_schema()", f"$ref {pointer!r}", "only refers to itself; it must describe a value"
+    )

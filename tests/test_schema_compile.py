@@ -1,0 +1,44 @@
+"""The compiler below the nodes: it tells them apart by their ``kind`` tag, and ``parse`` calls it directly."""
+
+from __future__ import annotations
+
+from typing import get_args, get_type_hints
+
+from hermes_core import schema as s
+from hermes_core.schema import _compile, _nodes
+
+
+def _node_classes() -> list[type[_nodes.Schema]]:
+    """Every public node class (the private bases ``_Numeric``, ``_Dict``, ``_Alternatives`` are never built)."""
+    return [
+        value
+        for name, value in vars(_nodes).items()
+        if isinstance(value, type) and issubclass(value, _nodes.Schema) and name != "Schema" and name[0] != "_"
+    ]
+
+
+def _compiler_kinds() -> set[str]:
+    """The kinds the compiler's protocols name, one ``Literal`` per protocol."""
+    kinds: set[str] = set()
+    for protocol in get_args(_compile._Node):
+        kinds.update(get_args(get_type_hints(protocol)["kind"]))
+    return kinds
+
+
+def test_every_node_class_has_a_kind_of_its_own_that_the_compiler_knows() -> None:
+    tags = {cls: cls.kind for cls in _node_classes()}
+    # A schema without "type" is a union over the JSON types, compiled as any union is.
+    assert tags.pop(_nodes.TypelessSchema) == "union"
+    assert len(set(tags.values())) == len(tags), tags
+    assert set(tags.values()) == _compiler_kinds()
+
+
+def test_parse_compiles_a_new_schema_once_and_keeps_it_in_the_cache() -> None:
+    schema = s.object({"a": s.integer()})
+    assert id(schema) not in _compile.CLOSED_ENTRIES
+    assert schema.parse({"a": 1.0}) == {"a": 1}
+    entry = _compile.CLOSED_ENTRIES[id(schema)]
+    assert entry[0] is schema
+    assert entry[2] is _compile.closed_validator(schema)
+    assert schema.parse({"a": 2}) == {"a": 2}
+    assert _compile.CLOSED_ENTRIES[id(schema)] is entry
