@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
 from hermes_core._errors import InputInvalidError, Issue, ToolError
-from hermes_core._runtime import Runtime
+from hermes_core._runtime import UNSET, Runtime
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
 from hermes_core.schema._strict import absent_nulls
@@ -154,7 +154,7 @@ class Door:
         InvalidDefinitionError: *timeout* is not a positive number or None.
     """
 
-    __slots__ = ("_limit", "_to_name", "names", "null_is_absent", "runtime")
+    __slots__ = ("_renamed", "_timeout", "_to_name", "names", "null_is_absent", "runtime")
 
     runtime: Runtime
     names: WireNames | None
@@ -173,9 +173,11 @@ class Door:
         self.runtime = runtime
         self.names = names
         self.null_is_absent = null_is_absent
-        self._limit: dict[str, float] = {} if seconds is None else {"timeout": seconds}
+        self._timeout: Any = UNSET if seconds is None else seconds  # UNSET: the tool's or the runtime's own
         # The fast path's lookup (call): a tool's name by what a call names it; routing by own names takes the long way.
         self._to_name: Mapping[str, str] = dict(names.to_name) if names is not None else {}  # a dict: faster to read
+        # The tools whose wire name differs from their name, to the wire name their input and output are refused under.
+        self._renamed: dict[str, str] = {name: wire for wire, name in self._to_name.items() if wire != name}
 
     def prepared(self, sent: Any, raw: Any) -> tuple[str, Any]:
         """The name of the tool a call named *sent*, and the call's arguments parsed from *raw*.
@@ -207,7 +209,8 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        return self.runtime.call(name, arguments, **self._limit)
+        # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
+        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name))
 
     def call_sync(self, sent: Any, raw: Any) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
@@ -221,7 +224,7 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        return self.runtime.call_sync(name, arguments, **self._limit)
+        return self.runtime._call_sync_as(name, arguments, self._timeout, self._renamed.get(name))
 
     def shown(self, error: ToolError) -> ToolError:
         """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""

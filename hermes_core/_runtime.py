@@ -353,17 +353,26 @@ class Runtime:
             InvalidDefinitionError: *timeout* is not a positive number or None.
 
         """
+        return self._call_as(name, input, timeout, None)
+
+    def _call_as(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Awaitable[Any]:
+        """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
+
+        The front door routes a model's call with it, so that the error a model
+        reads is built once, under the name the model sent, rather than built
+        and then rebuilt under that name (bench_adapters, row 1e).
+        """
         # A plain method returning the coroutine: the untraced path adds no coroutine frame.
         if tracing.TRACER is None:
-            return self._call(name, input, timeout, None)
-        return self._traced(name, input, timeout)
+            return self._call(name, value, timeout, None, shown)
+        return self._traced(name, value, timeout, shown)
 
-    async def _traced(self, name: Any, value: Any, timeout: Any) -> Any:
+    async def _traced(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return await self._call(name, value, timeout, call_id)
+            return await self._call(name, value, timeout, call_id, shown)
 
-    async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
+    async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None, shown: str | None) -> Any:
         try:
             entry = self._entries[name]
         except Exception:  # see _missing
@@ -373,7 +382,7 @@ class Runtime:
         deadline = 0.0 if seconds is None else monotonic() + seconds
         if entry.gate is not None:
             _ask(entry)
-        parsed = _checked(entry.input, value, InputInvalidError, entry.name)
+        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         try:
             if entry.is_async:
@@ -388,7 +397,7 @@ class Runtime:
                 result = await await_within(result, None if left is None else deadline - monotonic())
         except Exception as error:
             _fail(entry, error, seconds, call_id)
-        result = _checked(entry.output, result, OutputInvalidError, entry.name)
+        result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
         return result
@@ -403,13 +412,17 @@ class Runtime:
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
+        return self._call_sync_as(name, input, timeout, None)
+
+    def _call_sync_as(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
+        """:meth:`call_sync`, refusing under the name *shown* when it is given (see :meth:`_call_as`)."""
         if tracing.TRACER is None:
-            return self._call_sync(name, input, timeout, None)
+            return self._call_sync(name, value, timeout, None, shown)
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return self._call_sync(name, input, timeout, call_id)
+            return self._call_sync(name, value, timeout, call_id, shown)
 
-    def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None) -> Any:
+    def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None, shown: str | None) -> Any:
         # Straight-line for a plain handler with no time limit (bench row 2.hermes_sync): one dict
         # lookup, two compiled checks and the handler; no clock read, no thread, no context copy.
         try:
@@ -420,7 +433,7 @@ class Runtime:
         deadline = 0.0 if seconds is None else monotonic() + seconds
         if entry.gate is not None:
             _ask(entry)
-        parsed = _checked(entry.input, value, InputInvalidError, entry.name)
+        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         if seconds is None and not entry.is_async:
             try:
                 result = entry.handler(parsed)
@@ -428,7 +441,7 @@ class Runtime:
                 _fail(entry, error, None, call_id)
             if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
                 result = _run_returned(entry, result, None, call_id)
-            return _checked(entry.output, result, OutputInvalidError, entry.name)
+            return _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         if entry.is_async:
             require_no_loop(entry.name)
@@ -442,7 +455,7 @@ class Runtime:
             _fail(entry, error, seconds, call_id)
         if type(result) is CoroutineType:
             result = _run_returned(entry, result, None if left is None else deadline - monotonic(), call_id)
-        result = _checked(entry.output, result, OutputInvalidError, entry.name)
+        result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
         return result

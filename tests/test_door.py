@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from hermes_core import InputInvalidError, Runtime, ToolNotFoundError, define_tool
+from hermes_core import InputInvalidError, OutputInvalidError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
 from hermes_core._door import Door
 from hermes_core._wire import WireNames
@@ -154,3 +154,34 @@ def test_a_detail_naming_a_tool_is_rewritten_only_where_it_stands_as_a_name() ->
     assert names.rewrite("see math.add.") == "see math_add."
     assert names.rewrite("see xmath.add or math.add_all") == "see xmath.add or math_add_all"
     assert names.rewrite("math.adds and math.add.x") == "math.adds and math.add.x"
+
+
+@pytest.mark.parametrize("awaited", [False, True])
+def test_an_input_or_output_refused_at_the_door_is_built_once_under_the_wire_name(awaited: bool) -> None:
+    runtime = _runtime("math:use")
+    door = Door(runtime, WireNames(runtime.tools))
+    three = define_tool(
+        name="math.add",
+        description="Add.",
+        version="1.0.0",
+        input=s.object({}),
+        output=s.integer(),
+        handler=lambda args: "three",
+    )
+    broken = Runtime([three])
+    broken_door = Door(broken, WireNames(broken.tools))
+    for gate, arguments in ((door, {"a": "x", "b": 2}), (broken_door, {})):
+        with pytest.raises((InputInvalidError, OutputInvalidError)) as refused:
+            if awaited:
+                asyncio.run(_awaited(gate.call("math_add", arguments)))
+            else:
+                gate.call_sync("math_add", arguments)
+        assert refused.value.tool == "math_add"
+        assert "math_add" in refused.value.message
+        assert "math.add" not in refused.value.message
+        assert refused.value.__cause__ is None  # built under the name the call used, never rebuilt
+        assert gate.shown(refused.value) is refused.value
+    # The tool's own callers still read its own name.
+    with pytest.raises(InputInvalidError) as direct:
+        runtime.call_sync("math.add", {"a": "x", "b": 2})
+    assert direct.value.tool == "math.add"
