@@ -156,6 +156,12 @@ def test_a_detail_naming_a_tool_is_rewritten_only_where_it_stands_as_a_name() ->
     assert names.rewrite("math.adds and math.add.x") == "math.adds and math.add.x"
 
 
+def _call_through(door: Door, arguments: dict[str, Any], *, awaited: bool) -> Any:
+    if awaited:
+        return asyncio.run(_awaited(door.call("math_add", arguments)))
+    return door.call_sync("math_add", arguments)
+
+
 @pytest.mark.parametrize("awaited", [False, True])
 def test_an_input_or_output_refused_at_the_door_is_built_once_under_the_wire_name(awaited: bool) -> None:
     runtime = _runtime("math:use")
@@ -172,10 +178,7 @@ def test_an_input_or_output_refused_at_the_door_is_built_once_under_the_wire_nam
     broken_door = Door(broken, WireNames(broken.tools))
     for gate, arguments in ((door, {"a": "x", "b": 2}), (broken_door, {})):
         with pytest.raises((InputInvalidError, OutputInvalidError)) as refused:
-            if awaited:
-                asyncio.run(_awaited(gate.call("math_add", arguments)))
-            else:
-                gate.call_sync("math_add", arguments)
+            _call_through(gate, arguments, awaited=awaited)
         assert refused.value.tool == "math_add"
         assert "math_add" in refused.value.message
         assert "math.add" not in refused.value.message
