@@ -299,6 +299,51 @@ def test_the_exit_statuses_are_the_documented_table() -> None:
         assert f"\n{status:<4}  " in docstring, status
 
 
+def test_a_commands_options_are_accepted_anywhere_on_its_line(capsys: pytest.CaptureFixture[str], good: str) -> None:
+    expected = (0, "42\n", "")
+    assert run(capsys, "call", "unit.add", "--grant", "unit:*", '{"a": 20, "b": 22}') == expected
+    assert run(capsys, "call", "unit.add", '{"a": 20, "b": 22}', "--grant", "unit:*") == expected
+    assert run(capsys, "call", "--grant", "unit:*", "unit.add", '{"a": 20, "b": 22}') == expected
+    assert run(capsys, "call", "unit.echo", "--grant", "unit:echo", "{}", "--timeout", "5") == (0, "{}\n", "")
+    status, out, _ = run(capsys, "tools", "show", "unit.add", "--json", "--disable", "nothing-of-that-name")
+    assert (status, json.loads(out)["name"]) == (0, "unit.add")
+
+
+def test_a_grant_that_is_not_a_pattern_is_a_usage_error_naming_the_likely_one(
+    capsys: pytest.CaptureFixture[str], good: str
+) -> None:
+    status, out, err = run(capsys, "call", "unit.echo", "--grant", "unit.echo")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "hermesos call: argument --grant: 'unit.echo' is not a permission pattern: give scope:action, scope:* or * "
+        "(such as fs:read); did you mean unit:echo?"
+    )
+    status, _, err = run(capsys, "serve", "--grant", "Not a pattern!")
+    assert status == 2
+    assert err.splitlines()[-1].endswith("not a permission pattern: give scope:action, scope:* or * (such as fs:read)")
+
+
+def test_call_without_the_tools_name_says_it_is_missing(capsys: pytest.CaptureFixture[str], good: str) -> None:
+    status, out, err = run(capsys, "call", '{"a": 20, "b": 22}')
+    assert (status, out) == (2, "")
+    assert err == (
+        'hermesos call: error: the tool\'s name is missing: \'{"a": 20, "b": 22}\' is the input; give the name '
+        "first, as in hermesos call NAME INPUT ('hermesos tools list' lists the names)\n"
+    )
+    assert run(capsys, "call", "[1]")[0] == 2
+    assert run(capsys, "call", "unit.nothing", "{}")[0] == 3  # a name that is not a tool's is still not found
+
+
+def test_tools_list_without_tools_says_how_to_install_a_plugin_from_a_path(
+    capsys: pytest.CaptureFixture[str], site: Site
+) -> None:
+    bundled = ("hermesos-fs", "hermesos-math", "hermesos-policy", "hermesos-mcp")
+    status, out, err = run(capsys, "tools", "list", *(f"--disable={name}" for name in bundled))
+    assert (status, out) == (0, "")
+    assert "'hermesos install PATH'" in err
+    assert "plugins/hermesos-fs" in err
+
+
 def test_call_grants_with_grant_and_hermes_grants(
     capsys: pytest.CaptureFixture[str], good: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

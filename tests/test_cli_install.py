@@ -31,7 +31,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "plugins"
 # A third-party plugin that requires hermesos-core for real (installed without --no-deps), and a broken one.
 THIRD_PARTY = FIXTURES / "hermesos-fixture-good"
 BROKEN = FIXTURES / "hermesos-fixture-import-error"
-LISTING = [sys.executable, "-m", "hermes_core", "plugins", "list", "--json"]
+# -P: not the current directory first on sys.path, where a plugin's *.egg-info would read as installed.
+LISTING = [sys.executable, "-P", "-m", "hermes_core", "plugins", "list", "--json"]
 PIP_FAILED = 9
 
 
@@ -345,14 +346,19 @@ class Env:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def hermesos(self, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    def hermesos(self, *argv: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
         # hermesos-fs has no default root: a folder of its own, beside the environment (never holding it).
         (root := self.path.parent / "fs-root").mkdir(exist_ok=True)
         environment.update(HERMESOS_FS_ROOT=str(root), **env)
         # cwd: the environment, where no hermesos-policy.toml lies.
         return subprocess.run(
-            [self.bin / "hermesos", *argv], capture_output=True, text=True, env=environment, cwd=self.path, check=False
+            [self.bin / "hermesos", *argv],
+            capture_output=True,
+            text=True,
+            env=environment,
+            cwd=cwd or self.path,
+            check=False,
         )
 
     def tools(self) -> dict[str, dict[str, Any]]:
@@ -482,6 +488,54 @@ def hermes_tools():
         gone = env.hermesos("uninstall", "hermesos-fixture-editable")
     assert gone.stdout.splitlines()[-1] == "uninstalled hermesos-fixture-editable 1.0.0: editable.echo"
     assert "editable.echo" not in env.tools()
+
+
+def test_install_and_uninstall_in_a_plugins_folder_holding_its_egg_info(env: Env, tmp_path: Path) -> None:
+    """Run where a plugin's *.egg-info lies (as an earlier 'pip install -e .' leaves it), the changes are seen.
+
+    The listing before and after pip must not read the folder's egg-info as an
+    installed plugin: it would be there before the install and after the uninstall.
+    """
+    project = tmp_path / "hermesos-fixture-egg"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        """
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "hermesos-fixture-egg"
+version = "1.0.0"
+dependencies = ["hermesos-core"]
+
+[project.entry-points."hermesos.plugins"]
+egg = "fixture_egg"
+
+[tool.setuptools]
+py-modules = ["fixture_egg"]
+"""
+    )
+    (project / "fixture_egg.py").write_text(
+        """
+from hermes_core import define_tool, hookimpl, schema as s
+
+@hookimpl
+def hermes_tools():
+    return [define_tool(name="egg.echo", description="Echo.", version="1.0.0", input=s.object({}), handler=dict)]
+"""
+    )
+    egg_info = project / "hermesos_fixture_egg.egg-info"
+    egg_info.mkdir()
+    (egg_info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: hermesos-fixture-egg\nVersion: 1.0.0\n")
+    (egg_info / "entry_points.txt").write_text("[hermesos.plugins]\negg = fixture_egg\n")
+    try:
+        done = env.hermesos("install", "-e", ".", cwd=project)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-2] == "installed hermesos-fixture-egg 1.0.0: egg.echo"
+    finally:
+        gone = env.hermesos("uninstall", "hermesos-fixture-egg", cwd=project)
+    assert gone.stdout.splitlines()[-1] == "uninstalled hermesos-fixture-egg 1.0.0: egg.echo"
 
 
 def test_index_url_reaches_pip_and_its_failure_is_one_line(env: Env, tmp_path: Path) -> None:

@@ -81,8 +81,40 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def _parser() -> argparse.ArgumentParser:
-    from hermes_core.cli import _call, _check, _export, _install, _new, _serve, _tools  # noqa: PLC0415
+# The module of each command group, by the commands it adds (in the order 'hermesos --help' lists them).
+_GROUPS = {
+    "tools": "_tools",
+    "plugins": "_tools",
+    "call": "_call",
+    "check": "_check",
+    "serve": "_serve",
+    "export": "_export",
+    "install": "_install",
+    "uninstall": "_install",
+    "new": "_new",
+}
+
+
+def _groups(arguments: Sequence[str]) -> list[str]:
+    """The modules whose parsers *arguments* need: the named command's only, or all for the top level's help."""
+    for argument in arguments:
+        if argument in ("-h", "--help", "--"):
+            break
+        if not argument.startswith("-"):  # the top level's options take no value: this is the command
+            if argument in _GROUPS:
+                return [_GROUPS[argument]]
+            break
+    return list(dict.fromkeys(_GROUPS.values()))
+
+
+def _parser(arguments: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser of the command line *arguments*: only the command group they name is imported and added.
+
+    Building every command's parser (and importing its module) costs more than
+    running ``hermesos tools list`` needs (docs/performance.md, start-up).
+    """
+    import importlib  # noqa: PLC0415
+
     from hermes_core.cli._args import CORE, DEBUG_HELP, Parser, commands, show_help  # noqa: PLC0415
 
     parser = Parser(
@@ -95,8 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{CORE} {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     subcommands = commands(parser, "command")
-    for module in (_tools, _call, _check, _serve, _export, _install, _new):
-        module.add_parsers(subcommands)
+    for name in _groups(arguments):
+        importlib.import_module(f"{__name__}.{name}").add_parsers(subcommands)
     parser.set_defaults(run=show_help(parser))
     return parser
 
@@ -111,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from hermes_core.cli._args import INTERRUPTED, OK, USAGE, Usage  # noqa: PLC0415
 
-    parser = _parser()
+    parser = _parser(arguments)
     try:
         try:
             args = parser.parse_args(arguments)

@@ -43,8 +43,9 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        # argparse refuses to intermix around subcommands; their parsers are intermixed themselves.
-        if self._subparsers is not None or self._intermixing:
+        # argparse refuses to intermix around subcommands; their parsers are intermixed themselves. After
+        # "--", everything is an argument, which intermixed parsing forgets (it reads "-- -r x" as "-r x").
+        if self._subparsers is not None or self._intermixing or (args is not None and "--" in args):
             return super().parse_known_args(args, namespace)
         self._intermixing = True  # parse_known_intermixed_args calls back here (on Python 3.11)
         try:

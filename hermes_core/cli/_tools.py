@@ -10,6 +10,14 @@ from typing import Any
 from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, add_common, commands, show_help
 
+# Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
+# from them) before any package index has them, so the line says how to install from a path too.
+_NO_TOOLS = (
+    "no tools installed: install a plugin with 'hermesos install PATH', PATH a plugin's folder or wheel "
+    "(the bundled plugins are the folders plugins/hermesos-fs, -math, -policy and -mcp of a hermesos-core "
+    "checkout), or with 'hermesos install NAME' from a package index that has it"
+)
+
 
 def _tools_list(args: argparse.Namespace) -> int:
     found = out.discover(args)
@@ -58,7 +66,7 @@ def _tools_list(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # the listing first, then what is missing from it, when both go to one terminal
         out.report_problems(found.problems, args)
     if not rows and not broken:
-        print("no tools installed: hermesos install a plugin, such as hermesos-fs", file=sys.stderr)
+        print(_NO_TOOLS, file=sys.stderr)
     return status
 
 
