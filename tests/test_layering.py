@@ -5,10 +5,11 @@ Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 ``schema``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_permissions``, ``_checks``,
 ``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``, ``_plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
-them all: no module imports the facade. Inside ``schema``: ``_shared`` ←
-``_patterns`` ← ``_compile`` ← ``_nodes`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``.
-The compiler sits below the nodes and imports none of them (it tells them apart by their ``kind``), so
-``Schema.parse`` calls it with a plain import: nothing is plugged in at import time.
+them all: no module imports the facade. Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ←
+``_compile`` ← ``_nodes`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``. The
+compiler sits below the nodes and imports none of them (it tells them apart by their ``kind``, as the
+protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a plain import: nothing is plugged
+in at import time.
 """
 
 from __future__ import annotations
@@ -48,7 +49,17 @@ LAYERS = [
     "cli",
     "testing",
 ]
-SCHEMA_LAYERS = ["_shared", "_patterns", "_compile", "_nodes", "_validators", "_strict", "_import", "__init__"]
+SCHEMA_LAYERS = [
+    "_shared",
+    "_patterns",
+    "_kinds",
+    "_compile",
+    "_nodes",
+    "_validators",
+    "_strict",
+    "_import",
+    "__init__",
+]
 
 
 def _layer(module: str) -> str:

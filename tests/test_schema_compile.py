@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import get_args, get_type_hints
 
 from hermes_core import schema as s
-from hermes_core.schema import _compile, _nodes
+from hermes_core.schema import _compile, _kinds, _nodes
 
 
 def _node_classes() -> list[type[_nodes.Schema]]:
@@ -20,7 +20,7 @@ def _node_classes() -> list[type[_nodes.Schema]]:
 def _compiler_kinds() -> set[str]:
     """The kinds the compiler's protocols name, one ``Literal`` per protocol."""
     kinds: set[str] = set()
-    for protocol in get_args(_compile._Node):
+    for protocol in get_args(_kinds.Node):
         kinds.update(get_args(get_type_hints(protocol)["kind"]))
     return kinds
 

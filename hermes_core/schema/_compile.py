@@ -10,7 +10,7 @@ code therefore finds exactly the issues the walk finds, in the same order.
 
 The compiler sits below the nodes (``_nodes`` imports it for ``Schema.parse``)
 and imports none of them: it tells nodes apart by their ``kind`` tag and reads
-the attributes that kind has, as the protocols below describe them.
+the attributes that kind has, as the protocols of ``_kinds`` describe them.
 """
 
 from __future__ import annotations
@@ -18,11 +18,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from types import CodeType
-from typing import Any, Literal, Protocol, cast
+from typing import Any
 
 from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, TooManyIssues
 from hermes_core._frozen import frozen
-from hermes_core.schema._patterns import Searcher
+from hermes_core.schema._kinds import (
+    ArrayNode,
+    Node,
+    NumericNode,
+    ObjectNode,
+    OptionalNode,
+    RecordNode,
+    SchemaNode,
+    UnionNode,
+    as_node,
+)
 from hermes_core.schema._shared import (
     FORMATS,
     MISSING,
@@ -39,157 +49,7 @@ from hermes_core.schema._shared import (
     unique_issues,
 )
 
-__all__ = ["CLOSED_ENTRIES", "SchemaNode", "Validator", "closed_validator", "compile_schema", "default_problem"]
-
-
-class SchemaNode(Protocol):
-    """What the compiler needs of every schema node (``Schema`` in ``_nodes`` is one).
-
-    ``kind`` tells the node's type apart (``"string"``, ``"object"``, ``"union"``...);
-    the compiler reads the attributes of that kind, which :data:`_Node` lists.
-    """
-
-    @property
-    def kind(self) -> str:
-        """The node's type tag (a class attribute of each node class)."""
-        ...
-
-    @property
-    def has_refs(self) -> bool:
-        """Whether the node names another schema through ``s.ref``."""
-        ...
-
-    def children(self) -> tuple[SchemaNode, ...]:
-        """The schemas the node holds directly."""
-        ...
-
-    def expected(self, ctx: Context | None = None) -> str:
-        """What a matching value is, in words."""
-        ...
-
-    def _admits(self, value: Any, ctx: Context) -> bool: ...
-
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any: ...
-
-
-# What the compiler reads of each kind of node; _node() tells mypy a SchemaNode is one of them,
-# and a test on ``kind`` then narrows it. The node classes in _nodes have these attributes.
-
-
-class _String(SchemaNode, Protocol):
-    kind: Literal["string"]
-    min_length: int | None
-    max_length: int | None
-    format: str | None
-    _regex: Searcher | None
-
-
-class _Numeric(SchemaNode, Protocol):
-    kind: Literal["integer", "number"]
-    minimum: int | float | None
-    maximum: int | float | None
-    exclusive_minimum: int | float | None
-    exclusive_maximum: int | float | None
-    multiple_of: int | float | None
-
-
-class _Enum(SchemaNode, Protocol):
-    kind: Literal["enum"]
-    values: tuple[str | int | float | bool | None, ...]
-
-
-class _Tuple(SchemaNode, Protocol):
-    kind: Literal["tuple"]
-    items: tuple[_Node, ...]
-
-
-class _Optional(SchemaNode, Protocol):
-    kind: Literal["optional"]
-    schema: _Node
-    default: Any
-    default_issue: Issue | None
-
-
-class _Nullable(SchemaNode, Protocol):
-    kind: Literal["nullable"]
-    schema: _Node
-
-
-class _Array(SchemaNode, Protocol):
-    kind: Literal["array"]
-    items: _Node
-    min_items: int | None
-    max_items: int | None
-    unique_items: bool
-
-
-class _Object(SchemaNode, Protocol):
-    kind: Literal["object"]
-    field_items: tuple[tuple[str, _Node], ...]
-    min_properties: int | None
-    max_properties: int | None
-
-    def _extras(
-        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
-    ) -> bool: ...
-
-
-class _Record(SchemaNode, Protocol):
-    kind: Literal["record"]
-    values: _Node
-    min_properties: int | None
-    max_properties: int | None
-
-
-class _Union(SchemaNode, Protocol):
-    kind: Literal["union"]
-    options: tuple[_Node, ...]
-
-
-class _Ref(SchemaNode, Protocol):
-    kind: Literal["ref"]
-    name: str
-
-
-class _Link(SchemaNode, Protocol):
-    kind: Literal["link"]
-    pointer: str
-
-    def follow(self) -> SchemaNode: ...
-
-
-class _Imported(SchemaNode, Protocol):
-    kind: Literal["imported"]
-    root: SchemaNode
-
-
-class _Other(SchemaNode, Protocol):
-    """The kinds whose attributes the compiler does not read: it calls their walk, or tests the value itself."""
-
-    kind: Literal["boolean", "null", "const", "any", "never", "all_of", "one_of", "prefix_array", "pattern_properties"]
-
-
-_Node = (
-    _String
-    | _Numeric
-    | _Enum
-    | _Tuple
-    | _Optional
-    | _Nullable
-    | _Array
-    | _Object
-    | _Record
-    | _Union
-    | _Ref
-    | _Link
-    | _Imported
-    | _Other
-)
-
-
-def _node(schema: SchemaNode) -> _Node:
-    """*schema* as the node of its kind, for mypy (the one place the compiler trusts the tags)."""
-    return cast("_Node", schema)
+__all__ = ["CLOSED_ENTRIES", "Validator", "closed_validator", "compile_schema", "default_problem"]
 
 
 # The nodes only JSON Schema import makes: rare in tool inputs, so their own walk checks them.
@@ -296,19 +156,19 @@ class _Codegen:
             self.namespace[self.constants[key]] = value
         return self.constants[key]
 
-    def resolve(self, schema: SchemaNode) -> _Node:
-        node = _node(schema)
+    def resolve(self, schema: SchemaNode) -> Node:
+        node = as_node(schema)
         seen: set[str] = set()
         links: set[int] = set()
         while True:
             if node.kind == "imported":
-                node = _node(node.root)
+                node = as_node(node.root)
                 continue
             if node.kind == "link":
                 if id(node) in links:
                     raise self_ref(node.pointer)
                 links.add(id(node))
-                node = _node(node.follow())
+                node = as_node(node.follow())
                 continue
             if node.kind != "ref":
                 return node
@@ -325,7 +185,7 @@ class _Codegen:
                     f"s.ref({node.name!r})", None, "only refers to itself; a named schema must describe a value"
                 )
             seen.add(node.name)
-            node = _node(target)
+            node = as_node(target)
 
     def function(self, schema: SchemaNode) -> str:
         """The name of ``f(v, p, I)`` checking *schema*, written on first use (refs may recurse)."""
@@ -349,7 +209,7 @@ class _Codegen:
         self.sources.append(f"def {name}(v, p, I):\n" + "\n".join(body))
         return name
 
-    def union_body(self, node: _Union, body: list[str]) -> None:
+    def union_body(self, node: UnionNode, body: list[str]) -> None:
         # The first option that accepts wins; when none does, the walk explains.
         # An option that stops (too many issues) has failed: J holds its first issues.
         for option in node.options:
@@ -359,7 +219,7 @@ class _Codegen:
             body.append("    if not J: return r")
         body.append(f"    return {self.const(node)}._collect(v, p, I, _ctx())")
 
-    def explains_own_type(self, node: _Node, depth: int) -> bool:
+    def explains_own_type(self, node: Node, depth: int) -> bool:
         """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
         if node.kind in {"optional", "nullable"}:
             return self.explains_own_type(node.schema, depth)
@@ -367,7 +227,7 @@ class _Codegen:
             return True
         return self.inlines(node, depth)
 
-    def inlines(self, node: _Node, depth: int) -> bool:
+    def inlines(self, node: Node, depth: int) -> bool:
         """Whether :meth:`emit` writes the container *node* inline, rather than as a call of its own function."""
         if depth >= _MAX_INLINE_DEPTH:
             return False
@@ -383,7 +243,7 @@ class _Codegen:
         """The walk's call on *var*: it appends the issues and returns the parsed value."""
         return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, {context})"
 
-    def test(self, node: _Node, var: str) -> str | None:
+    def test(self, node: Node, var: str) -> str | None:
         """An expression true when *var* certainly matches leaf *node* as it is; None if not a leaf."""
         if node.kind == "string":
             tests = [_IS_STRING.format(v=var)]
@@ -409,7 +269,7 @@ class _Codegen:
             return f"type({var}) is str and {var} in {self.const(frozenset(node.values))}"
         return None
 
-    def bounds(self, node: _Numeric, var: str) -> list[str]:
+    def bounds(self, node: NumericNode, var: str) -> list[str]:
         tests = []
         for bound, operator in (
             (node.minimum, ">="),
@@ -427,7 +287,7 @@ class _Codegen:
 
     def emit(
         self,
-        node: _Node,
+        node: Node,
         var: str,
         segments: list[str],
         out: list[str],
@@ -510,7 +370,7 @@ class _Codegen:
                 f"low={low}, high={high}, unit={unit!r})"
             )
 
-    def array(self, node: _Array, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def array(self, node: ArrayNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         self.size(node.min_items, node.max_items, var, segments, out, ind, "item")
         if not node.unique_items:
             return self.items(node, var, segments, out, ind, depth)
@@ -521,7 +381,7 @@ class _Codegen:
         out.append(f"{ind}if len(I) == {before}: _unique({var}, {self.path(segments)}, I)")
         return result
 
-    def items(self, node: _Array, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def items(self, node: ArrayNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, index, item = self.name("r"), self.name("j"), self.name("i")
         test = self.test(node.items, item)
         if test is not None:
@@ -550,7 +410,7 @@ class _Codegen:
         out.append(f"{ind}    if I and len(I) > {ISSUES_MAX}: _stop(I)")
         return result
 
-    def object(self, node: _Object, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def object(self, node: ObjectNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         # *count* tracks how many keys are fields; any other key is an extra, and only
         # then does the walk run over the keys (a len() test, not a set test, per object).
         self.budget -= len(node.field_items)
@@ -602,7 +462,7 @@ class _Codegen:
         out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _ctx(), {result})")
         return result
 
-    def record(self, node: _Record, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+    def record(self, node: RecordNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
         result, key, item = self.name("r"), self.name("k"), self.name("x")
         self.size(node.min_properties, node.max_properties, var, segments, out, ind, "property")
         out.append(f"{ind}{result} = {{}}")
@@ -728,13 +588,13 @@ def default_problem(schema: SchemaNode, refs: Mapping[str, SchemaNode] | None) -
     return None
 
 
-def _defaults(schema: SchemaNode, prefix: str = "") -> Iterator[tuple[str, _Optional]]:
+def _defaults(schema: SchemaNode, prefix: str = "") -> Iterator[tuple[str, OptionalNode]]:
     """Every optional field of *schema* that has a default, with its field path (``options.mode``).
 
     An array's items add ``[]`` to the path and a record's values ``{}``; a ref
     is not followed (each named schema is looked at under its own name).
     """
-    node = _node(schema)
+    node = as_node(schema)
     if node.kind == "object":
         for name, sub in node.field_items:
             where = f"{prefix}.{name}" if prefix else name

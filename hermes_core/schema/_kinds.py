@@ -1,0 +1,186 @@
+"""What the compiler reads of a schema node, by kind: typed protocols, so the compiler imports no node class.
+
+Each node class in ``_nodes`` names its type in ``kind`` (``"string"``,
+``"object"``, ``"union"``...). :class:`SchemaNode` is what every node offers;
+:data:`Node` is the union of one protocol per kind, which a test on ``kind``
+narrows to the attributes that kind has.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, cast
+
+from hermes_core._errors import Issue
+from hermes_core.schema._patterns import Searcher
+from hermes_core.schema._shared import Context, Path
+
+__all__ = [
+    "ArrayNode",
+    "EnumNode",
+    "ImportedNode",
+    "LinkNode",
+    "Node",
+    "NullableNode",
+    "NumericNode",
+    "ObjectNode",
+    "OptionalNode",
+    "OtherNode",
+    "RecordNode",
+    "RefNode",
+    "SchemaNode",
+    "StringNode",
+    "TupleNode",
+    "UnionNode",
+    "as_node",
+]
+
+
+class SchemaNode(Protocol):
+    """What the compiler needs of every schema node (``Schema`` in ``_nodes`` is one).
+
+    ``kind`` tells the node's type apart (``"string"``, ``"object"``, ``"union"``...);
+    the compiler reads the attributes of that kind, which :data:`Node` lists.
+    """
+
+    @property
+    def kind(self) -> str:
+        """The node's type tag (a class attribute of each node class)."""
+        ...
+
+    @property
+    def has_refs(self) -> bool:
+        """Whether the node names another schema through ``s.ref``."""
+        ...
+
+    def children(self) -> tuple[SchemaNode, ...]:
+        """The schemas the node holds directly."""
+        ...
+
+    def expected(self, ctx: Context | None = None) -> str:
+        """What a matching value is, in words."""
+        ...
+
+    def _admits(self, value: Any, ctx: Context) -> bool: ...
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any: ...
+
+
+# What the compiler reads of each kind of node; as_node() tells mypy a SchemaNode is one of them,
+# and a test on ``kind`` then narrows it. The node classes in _nodes have these attributes
+# (tests/test_schema_compile.py holds that every class has a kind these protocols name).
+
+
+class StringNode(SchemaNode, Protocol):
+    kind: Literal["string"]
+    min_length: int | None
+    max_length: int | None
+    format: str | None
+    _regex: Searcher | None
+
+
+class NumericNode(SchemaNode, Protocol):
+    kind: Literal["integer", "number"]
+    minimum: int | float | None
+    maximum: int | float | None
+    exclusive_minimum: int | float | None
+    exclusive_maximum: int | float | None
+    multiple_of: int | float | None
+
+
+class EnumNode(SchemaNode, Protocol):
+    kind: Literal["enum"]
+    values: tuple[str | int | float | bool | None, ...]
+
+
+class TupleNode(SchemaNode, Protocol):
+    kind: Literal["tuple"]
+    items: tuple[Node, ...]
+
+
+class OptionalNode(SchemaNode, Protocol):
+    kind: Literal["optional"]
+    schema: Node
+    default: Any
+    default_issue: Issue | None
+
+
+class NullableNode(SchemaNode, Protocol):
+    kind: Literal["nullable"]
+    schema: Node
+
+
+class ArrayNode(SchemaNode, Protocol):
+    kind: Literal["array"]
+    items: Node
+    min_items: int | None
+    max_items: int | None
+    unique_items: bool
+
+
+class ObjectNode(SchemaNode, Protocol):
+    kind: Literal["object"]
+    field_items: tuple[tuple[str, Node], ...]
+    min_properties: int | None
+    max_properties: int | None
+
+    def _extras(
+        self, value: dict[Any, Any], path: Path, issues: list[Issue], ctx: Context, out: dict[str, Any]
+    ) -> bool: ...
+
+
+class RecordNode(SchemaNode, Protocol):
+    kind: Literal["record"]
+    values: Node
+    min_properties: int | None
+    max_properties: int | None
+
+
+class UnionNode(SchemaNode, Protocol):
+    kind: Literal["union"]
+    options: tuple[Node, ...]
+
+
+class RefNode(SchemaNode, Protocol):
+    kind: Literal["ref"]
+    name: str
+
+
+class LinkNode(SchemaNode, Protocol):
+    kind: Literal["link"]
+    pointer: str
+
+    def follow(self) -> SchemaNode: ...
+
+
+class ImportedNode(SchemaNode, Protocol):
+    kind: Literal["imported"]
+    root: SchemaNode
+
+
+class OtherNode(SchemaNode, Protocol):
+    """The kinds whose attributes the compiler does not read: it calls their walk, or tests the value itself."""
+
+    kind: Literal["boolean", "null", "const", "any", "never", "all_of", "one_of", "prefix_array", "pattern_properties"]
+
+
+Node = (
+    StringNode
+    | NumericNode
+    | EnumNode
+    | TupleNode
+    | OptionalNode
+    | NullableNode
+    | ArrayNode
+    | ObjectNode
+    | RecordNode
+    | UnionNode
+    | RefNode
+    | LinkNode
+    | ImportedNode
+    | OtherNode
+)
+
+
+def as_node(schema: SchemaNode) -> Node:
+    """*schema* as the node of its kind, for mypy (the one place the compiler trusts the tags)."""
+    return cast("Node", schema)
