@@ -158,7 +158,8 @@ def add_parsers(subcommands: Any) -> None:
         "request must then carry.",
         epilog="Exit statuses: 0 ok (stdin ended, or the server was stopped), 1 a plugin is broken, 2 usage "
         "(no MCP SDK, no token for a public address, an address that cannot be bound, a malformed --grant), "
-        "7 INVALID_DEFINITION (two tools with the same wire name), 130 interrupted.",
+        "7 INVALID_DEFINITION (two tools with the same wire name, a malformed grant in HERMESOS_GRANTS), 130 "
+        "interrupted.",
     )
     serve.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     repeatable(serve, "--disable", metavar="NAME", help=DISABLE_HELP)
