@@ -20,7 +20,7 @@ from hermes_core import schema as s
 from hermes_core._errors import ISSUES_MAX
 from hermes_core.adapters import OpenAITools
 from hermes_core.schema._compile import compile_schema
-from hermes_core.schema._nodes import SUGGESTED_ISSUES
+from hermes_core.schema._containers import SUGGESTED_ISSUES
 
 NAMES = [f"field_{index}" for index in range(100_000)]
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 from typing import get_args, get_type_hints
 
 from hermes_core import schema as s
-from hermes_core.schema import _compile, _kinds, _nodes
+from hermes_core.schema import _alternatives, _compile, _containers, _kinds, _nodes
 
 
 def _node_classes() -> list[type[_nodes.Schema]]:
     """Every public node class (the private bases ``_Numeric``, ``_Dict``, ``_Alternatives`` are never built)."""
     return [
         value
-        for name, value in vars(_nodes).items()
-        if isinstance(value, type) and issubclass(value, _nodes.Schema) and name != "Schema" and name[0] != "_"
+        for module in (_nodes, _alternatives, _containers)
+        for name, value in vars(module).items()
+        if isinstance(value, type)
+        and issubclass(value, _nodes.Schema)
+        and value.__module__ == module.__name__
+        and name != "Schema"
+        and name[0] != "_"
     ]
 
 
@@ -28,7 +33,7 @@ def _compiler_kinds() -> set[str]:
 def test_every_node_class_has_a_kind_of_its_own_that_the_compiler_knows() -> None:
     tags = {cls: cls.kind for cls in _node_classes()}
     # A schema without "type" is a union over the JSON types, compiled as any union is.
-    assert tags.pop(_nodes.TypelessSchema) == "union"
+    assert tags.pop(_alternatives.TypelessSchema) == "union"
     assert len(set(tags.values())) == len(tags), tags
     assert set(tags.values()) == _compiler_kinds()
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError, IssueKind, SchemaError
 from hermes_core.schema._compile import compile_schema
-from hermes_core.schema._nodes import MISSING, json_equal, unicode_ok
+from hermes_core.schema._shared import MISSING, json_equal, unicode_ok
 
 KINDS = frozenset(get_args(IssueKind))
 EXAMPLES = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -29,34 +29,38 @@ from typing import Any
 from hermes_core._errors import InvalidDefinitionError, SchemaError, shorten
 from hermes_core._names import NAME_PATTERN, check_name
 from hermes_core.schema import _compile
-from hermes_core.schema._import import from_json_schema
-from hermes_core.schema._nodes import (
+from hermes_core.schema._alternatives import (
     AllOfSchema,
-    AnySchema,
-    ArraySchema,
-    BooleanSchema,
-    ConstSchema,
-    EnumSchema,
     ImportedSchema,
-    IntegerSchema,
     LinkSchema,
     NeverSchema,
     NullableSchema,
-    NullSchema,
-    NumberSchema,
-    ObjectSchema,
     OneOfSchema,
     OptionalSchema,
-    PatternPropertiesSchema,
-    PrefixArraySchema,
-    RecordSchema,
     RefSchema,
-    Schema,
-    StringSchema,
-    TupleSchema,
     TypelessSchema,
     UnionSchema,
     Unsupported,
+)
+from hermes_core.schema._containers import (
+    ArraySchema,
+    ObjectSchema,
+    PatternPropertiesSchema,
+    PrefixArraySchema,
+    RecordSchema,
+    TupleSchema,
+)
+from hermes_core.schema._import import from_json_schema
+from hermes_core.schema._nodes import (
+    AnySchema,
+    BooleanSchema,
+    ConstSchema,
+    EnumSchema,
+    IntegerSchema,
+    NullSchema,
+    NumberSchema,
+    Schema,
+    StringSchema,
 )
 from hermes_core.schema._shared import (
     MISSING,

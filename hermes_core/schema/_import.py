@@ -21,31 +21,35 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from hermes_core._errors import InvalidDefinitionError, Issue, TooManyIssues
-from hermes_core.schema._nodes import (
+from hermes_core.schema._alternatives import (
     AllOfSchema,
-    AnySchema,
-    ArraySchema,
-    BooleanSchema,
-    ConstSchema,
-    EnumSchema,
     ImportedSchema,
-    IntegerSchema,
     LinkSchema,
     NeverSchema,
-    NullSchema,
-    NumberSchema,
-    ObjectSchema,
     OneOfSchema,
     OptionalSchema,
-    PatternPropertiesSchema,
-    PrefixArraySchema,
-    RecordSchema,
-    Schema,
-    StringSchema,
-    TupleSchema,
     TypelessSchema,
     UnionSchema,
     Unsupported,
+)
+from hermes_core.schema._containers import (
+    ArraySchema,
+    ObjectSchema,
+    PatternPropertiesSchema,
+    PrefixArraySchema,
+    RecordSchema,
+    TupleSchema,
+)
+from hermes_core.schema._nodes import (
+    AnySchema,
+    BooleanSchema,
+    ConstSchema,
+    EnumSchema,
+    IntegerSchema,
+    NullSchema,
+    NumberSchema,
+    Schema,
+    StringSchema,
 )
 from hermes_core.schema._patterns import Searcher, foreign_pattern
 from hermes_core.schema._shared import (

@@ -1,9 +1,10 @@
 """What the compiler reads of a schema node, by kind: typed protocols, so the compiler imports no node class.
 
-Each node class in ``_nodes`` names its type in ``kind`` (``"string"``,
-``"object"``, ``"union"``...). :class:`SchemaNode` is what every node offers;
-:data:`Node` is the union of one protocol per kind, which a test on ``kind``
-narrows to the attributes that kind has.
+Each node class (in ``_nodes``, ``_alternatives`` and ``_containers``) names
+its type in ``kind`` (``"string"``, ``"object"``, ``"union"``...).
+:class:`SchemaNode` is what every node offers; :data:`Node` is the union of one
+protocol per kind, which a test on ``kind`` narrows to the attributes that kind
+has.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class SchemaNode(Protocol):
 
 
 # What the compiler reads of each kind of node; as_node() tells mypy a SchemaNode is one of them,
-# and a test on ``kind`` then narrows it. The node classes in _nodes have these attributes
-# (tests/test_schema_compile.py holds that every class has a kind these protocols name).
+# and a test on ``kind`` then narrows it. The node classes of _nodes, _alternatives and _containers
+# have these attributes (tests/test_schema_compile.py holds that every class has a kind these protocols name).
 
 
 class StringNode(SchemaNode, Protocol):

@@ -20,25 +20,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core.schema._nodes import (
+from hermes_core.schema._alternatives import (
     AllOfSchema,
-    AnySchema,
-    ArraySchema,
     ImportedSchema,
     LinkSchema,
     NeverSchema,
     NullableSchema,
-    ObjectSchema,
     OneOfSchema,
     OptionalSchema,
-    PatternPropertiesSchema,
-    PrefixArraySchema,
-    RecordSchema,
     RefSchema,
-    Schema,
     TypelessSchema,
     UnionSchema,
 )
+from hermes_core.schema._containers import (
+    ArraySchema,
+    ObjectSchema,
+    PatternPropertiesSchema,
+    PrefixArraySchema,
+    RecordSchema,
+)
+from hermes_core.schema._nodes import AnySchema, Schema
 from hermes_core.schema._validators import follow_refs
 
 __all__ = ["STRICT_SCHEMAS_MAX", "StrictTooLargeError", "absent_nulls", "strict_problem", "strict_schema"]

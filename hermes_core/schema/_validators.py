@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hermes_core.schema._alternatives import RefSchema
 from hermes_core.schema._compile import Validator, closed_validator, compile_schema, default_problem
-from hermes_core.schema._nodes import RefSchema, Schema
+from hermes_core.schema._nodes import Schema
 from hermes_core.schema._shared import copy_json, json_key, raised_issue
 
 __all__ = [

@@ -1,0 +1,432 @@
+"""The nodes that stand for another node or choose among several: optional, nullable, ref, link, union, one-of, all-of.
+
+Also the schema JSON Schema's ``false`` imports to (never) and the node that
+wraps an imported document (with what of it is not checked). None of them is a
+container: they check a value by handing it to the nodes they hold. They import
+the base (``_nodes``) and nothing above it; the containers import them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import field
+from typing import Any, ClassVar
+
+from hermes_core._errors import ISSUES_MAX, Issue, TooManyIssues
+from hermes_core._frozen import frozen
+from hermes_core.schema._nodes import Schema
+from hermes_core.schema._shared import (
+    BAD,
+    MISSING,
+    Context,
+    Path,
+    copy_json,
+    type_name,
+)
+
+__all__ = [
+    "AllOfSchema",
+    "ImportedSchema",
+    "LinkSchema",
+    "NeverSchema",
+    "NullableSchema",
+    "OneOfSchema",
+    "OptionalSchema",
+    "RefSchema",
+    "TypelessSchema",
+    "UnionSchema",
+    "Unsupported",
+]
+
+
+@frozen
+class OptionalSchema(Schema):
+    """Marks an object field that may be absent; ``default``, if given, is filled in when it is.
+
+    Only meaningful as a value in ``s.object({...})``.
+    """
+
+    kind = "optional"
+
+    schema: Schema
+    default: Any = MISSING
+    description: str | None = None
+    #: Why the default does not match ``schema``, found by ``s.optional()``; raised by whatever
+    #: uses the schema first (``define_tool`` names the tool and field, ``parse`` the field).
+    default_issue: Issue | None = field(default=None, repr=False, compare=False)
+
+    _holds_schemas = ("schema",)
+
+    def _json(self) -> dict[str, Any]:
+        out = self.schema._json()
+        if self.default is not MISSING:
+            out["default"] = copy_json(self.default)  # the caller may change the exported schema
+        return self._with_description(out)
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return self.schema.expected(ctx)
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return self.schema._admits(value, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return self.schema._collect(value, path, issues, ctx)
+
+
+@frozen
+class _Alternatives(Schema):
+    """Shared by union and one-of: ``options``, each tried on the value with its own issues list."""
+
+    options: tuple[Schema, ...]
+    description: str | None = None
+
+    _holds_schemas = ("options",)
+    _keyword: ClassVar[str] = ""  # "anyOf" or "oneOf"
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({self._keyword: [option._json() for option in self.options]})
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return any(option._admits(value, ctx) for option in self.options)
+
+    @staticmethod
+    def _attempt(option: Schema, value: Any, path: Path, ctx: Context) -> tuple[Any, list[Issue]]:
+        """*option*'s result for *value* and its issues; an option that stopped (too many issues) failed."""
+        found: list[Issue] = []
+        try:
+            return option._collect(value, path, found, ctx), found
+        except TooManyIssues:  # its first issues stay in found
+            return BAD, found
+
+    def _unmatched(self, best: list[Issue] | None, value: Any, path: Path, issues: list[Issue], ctx: Context) -> None:
+        """Why no option accepted *value*: the closest option's own issues, else the types that were wanted."""
+        if best is None:
+            issues.append(Issue(path, "union", f"must be {_either(self.options, ctx)}, got {type_name(value)}"))
+            return
+        issues.extend(best)
+        if len(issues) > ISSUES_MAX:
+            raise TooManyIssues(issues)
+
+
+@frozen
+class UnionSchema(_Alternatives):
+    """A value matching at least one of ``options``; the first option that matches parses it."""
+
+    kind = "union"
+
+    _keyword = "anyOf"
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return _either(self.options, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        # The first option that accepts wins. When none does, explain the option
+        # whose type fits the value best: its own issues say more than "no match".
+        best: list[Issue] | None = None
+        for option in self.options:
+            parsed, found = self._attempt(option, value, path, ctx)
+            if parsed is not BAD:
+                return parsed
+            best = _closer(best, option, found, value, ctx)
+        self._unmatched(best, value, path, issues, ctx)
+        return BAD
+
+
+def _either(options: tuple[Schema, ...], ctx: Context | None) -> str:
+    """What a value matching one of *options* is, in words: ``a string or an integer``."""
+    return " or ".join(dict.fromkeys(option.expected(ctx) for option in options))
+
+
+def _closer(
+    best: list[Issue] | None, option: Schema, found: list[Issue], value: Any, ctx: Context
+) -> list[Issue] | None:
+    """The issues that explain a value no option accepted: those of the option of its type with the fewest."""
+    if option._admits(value, ctx) and (best is None or len(found) < len(best)):
+        return found
+    return best
+
+
+@frozen
+class TypelessSchema(UnionSchema):
+    """A schema without ``type`` imported from JSON Schema: any value, checked by the keywords of its type.
+
+    ``options`` holds one node per JSON type; JSON Schema's keywords each apply
+    to values of one type only, so ``{"minimum": 1}`` accepts any string.
+    """
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return "any JSON value"
+
+
+@frozen
+class NullableSchema(Schema):
+    """``schema``, or ``null``."""
+
+    kind = "nullable"
+
+    schema: Schema
+    description: str | None = None
+
+    _holds_schemas = ("schema",)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"anyOf": [self.schema._json(), {"type": "null"}]})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return f"{self.schema.expected(ctx)} or null"
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return value is None or self.schema._admits(value, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        if value is None:
+            return None
+        if self.schema._admits(value, ctx):
+            return self.schema._collect(value, path, issues, ctx)
+        issues.append(Issue(path, "type", f"must be {self.expected(ctx)}, got {type_name(value)}"))
+        return BAD
+
+
+@frozen
+class RefSchema(Schema):
+    """A named schema, resolved by the ``Runtime`` from the schemas it was given."""
+
+    kind = "ref"
+
+    name: str
+    description: str | None = None
+
+    def ref_names(self) -> Iterator[str]:
+        yield self.name
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"$ref": f"#/$defs/{self.name}"})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        if ctx is not None and self.name in ctx.refs:
+            target: Schema = ctx.refs[self.name]
+            return target.expected(ctx)
+        return f'a "{self.name}"'
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        target: Schema = ctx.refs[self.name]
+        return target._admits(value, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return ctx.refs[self.name]._collect(value, path, issues, ctx)
+
+
+# -- the nodes JSON Schema import adds (see _import.py): never, all-of and one-of are checked by
+# their walk, not compiled inline; link and imported are followed --
+
+
+@frozen
+class NeverSchema(Schema):
+    """No value: JSON Schema's ``false`` (a property that must be absent, an array that takes no more items)."""
+
+    kind = "never"
+
+    description: str | None = None
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"not": {}})
+
+    _expects = "nothing"
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return False
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        issues.append(Issue(path, "unexpected", "is not allowed here"))
+        return BAD
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+@frozen
+class AllOfSchema(Schema):
+    """A value matching every one of ``parts`` (JSON Schema's ``allOf``); every part's issues are reported.
+
+    The parsed value is the first part's, with the keys every other part
+    adds to an object (its defaults) merged in.
+    """
+
+    kind = "all_of"
+
+    parts: tuple[Schema, ...]
+    description: str | None = None
+
+    _holds_schemas = ("parts",)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"allOf": [part._json() for part in self.parts]})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return " and ".join(dict.fromkeys(part.expected(ctx) for part in self.parts))
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return all(part._admits(value, ctx) for part in self.parts)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        before = len(issues)
+        results = [part._collect(value, path, issues, ctx) for part in self.parts]
+        if len(issues) > before or any(result is BAD for result in results):
+            return BAD
+        first = results[0]
+        if isinstance(first, dict):
+            for other in results[1:]:
+                if isinstance(other, dict):
+                    first = {**other, **first}
+        return first
+
+
+@frozen
+class OneOfSchema(_Alternatives):
+    """A value matching exactly one of ``options`` (JSON Schema's ``oneOf``)."""
+
+    kind = "one_of"
+
+    _keyword = "oneOf"
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return "exactly one of: " + "; ".join(dict.fromkeys(option.expected(ctx) for option in self.options))
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        matched: list[int] = []
+        parsed: Any = BAD
+        best: list[Issue] | None = None
+        for index, option in enumerate(self.options):
+            result, found = self._attempt(option, value, path, ctx)
+            if result is not BAD and not found:
+                matched.append(index)
+                parsed = result
+            else:
+                best = _closer(best, option, found, value, ctx)
+        if len(matched) == 1:
+            return parsed
+        if matched:
+            which = " and ".join(_ordinal(index + 1) for index in matched[:2])
+            detail = f"must match exactly one of {len(self.options)} alternatives, but matches the {which}"
+            issues.append(Issue(path, "union", detail))
+        else:
+            self._unmatched(best, value, path, issues, ctx)
+        return BAD
+
+
+# The links whose expected() or _admits() is being worked out: a schema that reaches itself only
+# through unions would otherwise recurse forever (the value's own depth bounds _collect).
+_LINKS_IN_PROGRESS: set[int] = set()
+
+
+@frozen
+class LinkSchema(Schema):
+    """A local ``$ref`` of an imported document: ``target`` is the node at ``pointer``, set once when linked.
+
+    It holds no child (``target`` may reach back to it), so :meth:`Schema.walk`
+    stops here; the checks go on through :meth:`follow`.
+    """
+
+    kind = "link"
+
+    pointer: str
+    description: str | None = None
+    target: Schema | None = field(default=None, repr=False, compare=False)
+
+    def _json(self) -> dict[str, Any]:
+        return self._with_description({"$ref": self.pointer})
+
+    def follow(self) -> Schema:
+        """The node this link stands for (``target``), which every check and walk goes on to.
+
+        Raises:
+            RuntimeError: the link was never linked (the importer links every node it returns).
+        """
+        if self.target is None:  # pragma: no cover - the importer links every node it returns
+            raise RuntimeError(f"the $ref {self.pointer!r} was never linked")
+        return self.target
+
+    def expected(self, ctx: Context | None = None) -> str:
+        said: str = self._once(lambda target: target.expected(ctx), "a value")
+        return said
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        admits: bool = self._once(lambda target: target._admits(value, ctx), True)
+        return admits
+
+    def _once(self, ask: Callable[[Schema], Any], again: Any) -> Any:
+        """*ask* of the target, or *again* when this link is already being asked (it reached itself)."""
+        if id(self) in _LINKS_IN_PROGRESS:
+            return again
+        _LINKS_IN_PROGRESS.add(id(self))
+        try:
+            return ask(self.follow())
+        finally:
+            _LINKS_IN_PROGRESS.discard(id(self))
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return self.follow()._collect(value, path, issues, ctx)
+
+
+@frozen
+class Unsupported:
+    """A part of an imported JSON Schema document that is not checked.
+
+    Attributes:
+        pointer: where, as a JSON pointer into the document (``/properties/when``).
+        keyword: the keyword (``if``, ``patternProperties``, ``default``...).
+        reason: what is wrong and what was done instead, in words that follow
+            "<keyword> at <pointer>" (``str()`` joins them).
+    """
+
+    pointer: str
+    keyword: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.pointer or "the root"
+        return f"{self.keyword} at {where} {self.reason}"
+
+
+@frozen
+class ImportedSchema(Schema):
+    """A schema made by :func:`~hermes_core.schema.from_json_schema` from a JSON Schema document.
+
+    It checks values as ``root`` does. :meth:`json_schema` returns the
+    document it came from (a copy), so whatever was not converted still
+    reaches the reader; objects that import closed also say
+    ``additionalProperties: false`` there.
+
+    Attributes:
+        root: the converted schema.
+        document: the JSON Schema exported (the original, with the closed objects marked).
+        unsupported: what is not checked: keywords not supported, refs that
+            cannot be followed, defaults that do not match their schema (not applied).
+    """
+
+    kind = "imported"
+
+    root: Schema
+    document: Any = field(repr=False)
+    unsupported: tuple[Unsupported, ...] = ()
+    description: str | None = None
+
+    _holds_schemas = ("root",)
+
+    def json_schema(self, *, defs: Mapping[str, Schema] | None = None) -> dict[str, Any]:
+        return self._json()
+
+    def _json(self) -> dict[str, Any]:
+        exported = copy_json(self.document)
+        return exported if isinstance(exported, dict) else ({} if exported else {"not": {}})
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return self.root.expected(ctx)
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return self.root._admits(value, ctx)
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        return self.root._collect(value, path, issues, ctx)
