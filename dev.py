@@ -230,7 +230,9 @@ def main(argv: list[str]) -> int:
         return _lint()
     if job == "docs":
         return _docs()
-    status = _run(PYTHON, "-m", "pytest", *rest)
+    # Two processes, with the tests that install into real environments in one of them (xdist_group), where
+    # conftest's shared layer is built once; "-n 0" after the job's name runs them in this one.
+    status = _run(PYTHON, "-m", "pytest", "-n", "2", "--dist", "loadgroup", *rest)
     lint = _lint()
     docs = _docs()
     return status or lint or docs

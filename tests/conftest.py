@@ -87,6 +87,15 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
 # -- real environments, for the install tests --------------------------------------------------
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n``, run every test using :func:`environments` in one process, which builds it once."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "environments" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("environments"))
+
+
 def _bin(environment: Path) -> Path:
     return environment / ("Scripts" if os.name == "nt" else "bin")
 
