@@ -237,7 +237,13 @@ class Door:
         return f"{shown.code}: {shown.message}"  # the code is a StrEnum: its format is its value
 
     def error_result(self, error: ToolError) -> tuple[str, dict[str, Any]]:
-        """*error* as :meth:`error_text` writes it, and as data (its ``to_dict()``), both under one naming."""
+        """*error* as :meth:`error_text` writes it, and as data (its ``to_dict()``), both under one naming.
+
+        ``hermesos serve`` sends the text as the result's content and the data
+        in its ``_meta`` (:data:`hermes_core.serve.ERROR_META_KEY`), never as
+        ``structuredContent``, which a client may check against the tool's
+        output schema.
+        """
         shown = self.shown(error)
         data = shown.to_dict()
         return f"{shown.code}: {data['message']}", data

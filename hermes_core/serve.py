@@ -18,9 +18,12 @@ the SDK's; what this module adds is what a client is shown and told:
   block (a string as it is, anything else as JSON) and ``structuredContent``.
   A :class:`~hermes_core.ToolError` (an unknown tool, bad input, a denied
   permission, a handler that failed or ran out of time, a bad output) is a
-  result too, with ``isError: true``: its text is ``CODE: message`` and its
-  ``structuredContent`` the error's ``to_dict()``, both naming tools by their
-  wire names. Nothing a client sends makes the server raise.
+  result too, with ``isError: true``: its text is ``CODE: message``, and the
+  error's ``to_dict()`` is in its ``_meta`` under :data:`ERROR_META_KEY`, both
+  naming tools by their wire names. It has no ``structuredContent``: a client
+  may check that against the tool's output schema even in an error result
+  (the TypeScript SDK 1.x does), and the error would reach the model as a
+  schema mismatch. Nothing a client sends makes the server raise.
 * A client that cancels a call (``notifications/cancelled``, or closing the
   response stream over HTTP) cancels the task running it: an ``async``
   handler gets ``CancelledError``.
@@ -61,6 +64,7 @@ __all__ = [
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "ERROR_META_KEY",
     "HEADER_TIMEOUT",
     "IDLE_TIMEOUT",
     "MAX_CONNECTIONS",
@@ -89,6 +93,11 @@ BODY_TIMEOUT: Final = 60.0
 IDLE_TIMEOUT: Final = 5.0
 #: Connections served at once, unless told otherwise.
 MAX_CONNECTIONS: Final = 256
+#: The key of a failed call's result ``_meta`` that holds the error as data (its ``to_dict()``).
+#: MCP's key rules: a reverse-DNS prefix of a namespace the project holds (its GitHub
+#: organisation), then ``/``; its second label is not ``modelcontextprotocol`` or ``mcp``,
+#: which are reserved.
+ERROR_META_KEY: Final = "io.github.hermesos-core/error"
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 
@@ -153,13 +162,18 @@ class _Tools:
         }
 
     def failure(self, error: ToolError) -> dict[str, Any]:
-        """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data."""
+        """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data in ``_meta``.
+
+        No ``structuredContent``: the TypeScript SDK 1.x client checks it
+        against the tool's output schema even when ``isError`` is true, and
+        the error would reach the model as a schema mismatch instead.
+        """
         text, data = self.door.error_result(error)
         return {
             "content": [{"type": "text", "text": text}],
-            "structuredContent": data,
             "isError": True,
             "resultType": "complete",
+            "_meta": {ERROR_META_KEY: data},
         }
 
 

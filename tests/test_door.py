@@ -16,7 +16,7 @@ from hermes_core import schema as s
 from hermes_core._door import Door
 from hermes_core._wire import WireNames
 from hermes_core.adapters import AnthropicTools, OpenAITools
-from hermes_core.serve import mcp_server
+from hermes_core.serve import ERROR_META_KEY, mcp_server
 
 
 def _add(args: dict[str, Any]) -> int:
@@ -63,7 +63,8 @@ def _edges(runtime: Runtime, name: str, arguments: dict[str, Any]) -> dict[str, 
         "openai": openai["content"],
         "anthropic": anthropic["content"],
         "mcp": result.content[0].text,
-        "mcp_data": result.structured_content,
+        "mcp_data": (result.meta or {}).get(ERROR_META_KEY),  # a failure's error, as data
+        "mcp_structured": result.structured_content,
         "failed": (anthropic["is_error"], result.is_error),
     }
 
@@ -85,6 +86,7 @@ def test_a_failure_reads_the_same_at_every_edge(
     assert seen["openai"].startswith(f"{code}: ")
     assert seen["mcp"] == f"{code}: {seen['mcp_data']['message']}"
     assert seen["mcp_data"]["code"] == code
+    assert seen["mcp_structured"] is None  # a client may check it against the output schema
     # Told only wire names, in the text and in the data.
     assert "math.add" not in seen["openai"].replace('"math.add" is not', "")
     assert "math.add" not in json.dumps(seen["mcp_data"]).replace('"math.add\\" is not', "").replace(

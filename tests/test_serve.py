@@ -34,7 +34,7 @@ import pytest
 from hermes_core import Runtime, define_tool
 from hermes_core import schema as s
 from hermes_core.cli import main
-from hermes_core.serve import check_exposure, is_loopback, mcp_tools
+from hermes_core.serve import ERROR_META_KEY, check_exposure, is_loopback, mcp_tools
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -227,9 +227,13 @@ def text(result: Any) -> str:
 
 
 def error_of(result: Any) -> dict[str, Any]:
-    """The error a failed call's result carries; its text is its code and message."""
+    """The error a failed call's result carries in its ``_meta``; its text is its code and message.
+
+    It has no structured content, which a client may check against the tool's output schema.
+    """
     assert result.is_error
-    data: dict[str, Any] = result.structured_content
+    assert result.structured_content is None
+    data: dict[str, Any] = result.meta[ERROR_META_KEY]
     assert text(result) == f"{data['code']}: {data['message']}"
     return data
 

@@ -280,4 +280,4 @@ def test_a_request_of_300000_unexpected_keys_does_not_hold_another_clients_tools
     (refused,) = answers
     result = refused["result"]
     assert result["isError"]
-    assert result["structuredContent"]["code"] == "INPUT_INVALID"
+    assert result["_meta"]["io.github.hermesos-core/error"]["code"] == "INPUT_INVALID"

@@ -576,6 +576,7 @@ def test_hermesos_serve_re_exports_a_servers_tools_to_an_sdk_client(env: Env) ->
     assert now.is_error is False
     assert now.structured_content["timezone"] == "Asia/Tokyo"
     assert bad.is_error is True
-    assert bad.structured_content["code"] == "INPUT_INVALID"
+    assert bad.structured_content is None
+    assert bad.meta["io.github.hermesos-core/error"]["code"] == "INPUT_INVALID"
     assert '"c" is an unexpected field' in bad.content[0].text
     assert env.called() == []  # the invalid call never reached the test server
