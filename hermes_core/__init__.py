@@ -22,8 +22,6 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
         InputInvalidError,
         InputRejected,
         InvalidDefinitionError,
-        Issue,
-        IssueKind,
         OutputInvalidError,
         PermissionDeniedError,
         SchemaError,
@@ -31,9 +29,9 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
         ToolFailedError,
         ToolNotFoundError,
         reject,
-        shorten,
     )
     from hermes_core._hookspecs import hookimpl
+    from hermes_core._issues import Issue, IssueKind, shorten
     from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
     from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
     from hermes_core._plugins import (
@@ -111,8 +109,8 @@ _PLACES: dict[str, str] = {
     "InputInvalidError": "hermes_core._errors",
     "InputRejected": "hermes_core._errors",
     "InvalidDefinitionError": "hermes_core._errors",
-    "Issue": "hermes_core._errors",
-    "IssueKind": "hermes_core._errors",
+    "Issue": "hermes_core._issues",
+    "IssueKind": "hermes_core._issues",
     "OutputInvalidError": "hermes_core._errors",
     "PermissionDeniedError": "hermes_core._errors",
     "SchemaError": "hermes_core._errors",
@@ -120,7 +118,7 @@ _PLACES: dict[str, str] = {
     "ToolFailedError": "hermes_core._errors",
     "ToolNotFoundError": "hermes_core._errors",
     "reject": "hermes_core._errors",
-    "shorten": "hermes_core._errors",
+    "shorten": "hermes_core._issues",
     "hookimpl": "hermes_core._hookspecs",
     "NAME_MAX": "hermes_core._names",
     "NAME_PATTERN": "hermes_core._names",

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import final
 
-from hermes_core._errors import InvalidDefinitionError, shorten
+from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
+from hermes_core._issues import shorten
 from hermes_core._names import case_key, check_name
 from hermes_core._permissions import PermissionProvider
 from hermes_core._settings import user_config_dir

@@ -26,7 +26,8 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
-from hermes_core._errors import InputInvalidError, Issue, ToolError
+from hermes_core._errors import InputInvalidError, ToolError
+from hermes_core._issues import Issue
 from hermes_core._runtime import UNSET, Runtime
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames

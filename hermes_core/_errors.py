@@ -1,4 +1,4 @@
-r"""The tool errors: one base class, seven codes, and the one place messages are formatted.
+"""The tool errors: one base class, seven codes, and a refusal a handler raises.
 
 Every error the framework raises on purpose is a :class:`ToolError` carrying a
 stable machine-readable :attr:`~ToolError.code`. Branch on the code, never on
@@ -8,22 +8,8 @@ and a model reading a failed tool call) and stay free to change.
 An error class declares its fields once, in :attr:`ToolError.fields`; the base
 derives :meth:`~ToolError.to_dict` and pickling from that declaration.
 
-Every message has one shape, built by one helper: it starts with its subject
-exactly as written (a tool name, a quoted name, a declaration, ``value``); the
-first line states the problem; the issues, if several, follow one per line; the
-last line, where there is one, says what to do next. Every line ends in ``.``,
-``?`` or ``!``, except a header ending in ``:`` above its list.
-
-Paths are written with one quoting rule, so that a path is never ambiguous:
-
-* an array index is a bare decimal number: ``files.0``;
-* an object key matching ``[A-Za-z_][A-Za-z0-9_-]*`` is written bare: ``path``;
-* any other key (empty, all digits, containing ``.``, spaces, quotes, brackets or
-  non-ASCII) is written as ``['key']``, with ``\\`` and ``'`` escaped by a
-  backslash: ``headers['Content.Type']``, ``['']``, ``['0']``.
-
-Segments are joined by ``.``, except that a ``[...]`` segment follows its
-parent directly. A whole path is shown in double quotes: ``"files.0.path"``.
+Messages have one shape, and paths one quoting rule: both are written by
+``_issues``, below this module, which also holds the issues the errors carry.
 """
 
 from __future__ import annotations
@@ -32,59 +18,25 @@ import enum
 import inspect
 import json
 import math
-import re
-import typing
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple, final
+from typing import Any, ClassVar, Literal, final
+
+from hermes_core._issues import ISSUE_KINDS, ISSUES_MAX, Issue, IssueKind, format_message, shorten
 
 __all__ = [
-    "ISSUES_MAX",
     "ErrorCode",
     "InputInvalidError",
     "InputRejected",
     "InvalidDefinitionError",
-    "Issue",
-    "IssueKind",
     "OutputInvalidError",
     "PermissionDeniedError",
     "SchemaError",
-    "TooManyIssues",
     "ToolError",
     "ToolFailedError",
     "ToolNotFoundError",
     "exception_type_name",
-    "format_path",
     "reject",
-    "sentence",
-    "shorten",
 ]
-
-#: How many issues a message lists before it says how many more there are.
-MAX_LISTED_ISSUES = 20
-
-#: How many issues one check of one value collects. Past this many, the check stops: the error
-#: keeps the first ``ISSUES_MAX + 1`` issues, and its message says that checking stopped there.
-#: Every issue costs memory and time (a 16 MiB array of wrong items is 8 million of them), and
-#: nobody reads past the first twenty: a bound keeps any input's failure cheap.
-ISSUES_MAX = 1000
-
-
-class TooManyIssues(Exception):  # noqa: N818 - control flow inside a check, never raised to a caller
-    """Raised inside a check once its list holds more than :data:`ISSUES_MAX` issues: checking stops.
-
-    Raised only on a failure branch, where a container's loop has just added an
-    issue. Whatever made the list (``Schema.parse``, a validator, the runtime,
-    a union trying an option) catches it, before it turns anything else raised
-    into an issue, and keeps the first ``ISSUES_MAX + 1`` issues of
-    :attr:`issues`.
-
-    Attributes:
-        issues: the list that overflowed, as it stood.
-    """
-
-    def __init__(self, issues: list[Issue]) -> None:
-        super().__init__(len(issues))
-        self.issues = issues
 
 
 class ErrorCode(enum.StrEnum):
@@ -97,213 +49,6 @@ class ErrorCode(enum.StrEnum):
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
     INVALID_DEFINITION = "INVALID_DEFINITION"
     TOOL_FAILED = "TOOL_FAILED"
-
-
-#: What went wrong with one value, as a closed set:
-#:
-#: ``type`` — the value has the wrong JSON type (or is not a JSON value at all);
-#: ``missing`` — a required object field is absent;
-#: ``unexpected`` — an object has a field its schema does not allow;
-#: ``too_small`` / ``too_big`` — a length, count or number is out of bounds;
-#: ``pattern`` — a string does not match the schema's regular expression;
-#: ``enum`` — a value is not one of the allowed values (``enum`` and ``literal``);
-#: ``union`` — a value matches none of a union's options;
-#: ``encoding`` — a string is not valid Unicode (it holds a lone surrogate);
-#: ``too_deep`` — a value is nested too deeply, or contains a reference cycle;
-#: ``invalid`` — a value breaks a rule other than its type, size, pattern or membership
-#: (``multiple_of``, ``unique_items``), or a tool rejected a well-typed value (a file that does not exist).
-IssueKind = Literal[
-    "type",
-    "missing",
-    "unexpected",
-    "too_small",
-    "too_big",
-    "pattern",
-    "enum",
-    "union",
-    "encoding",
-    "too_deep",
-    "invalid",
-]
-
-_KINDS: frozenset[str] = frozenset(typing.get_args(IssueKind))
-
-
-def shorten(text: str, limit: int = 60) -> str:
-    """*text* if it has at most *limit* characters, else its start and ``...``: for quoting in messages.
-
-    Args:
-        text: the text to show.
-        limit: the most characters the result may have, ``...`` included.
-
-    Returns:
-        *text* itself, or its first ``limit - 3`` characters followed by ``...``.
-
-    Examples:
-        >>> shorten("fs.write")
-        'fs.write'
-        >>> shorten("x" * 100, 10)
-        'xxxxxxx...'
-    """
-    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
-
-
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
-_MAX_KEY_SHOWN = 80
-
-
-def _escape_key(key: str) -> str:
-    """Escape a key for ``['...']``: backslash and quote, control characters and lone surrogates."""
-    key = shorten(key, _MAX_KEY_SHOWN).replace("\\", "\\\\").replace("'", "\\'")
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", key)
-
-
-# Keys repeat from call to call (field names), so their written form is remembered.
-_written_keys: dict[str, str] = {}
-_WRITTEN_KEYS_MAX = 4096
-
-
-def _write_key(key: str) -> str:
-    written = _written_keys.get(key)
-    if written is None:
-        written = key if _BARE_KEY.match(key) else f"['{_escape_key(key)}']"
-        if len(key) <= _MAX_KEY_SHOWN and len(_written_keys) < _WRITTEN_KEYS_MAX:
-            _written_keys[key] = written
-    return written
-
-
-def _write_segment(segment: str | int) -> str:
-    """A segment of a subclass of ``str`` or ``int``, written from its plain value.
-
-    Its own ``__eq__``, ``__hash__``, ``__str__`` or methods may raise (or lie);
-    the plain value's never do, so formatting a message runs none of its code.
-    """
-    if isinstance(segment, int):
-        return int.__repr__(segment)
-    return _write_key(str.__str__(segment))
-
-
-def format_path(path: Sequence[str | int]) -> str:
-    """Write *path* with the module's quoting rule, without the surrounding quotes.
-
-    Args:
-        path: ``str`` keys and ``int`` indices, from the root.
-
-    Returns:
-        The written path; ``""`` for the empty path.
-
-    Examples:
-        >>> format_path(("files", 0, "path"))
-        'files.0.path'
-        >>> format_path(("headers", "a.b", ""))
-        "headers['a.b']['']"
-    """
-    if len(path) == 1:  # the most common path: one field, usually a key written before
-        segment = path[0]
-        if type(segment) is str:
-            return _written_keys.get(segment) or _write_key(segment)
-        return str(segment) if type(segment) is int else _write_segment(segment)
-    parts: list[str] = []
-    for segment in path:
-        if type(segment) is str:
-            written = _write_key(segment)
-        else:
-            written = str(segment) if type(segment) is int else _write_segment(segment)
-        if parts and written[0] != "[":
-            parts.append(".")
-        parts.append(written)
-    return "".join(parts)
-
-
-class Issue(NamedTuple):
-    """One problem found in one value: immutable data, cheap to make, compared by value.
-
-    Attributes:
-        path: where the problem is, from the root: ``str`` keys and ``int`` indices.
-        kind: what sort of problem it is, one of :data:`IssueKind`.
-        detail: what was wrong and what would have been right, without the
-            path, e.g. ``must be a string, got integer``. It never quotes the
-            value itself, which may be a secret.
-
-    """
-
-    path: tuple[str | int, ...]
-    kind: IssueKind
-    detail: str
-
-    def message(self, subject: str = "value") -> str:
-        """The issue as one clause: its quoted path (or *subject* at the root), then the detail.
-
-        Args:
-            subject: what the value is called at the root (``value``, ``input``, ``output``).
-
-        Returns:
-            For example ``"files.0.path" must be a string, got integer``, with no
-            final period: a message closes it where it places it.
-        """
-        path = self.path
-        return f'"{format_path(path)}" {self.detail}' if path else f"{subject} {self.detail}"
-
-    def to_dict(self, subject: str = "value") -> dict[str, Any]:
-        """A JSON-serialisable dict: ``path`` (a list), ``kind``, ``detail`` and the formatted ``message``.
-
-        Args:
-            subject: what the value is called at the root, for ``message``.
-
-        Returns:
-            A new dict with those four keys.
-        """
-        return {
-            "path": list(self.path),
-            "kind": self.kind,
-            "detail": self.detail,
-            "message": self.message(subject),
-        }
-
-
-# -- the one message format -----------------------------------------------------------------
-
-
-def sentence(text: str) -> str:
-    """*text* closed as a sentence: a period is added unless it already ends in ``.``, ``?`` or ``!``.
-
-    A closing parenthesis or quote ends a clause, not a sentence: ``(a string)``
-    and ``got '1.0'`` take a period after them.
-    """
-    return text if text and text[-1] in ".?!" else text + "."
-
-
-def _message(head: str, advice: str = "", issues: Sequence[Issue] = (), subject: str = "value") -> str:
-    """The one message format: ``head`` (subject and problem), the issues, then the advice.
-
-    No issue: ``head.``; one issue: ``head: issue.``; several: ``head (N problems):``
-    then one ``- issue.`` line each, at most :data:`MAX_LISTED_ISSUES`, then
-    ``- ... and N more.``. More than :data:`ISSUES_MAX` issues mean the check
-    stopped there: the header says ``(more than 1000 problems):`` and the list
-    ends ``- ... and more: checking stopped after 1001 problems.``. The advice,
-    a whole sentence (or several), is the last line. Every line but a list's
-    header ends in ``.``, ``?`` or ``!``.
-    """
-    count = len(issues)
-    if count == 1:
-        # Raised on every failed call (bench rows 1b and 2e): the rule of sentence()
-        # inlined, and the message made by one f-string.
-        clause = issues[0].message(subject)
-        dot = "" if clause[-1] in ".?!" else "."
-        return f"{head}: {clause}{dot}\n{advice}" if advice else f"{head}: {clause}{dot}"
-    if count == 0:
-        text = sentence(head)
-    else:
-        stopped = count > ISSUES_MAX
-        lines = [f"{head} (more than {ISSUES_MAX} problems):" if stopped else f"{head} ({count} problems):"]
-        lines.extend(f"- {sentence(issue.message(subject))}" for issue in issues[:MAX_LISTED_ISSUES])
-        if stopped:
-            lines.append(f"- ... and more: checking stopped after {count} problems.")
-        elif count > MAX_LISTED_ISSUES:
-            lines.append(f"- ... and {count - MAX_LISTED_ISSUES} more.")
-        text = "\n".join(lines)
-    return f"{text}\n{advice}" if advice else text
 
 
 def _alternatives(names: Sequence[str]) -> str:
@@ -452,7 +197,7 @@ class SchemaError(_IssuesError):
             raise _no_issues("SchemaError")
         self.subject = subject
         self.path, _, self.detail = found[0]
-        Exception.__init__(self, _message(f"{subject} is invalid", "", found, subject))
+        Exception.__init__(self, format_message(f"{subject} is invalid", "", found, subject))
 
 
 # The advice lines: what the reader of a failed call should do next.
@@ -491,7 +236,7 @@ class InputInvalidError(_ToolIssuesError):
         if not found:
             raise _no_issues("InputInvalidError")
         advice = f"Fix the arguments and call {tool} again."
-        Exception.__init__(self, _message(f"{tool} was called with invalid input", advice, found, "input"))
+        Exception.__init__(self, format_message(f"{tool} was called with invalid input", advice, found, "input"))
 
 
 @final
@@ -514,7 +259,7 @@ class OutputInvalidError(_ToolIssuesError):
         self.issues = found = _capped(issues)
         if not found:
             raise _no_issues("OutputInvalidError")
-        Exception.__init__(self, _message(f"{tool} returned invalid output", _OUTPUT_ADVICE, found, "output"))
+        Exception.__init__(self, format_message(f"{tool} returned invalid output", _OUTPUT_ADVICE, found, "output"))
 
 
 @final
@@ -534,7 +279,7 @@ class PermissionDeniedError(ToolError):
         self.tool = tool
         self.permission = permission
         super().__init__(
-            _message(f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE)
+            format_message(f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE)
         )
 
 
@@ -557,7 +302,9 @@ class ToolNotFoundError(ToolError):
         self.suggestions = tuple(suggestions)
         shown = _quote(name) if isinstance(name, str) else repr(name)
         such = f", such as {_alternatives(self.suggestions)}" if self.suggestions else ""
-        super().__init__(_message(f"{shown} is not a registered tool name", f"Call a registered tool instead{such}."))
+        super().__init__(
+            format_message(f"{shown} is not a registered tool name", f"Call a registered tool instead{such}.")
+        )
 
 
 @final
@@ -580,7 +327,7 @@ class InvalidDefinitionError(ToolError):
         self.field = field
         self.detail = detail
         where = f"{declaration}: {field}" if field else declaration
-        super().__init__(_message(f"{where} {detail}"))
+        super().__init__(format_message(f"{where} {detail}"))
 
 
 # What a failed tool tells the model to do: never to rewrite its arguments.
@@ -682,7 +429,7 @@ class ToolFailedError(ToolError):
             why = f"its handler raised {exception or 'an exception'}" if reason == "raised" else ""
             why = f"{why}; {detail}" if why and detail else why or detail or ""
             head = f"{subject} failed: {why}" if why else f"{subject} failed"
-        super().__init__(_message(head, _FAILED_RETRY_ADVICE if retryable else _FAILED_FINAL_ADVICE))
+        super().__init__(format_message(head, _FAILED_RETRY_ADVICE if retryable else _FAILED_FINAL_ADVICE))
 
     @classmethod
     def from_exception(
@@ -783,7 +530,7 @@ class InputRejected(Exception):  # noqa: N818 -- a refusal raised on purpose, na
             if not isinstance(issue, Issue):
                 raise TypeError(f"InputRejected takes Issue items, got {type(issue).__name__}")
         self.issues = found
-        super().__init__(_message("input was rejected", "", found, "input"))
+        super().__init__(format_message("input was rejected", "", found, "input"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.issues,))
@@ -829,6 +576,6 @@ def reject(path: str | int | Sequence[str | int], detail: str, *, kind: IssueKin
         raise ValueError("reject() detail must say what was wrong; it is empty")
     if not isinstance(kind, str):
         raise TypeError(f"reject() kind must be a str, got {type(kind).__name__}")
-    if kind not in _KINDS:
-        raise ValueError(f"reject() kind must be one of {', '.join(sorted(_KINDS))}; got {shorten(repr(kind))}")
+    if kind not in ISSUE_KINDS:
+        raise ValueError(f"reject() kind must be one of {', '.join(sorted(ISSUE_KINDS))}; got {shorten(repr(kind))}")
     return InputRejected([Issue(segments, kind, detail)])

@@ -29,8 +29,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Final, final
 
-from hermes_core._errors import InvalidDefinitionError, shorten
+from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
+from hermes_core._issues import shorten
 
 __all__ = [
     "MAX_COMPARED",

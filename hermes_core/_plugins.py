@@ -46,8 +46,9 @@ from hermes_core._checks import (
     check_write_roots,
     core_guarded_paths,
 )
-from hermes_core._errors import InvalidDefinitionError, sentence
+from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
+from hermes_core._issues import sentence
 from hermes_core._names import case_key
 from hermes_core._permissions import PermissionProvider, env_grants
 from hermes_core._resources import Resource, check_resources, raised, resource_label

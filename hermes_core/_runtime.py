@@ -41,16 +41,15 @@ from hermes_core._checks import check_providers, check_schemas, check_tools, che
 from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
-    Issue,
     OutputInvalidError,
     ToolError,
     ToolFailedError,
     ToolNotFoundError,
-    TooManyIssues,
     _seconds,
     exception_type_name,
 )
 from hermes_core._frozen import derive, frozen
+from hermes_core._issues import Issue, TooManyIssues
 from hermes_core._names import suggest
 from hermes_core._permissions import Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from hermes_core._errors import shorten
+from hermes_core._issues import shorten
 from hermes_core._version import __version__
 
 __all__ = ["BUNDLED", "NAME_MAX", "PluginNames", "ScaffoldError", "plugin_names", "write_plugin"]

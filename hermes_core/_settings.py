@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, Issue, SchemaError, shorten
+from hermes_core._errors import InvalidDefinitionError, SchemaError
+from hermes_core._issues import Issue, shorten
 
 __all__ = ["MAX_SETTING_INTEGER", "read_config_file", "setting", "user_config_dir", "user_config_file"]
 

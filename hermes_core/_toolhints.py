@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, final
 
-from hermes_core._errors import InvalidDefinitionError, shorten
+from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
+from hermes_core._issues import shorten
 
 __all__ = ["ToolHints", "check_hints", "unchecked_hints"]
 

@@ -19,9 +19,10 @@ from dataclasses import field
 from typing import Any, final
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, shorten
+from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._hints import needs_to_json, schema_from_hint, to_json
+from hermes_core._issues import shorten
 from hermes_core._names import check_name, suggest
 from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema

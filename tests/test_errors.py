@@ -20,7 +20,8 @@ from hermes_core import (
     ToolFailedError,
     ToolNotFoundError,
 )
-from hermes_core._errors import ISSUES_MAX, MAX_LISTED_ISSUES, InputRejected, format_path, reject, shorten
+from hermes_core._errors import InputRejected, reject
+from hermes_core._issues import ISSUES_MAX, MAX_LISTED_ISSUES, format_path, shorten
 
 ISSUE = Issue(("files", 0, "path"), "type", "must be a string, got integer")
 MODE = Issue(("mode",), "enum", 'must be one of "w", "a"')
@@ -63,13 +64,16 @@ def test_every_error_is_importable_from_the_package() -> None:
     assert hermes_core.ToolError is ToolError
 
 
-def test_the_module_lists_its_public_names() -> None:
+def test_the_modules_list_their_public_names() -> None:
     from hermes_core import _errors as errors
+    from hermes_core import _issues as issues
 
-    assert {"InputRejected", "reject", "shorten", "format_path", "ToolError"} <= set(errors.__all__)
-    for name in errors.__all__:
-        if name != "IssueKind":  # a Literal alias, documented by the comment above it
-            assert getattr(errors, name).__doc__, name
+    assert {"InputRejected", "reject", "ToolError"} <= set(errors.__all__)
+    assert {"Issue", "shorten", "format_path", "format_message"} <= set(issues.__all__)
+    for module in (errors, issues):
+        for name in module.__all__:
+            if name != "IssueKind":  # a Literal alias, documented by the comment above it
+                assert getattr(module, name).__doc__, name
 
 
 def test_tool_error_extends_exception_and_nothing_else() -> None:

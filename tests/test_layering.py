@@ -1,7 +1,7 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
-(import nothing of ours), ``_docstrings``, ``_errors``, ``_names``, ``_wire``,
+(import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``,
 ``schema``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_permissions``, ``_checks``,
 ``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``, ``_plugins``,
 ``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
@@ -28,6 +28,7 @@ LAYERS = [
     "_version",
     "_frozen",
     "_docstrings",
+    "_issues",
     "_errors",
     "_names",
     "_wire",

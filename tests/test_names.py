@@ -7,7 +7,7 @@ import pytest
 
 from hermes_core import InvalidDefinitionError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
-from hermes_core._errors import shorten
+from hermes_core._issues import shorten
 from hermes_core._names import MAX_COMPARED, NAME_MAX, NameIndex, _close_matches, _fold, check_name, is_name, suggest
 
 RULE = (

@@ -81,7 +81,7 @@ def _read_input(text: str) -> Any:
 
 
 def _shorten(text: str, limit: int) -> str:
-    from hermes_core._errors import shorten  # noqa: PLC0415 - only a bad input needs it
+    from hermes_core._issues import shorten  # noqa: PLC0415 - only a bad input needs it
 
     return shorten(text, limit)
 

@@ -17,7 +17,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _shorten(text: str) -> str:
-    from hermes_core._errors import shorten  # noqa: PLC0415 - only a refused name needs it
+    from hermes_core._issues import shorten  # noqa: PLC0415 - only a refused name needs it
 
     return shorten(text)
 

@@ -26,7 +26,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_core._errors import InvalidDefinitionError, SchemaError, shorten
+from hermes_core._errors import InvalidDefinitionError, SchemaError
+from hermes_core._issues import shorten
 from hermes_core._names import NAME_PATTERN, check_name
 from hermes_core.schema import _compile
 from hermes_core.schema._alternatives import (

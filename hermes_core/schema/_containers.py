@@ -13,8 +13,8 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
-from hermes_core._errors import ISSUES_MAX, Issue, TooManyIssues
 from hermes_core._frozen import frozen
+from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
 from hermes_core._names import suggest
 from hermes_core.schema._alternatives import NeverSchema, OptionalSchema
 from hermes_core.schema._nodes import Schema

@@ -20,7 +20,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from hermes_core._errors import InvalidDefinitionError, Issue, TooManyIssues
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._issues import Issue, TooManyIssues
 from hermes_core.schema._alternatives import (
     AllOfSchema,
     ImportedSchema,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, cast
 
-from hermes_core._errors import Issue
+from hermes_core._issues import Issue
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import Context, Path
 

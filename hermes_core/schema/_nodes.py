@@ -23,8 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-from hermes_core._errors import Issue, IssueKind, SchemaError, TooManyIssues
+from hermes_core._errors import SchemaError
 from hermes_core._frozen import frozen
+from hermes_core._issues import Issue, IssueKind, TooManyIssues
 from hermes_core.schema._compile import CLOSED_ENTRIES, closed_validator
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (

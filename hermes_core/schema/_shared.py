@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from hermes_core._errors import ISSUES_MAX, InvalidDefinitionError, Issue, IssueKind, TooManyIssues
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
 
 __all__ = [
     "BAD",

@@ -39,9 +39,9 @@ from hermes_core._errors import (
     OutputInvalidError,
     SchemaError,
     ToolError,
-    format_path,
 )
 from hermes_core._frozen import frozen
+from hermes_core._issues import format_path
 from hermes_core._names import suggest
 from hermes_core._permissions import PermissionProvider
 from hermes_core._plugins import Plugin, discover_plugins, load_module
