@@ -1,7 +1,7 @@
 """Schema nodes: the ``Schema`` base (parsing, JSON Schema export, walking) and the scalar nodes.
 
 Each node is a frozen dataclass. ``_collect`` is the authoritative check: it
-walks a value, appends every :class:`~hermes_core._errors.Issue` it finds, and
+walks a value, appends every :class:`~hermes_core._issues.Issue` it finds, and
 returns the parsed value (or ``BAD``). The compiled fast path in
 ``_compile.py`` must accept exactly what ``_collect`` accepts; it only exists
 because straight-line code is faster than this walk.
