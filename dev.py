@@ -108,7 +108,8 @@ def _step(line: str) -> str | None:
         if line.startswith(start):
             text = line[len(start) :].strip()
             if start == "Obtaining file://":
-                text = Path(text).name or text
+                folder = Path(text)
+                text = "hermesos-core" if folder == ROOT else folder.name
             return shown + (text if len(text) <= 100 else text[:97] + "...")
     return None
 
