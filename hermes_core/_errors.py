@@ -338,7 +338,12 @@ _FAILED_FINAL_ADVICE = (
     "This is a fault in the tool, not in how it was called. Calling it again will not help: "
     "use another tool, or tell the user."
 )
-_REASONS = ("raised", "timeout", "reported")
+# A tool's own answer (another program's words, passed on): neither the call's nor the tool's fault, as far as we know.
+_ANSWERED_ADVICE = (
+    "These are the tool's own words: if they are about the arguments, change them and call again; "
+    "if not, the same call may work later, or tell the user."
+)
+_REASONS = ("raised", "timeout", "reported", "answered")
 
 
 def exception_type_name(error: BaseException) -> str:
@@ -384,7 +389,11 @@ class ToolFailedError(ToolError):
         tool: the name of the tool that failed (``""`` until a runtime names it).
         reason: ``"raised"`` (the handler raised an exception that is not a
             tool error), ``"timeout"`` (it did not finish in time) or
-            ``"reported"`` (the handler raised this error itself).
+            ``"reported"`` (the handler raised this error itself) or
+            ``"answered"`` (the handler passes on the error another program
+            answered, in that program's words, which may be about the
+            arguments: the message then neither blames the tool nor says
+            that calling again will not help).
         exception: for ``"raised"``, the exception's type name, qualified by
             its module unless it is a built-in (``OSError``,
             ``json.decoder.JSONDecodeError``).
@@ -406,7 +415,7 @@ class ToolFailedError(ToolError):
         *,
         retryable: bool = False,
         tool: str = "",
-        reason: Literal["raised", "timeout", "reported"] = "reported",
+        reason: Literal["raised", "timeout", "reported", "answered"] = "reported",
         exception: str | None = None,
         call_id: str | None = None,
     ) -> None:
@@ -415,7 +424,9 @@ class ToolFailedError(ToolError):
         if not isinstance(retryable, bool):
             raise TypeError(f"ToolFailedError retryable must be a bool, got {type(retryable).__name__}")
         if reason not in _REASONS:
-            raise ValueError(f"ToolFailedError reason must be raised, timeout or reported; got {shorten(repr(reason))}")
+            raise ValueError(
+                f"ToolFailedError reason must be raised, timeout, reported or answered; got {shorten(repr(reason))}"
+            )
         self.tool = tool
         self.reason = reason
         self.detail = detail = detail if detail and detail.strip() else None
@@ -429,7 +440,8 @@ class ToolFailedError(ToolError):
             why = f"its handler raised {exception or 'an exception'}" if reason == "raised" else ""
             why = f"{why}; {detail}" if why and detail else why or detail or ""
             head = f"{subject} failed: {why}" if why else f"{subject} failed"
-        super().__init__(format_message(head, _FAILED_RETRY_ADVICE if retryable else _FAILED_FINAL_ADVICE))
+        advice = _FAILED_RETRY_ADVICE if retryable else _FAILED_FINAL_ADVICE
+        super().__init__(format_message(head, _ANSWERED_ADVICE if reason == "answered" else advice))
 
     @classmethod
     def from_exception(

@@ -43,6 +43,7 @@ __all__ = [
     "hermes_schemas",
     "hermes_tools",
     "hermes_write_roots",
+    "hermes_yielding_tools",
     "hookimpl",
     "hookspec",
 ]
@@ -70,6 +71,28 @@ def hermes_tools() -> Iterable[Tool]:  # type: ignore[empty-body]
         An iterable of :class:`~hermes_core.Tool`, each made by
         :func:`~hermes_core.define_tool`. Tool names must be unique across all
         installed plugins.
+    """
+
+
+@hookspec
+def hermes_yielding_tools() -> Mapping[str, str]:  # type: ignore[empty-body]
+    """Name the plugin's tools that give way when another plugin's tool has the same name, each with a remedy.
+
+    Called once per load, right after ``hermes_tools``. For a plugin whose
+    tools are named by its user rather than by itself (the tools of a
+    configured MCP server, say): when such a tool clashes with a tool of any
+    other plugin (the same name, or one differing only in case), the yielding
+    tool alone is left out, whichever plugin's name sorts first, and the
+    plugin gets a non-fatal :class:`~hermes_core.PluginProblem` naming both
+    tools' plugins and the remedy; its other tools keep working. Without
+    this hook, a clash drops the whole of the later plugin (in name order).
+    Two yielding tools that clash: the one of the plugin whose name sorts
+    first stays.
+
+    Returns:
+        A mapping of tool name (one of this plugin's ``hermes_tools``) to the
+        remedy, a sentence telling the operator how to keep both, such as
+        ``'rename the server "math" in mcp.toml'``.
     """
 
 

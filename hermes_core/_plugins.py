@@ -27,7 +27,7 @@ import shlex
 import sys
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from dataclasses import field
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, final
 
@@ -48,7 +48,7 @@ from hermes_core._checks import (
 )
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
-from hermes_core._issues import sentence
+from hermes_core._issues import sentence, shorten
 from hermes_core._names import case_key
 from hermes_core._permissions import PermissionProvider, env_grants
 from hermes_core._resources import Resource, check_resources, raised, resource_label
@@ -84,6 +84,7 @@ _SEPARATORS = re.compile(r"[-_.]+")
 _LOG = logging.getLogger(__name__)
 _HOOKS = (
     "hermes_tools",
+    "hermes_yielding_tools",
     "hermes_schemas",
     "hermes_permission_providers",
     "hermes_write_roots",
@@ -175,6 +176,8 @@ class Plugin:
     resources: tuple[Resource, ...] = ()
     #: What no tool may write: its own source, and the paths it decides from (hermes_guarded_paths).
     guarded_paths: tuple[GuardedPath, ...] = ()
+    #: Its tools that give way on a clash, each with the remedy (hermes_yielding_tools).
+    yielding: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def ok(self) -> bool:
@@ -444,6 +447,8 @@ def _contributions(
     """
     source = str(origin)
     tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
+    checked = check_tools(source, "hermes_tools", tools)
+    yielding = _yielding(origin, checked, _call(origin, plugin, manager, "hermes_yielding_tools"))
     schemas: dict[str, Schema] = {}
     for result in _call(origin, plugin, manager, "hermes_schemas"):
         schemas.update(check_schemas(source, "hermes_schemas", result))
@@ -460,14 +465,43 @@ def _contributions(
     problems = _items(origin, "hermes_problems", _call(origin, plugin, manager, "hermes_problems"), "strings")
     return Plugin(
         origin,
-        tuple(check_tools(source, "hermes_tools", tools).values()),
+        tuple(checked.values()),
         MappingProxyType(schemas),
         check_providers(source, "hermes_permission_providers", providers),
         write_roots=check_write_roots(source, "hermes_write_roots", roots),
         guarded_paths=(*sources, *_guarded(origin, check_paths(source, "hermes_guarded_paths", guarded))),
         resources=check_resources(source, "hermes_resources", resources),
         problems=_reported(origin, problems),
+        yielding=yielding,
     )
+
+
+def _yielding(origin: PluginOrigin, tools: Mapping[str, Tool], results: list[Any]) -> Mapping[str, str]:
+    """What hermes_yielding_tools returned, checked: names of the plugin's own tools, each with a remedy."""
+    yielding: dict[str, str] = {}
+    for result in results:
+        if not isinstance(result, Mapping):
+            raise InvalidDefinitionError(
+                str(origin),
+                "hermes_yielding_tools",
+                f"returned {type(result).__name__}; it must return a mapping of tool name to remedy",
+            )
+        for name, advice in result.items():
+            if not isinstance(name, str) or name not in tools:
+                raise InvalidDefinitionError(
+                    str(origin),
+                    f"hermes_yielding_tools[{shorten(repr(name))}]",
+                    "is not the name of one of the plugin's tools (hermes_tools)",
+                )
+            if not isinstance(advice, str) or not advice.strip():
+                got = "an empty string" if isinstance(advice, str) else type(advice).__name__
+                raise InvalidDefinitionError(
+                    str(origin),
+                    f"hermes_yielding_tools[{name!r}]",
+                    f"must be a string saying how to keep both tools, got {got}",
+                )
+            yielding[name] = advice.strip()
+    return MappingProxyType(yielding)
 
 
 def _guarded(origin: PluginOrigin, paths: Iterable[str]) -> tuple[GuardedPath, ...]:
@@ -598,10 +632,12 @@ def _conflicts(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]], schem
 
     A tool name clashes with one differing only in case too (``getTinyImage``,
     ``gettinyimage``), as in a runtime: *tools* is keyed by :func:`case_key`,
-    holding the name as given and the plugin that gave it.
+    holding the name as given and the plugin that gave it. The tools that
+    yield (hermes_yielding_tools) are left to :func:`_give_way`, after every
+    other tool is known.
     """
     for tool in plugin.tools:
-        if case_key(tool.name) in tools:
+        if tool.name not in plugin.yielding and case_key(tool.name) in tools:
             name, other = tools[case_key(tool.name)]
             same = "is also" if name == tool.name else f'differs only in case from the tool "{name}"'
             raise InvalidDefinitionError(
@@ -620,6 +656,34 @@ def _conflicts(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]], schem
                 f"is also contributed by {other}; schema names must be unique across installed plugins: "
                 f"uninstall or disable one of {other.distribution} and {plugin.origin.distribution}",
             )
+
+
+def _give_way(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]]) -> Plugin:
+    """*plugin* without its yielding tools that clash with one in *tools*: a non-fatal problem for each.
+
+    The others are added to *tools*, so that of two yielding tools that clash
+    the first (in plugin order) stays.
+    """
+    kept: list[Tool] = []
+    problems: list[PluginProblem] = []
+    for tool in plugin.tools:
+        if tool.name in plugin.yielding:
+            clash = tools.get(case_key(tool.name))
+            if clash is not None:
+                name, other = clash
+                same = "is also" if name == tool.name else f'differs only in case from the tool "{name}"'
+                text = (
+                    f'tool "{tool.name}" is left out: it {same} contributed by {other}, which keeps it; '
+                    f"the other tools of {plugin.origin.distribution} are used. "
+                    f"To have both: {sentence(plugin.yielding[tool.name])}"
+                )
+                problems.append(PluginProblem(plugin.origin, PluginLoadError(plugin.origin, text), fatal=False))
+                continue
+            tools[case_key(tool.name)] = (tool.name, plugin.origin)
+        kept.append(tool)
+    if not problems:
+        return plugin
+    return replace(plugin, tools=tuple(kept), problems=(*plugin.problems, *problems))
 
 
 def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
@@ -710,8 +774,12 @@ def discover_plugins(
         except InvalidDefinitionError as error:
             plugins[index] = _failed(plugin.origin, error, strict=strict)
             continue
-        tools.update((case_key(tool.name), (tool.name, plugin.origin)) for tool in plugin.tools)
+        tools.update((case_key(t.name), (t.name, plugin.origin)) for t in plugin.tools if t.name not in plugin.yielding)
         schemas.update((name, plugin.origin) for name in plugin.schemas)
+    # A yielding tool that clashes with any other is left out alone, whichever plugin's name sorts first.
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.yielding:
+            plugins[index] = _give_way(plugin, tools)
 
     # A plugin whose refs do not resolve is dropped; dropping it may unresolve another's, so repeat.
     changed = True

@@ -884,7 +884,7 @@ def test_tool_failed_with_a_detail_and_an_exception_shows_both() -> None:
         ({"detail": ValueError("boom")}, TypeError, "detail must be a str or None"),
         ({"retryable": 1}, TypeError, "retryable must be a bool"),
         ({"retryable": "yes"}, TypeError, "retryable must be a bool"),
-        ({"reason": "crashed"}, ValueError, "reason must be raised, timeout or reported"),
+        ({"reason": "crashed"}, ValueError, "reason must be raised, timeout, reported or answered"),
     ],
 )
 def test_tool_failed_refuses_programming_mistakes(

@@ -18,7 +18,7 @@ SPECS = [
 ]
 
 
-def test_there_are_exactly_the_seven_hooks() -> None:
+def test_there_are_exactly_the_eight_hooks() -> None:
     assert sorted(SPECS) == [
         "hermes_guarded_paths",
         "hermes_permission_providers",
@@ -27,6 +27,7 @@ def test_there_are_exactly_the_seven_hooks() -> None:
         "hermes_schemas",
         "hermes_tools",
         "hermes_write_roots",
+        "hermes_yielding_tools",
     ]
     assert sorted(hookspecs.__all__) == sorted([*SPECS, "PROJECT", "hookimpl", "hookspec"])
 

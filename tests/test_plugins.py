@@ -349,8 +349,9 @@ def test_an_entry_point_that_implements_no_hook_is_a_problem_saying_what_a_plugi
     origin = plugin.origin
     assert plugin.problems[0].message == (
         f'plugin {dist} 1.0.0 (entry point "{origin.entry_point}" = {origin.value}) implements no hook: '
-        f"{origin.value} defines none of hermes_tools, hermes_schemas, hermes_permission_providers, "
-        "hermes_write_roots, hermes_guarded_paths, hermes_resources, hermes_problems; a plugin "
+        f"{origin.value} defines none of hermes_tools, hermes_yielding_tools, hermes_schemas, "
+        "hermes_permission_providers, hermes_write_roots, hermes_guarded_paths, hermes_resources, hermes_problems; "
+        "a plugin "
         "must define at least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point "
         "at the module that defines them."
     )
@@ -655,3 +656,120 @@ def test_keyboard_interrupt_in_a_hook_still_stops_the_load(site: Site) -> None:
     site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    raise KeyboardInterrupt"))
     with pytest.raises(KeyboardInterrupt):
         discover_plugins(strict=False)
+
+
+# -- tools that give way on a clash (hermes_yielding_tools) ----------------------------------------------------
+
+
+def _install_named(site: Site, dist: str, body: str) -> str:
+    """Install *body* as the distribution *dist* (its name decides the load order), returning the name."""
+    module = dist.replace("-", "_")
+    (site.path / f"{module}.py").write_text(site.plugin(body))
+    info = site.path / f"{module}-1.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0.0\nRequires-Dist: hermesos-core\n"
+    )
+    (info / "entry_points.txt").write_text(f"[hermesos.plugins]\n{module} = {module}\n")
+    site.names.append(dist)
+    return dist
+
+
+_YIELDING = """
+@hookimpl
+def hermes_tools():
+    return [make("unit.same"), make("unit.Other"), make("unit.mine")]
+
+@hookimpl
+def hermes_yielding_tools():
+    return {"unit.same": "rename it in mounts.toml", "unit.Other": "rename that one"}
+"""
+_ORDINARY = '@hookimpl\ndef hermes_tools():\n    return [make("unit.same"), make("unit.other")]'
+
+
+@pytest.mark.parametrize("yielding", ["hermesos-unit-aaa", "hermesos-unit-zzz"])
+def test_a_yielding_tool_that_clashes_is_left_out_alone_whichever_plugin_sorts_first(site: Site, yielding: str) -> None:
+    ordinary = _install_named(site, "hermesos-unit-mmm", _ORDINARY)
+    _install_named(site, yielding, _YIELDING)
+    for found in (discover_plugins(), discover_plugins(strict=False)):  # not fatal: strict mode loads too
+        plugins = {p.origin.distribution: p for p in mine(site, found)}
+        assert plugins[ordinary].ok
+        assert plugins[yielding].ok
+        assert [tool.name for tool in plugins[yielding].tools] == ["unit.mine"]
+        assert found.origin("unit.same") == found.origin("unit.other") == plugins[ordinary].origin
+        assert found.origin("unit.mine") == plugins[yielding].origin
+        origin, other = plugins[yielding].origin, plugins[ordinary].origin
+        assert [(p.message, p.fatal) for p in found.problems if p.origin.distribution in site.names] == [
+            (
+                f'{origin}: tool "unit.same" is left out: it is also contributed by {other}, which keeps it; '
+                f"the other tools of {yielding} are used. To have both: rename it in mounts.toml.",
+                False,
+            ),
+            (
+                f'{origin}: tool "unit.Other" is left out: it differs only in case from the tool "unit.other" '
+                f"contributed by {other}, which keeps it; the other tools of {yielding} are used. "
+                "To have both: rename that one.",
+                False,
+            ),
+        ]
+        assert found.runtime().call_sync("unit.mine", {}) == {}
+
+
+def test_two_yielding_tools_that_clash_keep_the_first_plugins_and_ordinary_clashes_stay_fatal(site: Site) -> None:
+    body = '@hookimpl\ndef hermes_tools():\n    return [make("unit.same")]\n\n'
+    body += '@hookimpl\ndef hermes_yielding_tools():\n    return {"unit.same": "rename it"}'
+    first = _install_named(site, "hermesos-unit-pair-a", body)
+    second = _install_named(site, "hermesos-unit-pair-b", body)
+    found = discover_plugins()
+    plugins = {p.origin.distribution: p for p in mine(site, found)}
+    assert ([t.name for t in plugins[first].tools], [t.name for t in plugins[second].tools]) == (["unit.same"], [])
+    assert [(p.fatal, p.message.split(": ", 1)[1]) for p in plugins[second].problems] == [
+        (
+            False,
+            f'tool "unit.same" is left out: it is also contributed by {plugins[first].origin}, which keeps it; '
+            f"the other tools of {second} are used. To have both: rename it.",
+        )
+    ]
+    # Two ordinary tools: the clash drops the later plugin, as before.
+    third = _install_named(site, "hermesos-unit-pair-c", _ORDINARY)
+    fourth = _install_named(site, "hermesos-unit-pair-d", _ORDINARY)
+    found = discover_plugins(strict=False)
+    assert {p.origin.distribution: p.ok for p in mine(site, found)} == {
+        first: True,
+        second: True,
+        third: True,
+        fourth: False,
+    }
+    assert found.origin("unit.same") == next(p for p in found.plugins if p.origin.distribution == third).origin
+
+
+@pytest.mark.parametrize(
+    ("returned", "field", "detail"),
+    [
+        ('["unit.a"]', "hermes_yielding_tools", "returned list; it must return a mapping of tool name to remedy"),
+        (
+            '{"unit.b": "x"}',
+            "hermes_yielding_tools['unit.b']",
+            "is not the name of one of the plugin's tools (hermes_tools)",
+        ),
+        ('{"unit.a": " "}', "hermes_yielding_tools['unit.a']", "must be a string saying how to keep both tools"),
+    ],
+)
+def test_hermes_yielding_tools_must_name_the_plugins_own_tools_with_a_remedy(
+    site: Site, returned: str, field: str, detail: str
+) -> None:
+    site.install(
+        site.plugin(f"""
+        @hookimpl
+        def hermes_tools():
+            return [make("unit.a")]
+
+        @hookimpl
+        def hermes_yielding_tools():
+            return {returned}
+        """)
+    )
+    with pytest.raises(InvalidDefinitionError) as caught:
+        discover_plugins()
+    assert caught.value.field == field
+    assert detail in caught.value.detail

@@ -63,6 +63,7 @@ __all__ = [
     "hermes_problems",
     "hermes_resources",
     "hermes_tools",
+    "hermes_yielding_tools",
     "load_config",
     "mount_servers",
     "parse_config",
@@ -178,6 +179,17 @@ def hermes_tools() -> Iterable[Tool]:
     global _loaded  # noqa: PLW0603 - see above
     _loaded = _load()
     return () if _loaded is None else _loaded.tools
+
+
+@hookimpl
+def hermes_yielding_tools() -> Mapping[str, str]:
+    """Every mounted tool gives way to another plugin's tool of the same name: the remedy names its server's entry."""
+    if _loaded is None or not _loaded.tools:
+        return {}
+    from hermes_mcp._mount import clash_advice  # noqa: PLC0415 - imported with the servers, as in mount_servers
+
+    where = str(find_config_file() or "mcp.toml")
+    return {tool.name: clash_advice(tool.name, where) for tool in _loaded.tools}
 
 
 @hookimpl

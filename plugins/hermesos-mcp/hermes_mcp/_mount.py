@@ -29,16 +29,18 @@ from hermes_core import (
 from hermes_core import schema as s
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._connect import Pool
-from hermes_mcp._failure import Listing, ServerFailure
+from hermes_mcp._content import content_of, mounted_handler
+from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-__all__ = ["drop_clashes", "mount"]
+__all__ = ["clash_advice", "drop_clashes", "mount"]
 
 _SEMVER_FALLBACK: Final = "0.0.0"
-# How much of a server's own error text a failure carries: enough for a model to act on, bounded.
-_TEXT_MAX: Final = 2000
+# The TypeScript SDK answers arguments it refuses (and a tool it does not have) with an isError result whose
+# text is the JSON-RPC error's message: "MCP error -32602: Input validation error: ...".
+_INVALID_PARAMS_TEXT: Final = "MCP error -32602:"
 
 
 def _text_of(result: CallToolResult) -> str:
@@ -52,7 +54,7 @@ def _output(result: CallToolResult) -> Any:
         return result.structured_content
     if all(block.type == "text" for block in result.content):
         return _text_of(result)
-    return [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
+    return content_of(result)  # an image stays an image (hermes_mcp._content)
 
 
 def _handler(pool: Pool, server: str, remote: str) -> Callable[[dict[str, Any]], Any]:
@@ -63,9 +65,15 @@ def _handler(pool: Pool, server: str, remote: str) -> Callable[[dict[str, Any]],
             result = await pool.call(server, remote, arguments)
         except ServerFailure as failure:
             raise failure.tool_failed() from None
+        except ParamsRefused as refused:
+            raise refused.rejected() from None
         if result.is_error:
             said = _text_of(result).strip() or "no text"
-            raise ToolFailedError(f'the MCP server "{server}" reported: {shorten(said, _TEXT_MAX)}')
+            if said.startswith(_INVALID_PARAMS_TEXT):
+                raise ParamsRefused(server, said.removeprefix(_INVALID_PARAMS_TEXT)).rejected()
+            # The server's own words, which may be about the arguments: neither a fault of the tool nor final.
+            detail = f'the MCP server "{server}" answered: {shorten(said, TEXT_MAX)}'
+            raise ToolFailedError(detail, retryable=True, reason="answered")
         return _output(result)
 
     call.__qualname__ = call.__name__ = f"mcp_{server}_call"
@@ -114,7 +122,9 @@ def _mount_one(
             "input": input_schema,
             "output": output_schema,
             "permissions": server.permissions,
-            "handler": _handler(pool, server.name, remote),
+            # Without an output schema, the tool's result is content: text, or blocks holding media.
+            "media": output_schema is None,
+            "handler": mounted_handler(_handler(pool, server.name, remote), media=output_schema is None),
             "timeout": server.timeout,
             "hints": _hints(tool),
         }
@@ -158,6 +168,21 @@ def mount(
                 f'MCP server "{server.name}" lists no tool "{shorten(missing)}" (its tools = [...] names it)'
             )
     return tools
+
+
+def clash_advice(name: str, config_file: str) -> str:
+    """How to keep both the mounted tool *name* and another plugin's tool of that name (hermes_yielding_tools).
+
+    Args:
+        name: the mounted tool's name, ``<server>.<tool>``.
+        config_file: the configuration file that names the server.
+    """
+    server, remote = name.split(".", 1)
+    return (
+        f'rename the server "{server}" in {config_file} ([servers.{server}] as [servers.<another name>]; its '
+        f'tools are then named <another name>.<tool>), or leave "{shorten(remote)}" out of the tools it mounts '
+        f"(its tools = [...] list)"
+    )
 
 
 def drop_clashes(tools: list[Tool], problems: list[str]) -> list[Tool]:

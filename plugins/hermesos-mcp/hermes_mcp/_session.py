@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from hermes_core import shorten
 from hermes_mcp._config import ServerConfig
-from hermes_mcp._failure import Listing, ServerFailure
+from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure
 from hermes_mcp._streams import Overflow, StderrTail, bounded_http_client, stdio_transport
 
 __all__ = ["Connection", "call_tool", "connect", "list_tools"]
@@ -34,8 +34,6 @@ _KEPT = ("name", "title", "description", "inputSchema", "outputSchema", "annotat
 _MAX_PAGES: Final = 100
 # What of a failed server's stderr a message quotes: its last lines, this many characters at most.
 _STDERR_QUOTED: Final = 300
-# How much of a server's own error text a failure carries: enough for a model to act on, bounded.
-_TEXT_MAX: Final = 2000
 
 
 def _leaf(error: BaseException) -> BaseException:
@@ -260,9 +258,11 @@ class Connection:
         """Call *tool* on the server, starting it if needed.
 
         Raises:
+            ParamsRefused: the server answered with a JSON-RPC "invalid
+                params" error (-32602).
             ServerFailure: the server could not be started, the connection
                 failed during the call (it is started again at the next call),
-                or the server answered the request with an error.
+                or the server answered the request with another error.
         """
         client = await self.ensure()
         overflowed = self._overflow.count
@@ -273,8 +273,10 @@ class Connection:
                 if self.server.command is not None:  # the session is closed: the next call starts the server again
                     await self.stop()
                 raise _too_large(self.server) from None
+            if error.code == types.INVALID_PARAMS:
+                raise ParamsRefused(self.server.name, error.message) from None
             if error.code != types.CONNECTION_CLOSED:
-                said = f"answered with error {error.code}: {shorten(error.message, _TEXT_MAX)}"
+                said = f"answered with error {error.code}: {shorten(error.message, TEXT_MAX)}"
                 raise ServerFailure(self.server.name, said, retryable=error.code == types.REQUEST_TIMEOUT) from None
             await self.stop()  # the process has ended: all it wrote on stderr is read
             tail = _stderr_tail(self._stderr)

@@ -311,11 +311,11 @@ def test_calls_through_an_opened_runtime(env: Env) -> None:
 
         error = _error(lambda: runtime.call_sync("unit.fail", {"why": "no such account"}))
         assert isinstance(error, ToolFailedError)
-        assert (error.code, error.retryable, error.reason) == (ErrorCode.TOOL_FAILED, False, "reported")
+        assert (error.code, error.retryable, error.reason) == (ErrorCode.TOOL_FAILED, True, "answered")
         assert str(error) == (
-            'unit.fail failed: the MCP server "unit" reported: the server refused: no such account.\n'
-            "This is a fault in the tool, not in how it was called. Calling it again will not help: use another "
-            "tool, or tell the user."
+            'unit.fail failed: the MCP server "unit" answered: the server refused: no such account.\n'
+            "These are the tool's own words: if they are about the arguments, change them and call again; "
+            "if not, the same call may work later, or tell the user."
         )
 
         error = _error(lambda: runtime.call_sync("unit.lie", {}))
@@ -537,7 +537,7 @@ def test_hermesos_call_and_check_with_the_reference_time_server(env: Env) -> Non
     done = _run(env, "call", "--grant", "mcp:time", "time.get_current_time", '{"timezone": "Mars/Olympus"}')
     assert done.returncode == 10
     assert done.stderr.splitlines()[0] == (
-        'TOOL_FAILED: time.get_current_time failed: the MCP server "time" reported: Error executing tool '
+        'TOOL_FAILED: time.get_current_time failed: the MCP server "time" answered: Error executing tool '
         "get_current_time: Invalid timezone: 'No time zone found with key Mars/Olympus'."
     )
     done = _run(env, "call", "time.get_current_time", '{"timezone": "UTC"}')
