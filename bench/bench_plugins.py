@@ -55,9 +55,9 @@ BARE = """
 import sys, time, json
 sys.path.insert(0, {site!r})
 start = time.perf_counter()
-import importlib_metadata
+import importlib.metadata
 count = 0
-for ep in importlib_metadata.entry_points(group="hermesos.plugins"):
+for ep in importlib.metadata.entry_points(group="hermesos.plugins"):
     if ep.dist is not None and ep.dist.name.startswith("synthetic-"):
         ep.load()
         count += 1
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{size:>8} {b * 1e3:>9.1f} {h * 1e3:>10.1f} {b / size * 1e6:>10.0f}us"
                 f" {h / size * 1e6:>12.0f}us {h / b:>6.2f}"
             )
-    # The fixed start-up (Python, importing hermesos-core or importlib-metadata) cancels out here.
+    # The fixed start-up (Python, importing hermesos-core or importlib.metadata) cancels out here.
     low, high = SIZES[1], SIZES[-1]
     extra = high - low
     bare_each = (medians[high][0] - medians[low][0]) / extra

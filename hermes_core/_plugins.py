@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import logging
 import os
 import re
 import shlex
@@ -58,7 +57,7 @@ from hermes_core._version import __version__
 from hermes_core.schema import Schema
 
 if TYPE_CHECKING:
-    import importlib_metadata
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -79,9 +78,6 @@ ENTRY_POINT_GROUP = "hermesos.plugins"
 DISABLE_ENV = "HERMESOS_DISABLE_PLUGINS"
 
 _SEPARATORS = re.compile(r"[-_.]+")
-# Each step of a plugin (its import, each hook) is a DEBUG record whose ``plugin`` and ``step``
-# name it: 'hermesos check --timeout' reads them to say which plugin it had to stop.
-_LOG = logging.getLogger(__name__)
 _HOOKS = (
     "hermes_tools",
     "hermes_yielding_tools",
@@ -295,19 +291,59 @@ def canonicalize_name(name: str) -> str:
 # ("hermesos-core>=0.4", "hermesos_core >=0.4, <1"): the form every plugin's Requires-Dist takes.
 _LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PLAIN_CORE = re.compile(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", re.IGNORECASE)
+# A version clause between plain release numbers ("0.4", "1.2.3"), and such a number.
+_RELEASE_CLAUSE = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)\s*")
+_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
+def _plainly_met(clauses: str, installed: str) -> bool:
+    """Whether the comma-separated version *clauses* are met by *installed*, when all are plain release numbers.
+
+    False when they are not met, or when the clauses or the version are
+    anything else (pre-releases, wildcards, ``~=``): packaging then decides. On
+    plain release numbers every clause means what it says on the numbers,
+    padded with zeros (``==0.4`` holds 0.4.0), as packaging reads them; and
+    importing packaging costs 'hermesos tools list' about 3 ms
+    (docs/performance.md, start-up).
+    """
+    if _RELEASE.fullmatch(installed) is None:
+        return False
+    have = tuple(int(part) for part in installed.split("."))
+    for clause in clauses.split(","):
+        found = _RELEASE_CLAUSE.fullmatch(clause)
+        if found is None:
+            return False
+        operator, text = found.groups()
+        want = tuple(int(part) for part in text.split("."))
+        width = max(len(have), len(want))
+        mine, theirs = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+        met = {
+            "==": mine == theirs,
+            "!=": mine != theirs,
+            "<=": mine <= theirs,
+            ">=": mine >= theirs,
+            "<": mine < theirs,
+            ">": mine > theirs,
+        }[operator]
+        if not met:
+            return False
+    return True
 
 
 def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
     """Raise if the plugin's own requirement on hermesos-core is not met by the installed core."""
     # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
-    # A plain requirement needs only packaging's specifiers; the full parser (markers, extras) costs a
-    # third of what 'hermesos tools list' spends importing (docs/performance.md, start-up).
+    # Release-number clauses met by this release (every bundled plugin's) need no packaging at all; other
+    # plain clauses need only packaging's specifiers; the full parser (markers, extras) costs a third of
+    # what 'hermesos tools list' spends importing (docs/performance.md, start-up).
     installed = __version__
     for line in requires:
         leading = _LEADING_NAME.match(line)
         if leading is None or canonicalize_name(leading.group(1)) != "hermesos-core":
             continue  # another distribution's (or not a requirement: the installer accepted it, not ours to judge)
         plain = _PLAIN_CORE.fullmatch(line)
+        if plain is not None and _plainly_met(plain.group(1), installed):
+            continue
         if plain is not None:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
 
@@ -336,9 +372,22 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
             )
 
 
-def _import(origin: PluginOrigin, entry_point: importlib_metadata.EntryPoint) -> object:
+def _step(origin: PluginOrigin, step: str) -> None:
+    """Log *step* of a plugin (its import, each hook) as a DEBUG record whose ``plugin`` and ``step`` name it.
+
+    'hermesos check --timeout' reads them to say which plugin it had to stop.
+    Only where ``logging`` is imported already: where it is not, no handler
+    exists that could receive the record, and importing it would cost every
+    'hermesos tools list' about 4 ms (docs/performance.md, start-up).
+    """
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger(__name__).debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
+
+
+def _import(origin: PluginOrigin, entry_point: EntryPoint) -> object:
     step = f"importing {entry_point.value}"
-    _LOG.debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
+    _step(origin, step)
     try:
         return entry_point.load()
     except InvalidDefinitionError as error:
@@ -407,7 +456,7 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
     for impl in getattr(manager.hook, hook).get_hookimpls():
         if impl.plugin is not plugin:
             continue
-        _LOG.debug("%s: hook %s", origin, hook, extra={"plugin": origin, "step": f"hook {hook}"})
+        _step(origin, f"hook {hook}")
         try:
             result = impl.function()
         except InvalidDefinitionError as error:
@@ -544,11 +593,11 @@ def _sources(distribution: Any, module: str, label: str) -> tuple[GuardedPath, .
 
 def _core_sources() -> tuple[GuardedPath, ...]:
     """Where hermesos-core's own code lies."""
-    import importlib_metadata  # noqa: PLC0415 - as in _entry_points
+    import importlib.metadata  # noqa: PLC0415 - as in _entry_points
 
     try:
-        distribution: Any = importlib_metadata.distribution("hermesos-core")
-    except importlib_metadata.PackageNotFoundError:
+        distribution: Any = importlib.metadata.distribution("hermesos-core")
+    except importlib.metadata.PackageNotFoundError:
         distribution = None
     return _sources(distribution, "hermes_core", "hermesos-core")
 
@@ -567,7 +616,7 @@ def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem,
 
 
 def _load_one(
-    entry_point: importlib_metadata.EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager
+    entry_point: EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager
 ) -> Plugin:
     _check_requirement(origin, requires)
     plugin = _import(origin, entry_point)
@@ -582,10 +631,13 @@ def _load_one(
 
 def _entry_points(wanted: frozenset[str] | None) -> dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]]:
     """The plugins' entry points (of the *wanted* distributions, if given), by distribution and entry-point name."""
-    import importlib_metadata  # noqa: PLC0415 - only discovery needs it, and it is slow to import
+    # Only discovery needs it. The standard library's, not the importlib-metadata backport: on every
+    # Python this package supports (3.11+) it has entry_points(group=...) and EntryPoint.dist, and it scans
+    # and reads metadata several times faster (docs/performance.md, start-up).
+    from importlib.metadata import entry_points  # noqa: PLC0415
 
     found: dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]] = {}
-    for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         # The metadata file is parsed on every access to it: read it once.
         metadata = entry_point.dist.metadata if entry_point.dist is not None else None
         name = (metadata and metadata["Name"]) or "(unknown distribution)"

@@ -12,12 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 import hermes_core
+from hermes_core._plugins import _plainly_met
 
 HERMESOS = Path(sys.executable).with_name("hermesos")
 # The schema compiler and pluggy: the bulk of a plugin load, and nothing --version or --help needs.
-HEAVY = ("hermes_core.schema._compile", "hermes_core.schema", "pluggy", "hermes_core._plugins", "importlib_metadata")
+HEAVY = ("hermes_core.schema._compile", "hermes_core.schema", "pluggy", "hermes_core._plugins", "importlib.metadata")
 
 
 def _imported(*command: str, environ: dict[str, str] | None = None) -> tuple[str, set[str]]:
@@ -81,3 +83,26 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     assert "hermes_mcp._config" in modules  # hermesos-mcp was loaded, and looked for its configuration
     # hermesos-mcp connects to servers with asyncio and the MCP SDK: without a server, it needs neither.
     assert not {m for m in modules if m.split(".")[0] in ("mcp", "anyio", "httpx", "httpx2", "asyncio")}
+
+    # What no bundled plugin's load needs, imported where it is used (docs/performance.md, start-up): the
+    # importlib-metadata backport, RE2 (only an imported pattern runs on it), logging (only a handler someone
+    # set up reads the loader's records), packaging (the plugins' requirements are plain release numbers).
+    late = {m for m in modules if m.split(".")[0] in ("importlib_metadata", "re2", "logging", "packaging", "secrets")}
+    assert not late, sorted(late)
+
+
+VERSIONS = ["0.4.0", "0.4", "1.0", "0.10.1", "0.4.0rc1", "0.4.0.post1", "0.4.0+local"]
+CLAUSES = [">=0.4", ">=0.4.0", ">0.4", "<0.5", "<=0.4", "==0.4", "==0.4.0.0", "!=0.4", ">=0.2", "<1", ">=0.5",
+           ">=0.4,<1", ">=0.4, <0.4.1", " >= 0.10 ", "~=0.4", "==0.*", ">=0.4rc1", ">=0.4,", "==04.0"]  # fmt: skip
+
+
+@pytest.mark.parametrize("installed", VERSIONS)
+@pytest.mark.parametrize("clauses", CLAUSES)
+def test_a_plain_requirement_met_without_packaging_is_met_by_packaging(installed: str, clauses: str) -> None:
+    """The loader's shortcut says "met" only where packaging would, and otherwise leaves it to packaging."""
+    if _plainly_met(clauses, installed):
+        assert SpecifierSet(clauses).contains(installed, prereleases=True)
+    elif "rc" not in installed + clauses and "+" not in installed and ".post" not in installed:
+        plain = all(c.strip() and c.strip()[0] in "<>=!" and "~" not in c and "*" not in c for c in clauses.split(","))
+        if plain:  # plain release numbers on both sides: the shortcut decides them all, met or not
+            assert not SpecifierSet(clauses).contains(installed, prereleases=True)

@@ -18,7 +18,7 @@ trusted code and stays on ``re``.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from hermes_core.schema._shared import unicode_ok
 
@@ -32,20 +32,38 @@ class Searcher(Protocol):
         """A match of the pattern anywhere in *text*, or None."""
 
 
+_UNLOADED: Final[Any] = object()
+_engine: Any = _UNLOADED
+
+
 def _load() -> Any:
-    try:
-        return importlib.import_module("re2")
-    except ImportError:  # the core installs it where a wheel exists; anywhere else, patterns go unchecked
-        return None
+    """The ``re2`` module, or None where it is not installed; imported on first use, then kept.
+
+    Not at import: it costs about 5 ms with what it imports, and only an imported pattern needs it
+    (docs/performance.md, start-up).
+    """
+    global _engine  # noqa: PLW0603 - the one cached engine
+    if _engine is _UNLOADED:
+        try:
+            _engine = importlib.import_module("re2")
+        except ImportError:  # the core installs it where a wheel exists; anywhere else, patterns go unchecked
+            _engine = None
+    return _engine
 
 
-_RE2: Final[Any] = _load()
-#: The engine imported patterns run on: ``"re2"``, or None where it is not installed (they are then not checked).
-ENGINE: Final[str | None] = None if _RE2 is None else "re2"
+if TYPE_CHECKING:
+    #: The engine imported patterns run on: ``"re2"``, or None where it is not installed (they are then not checked).
+    ENGINE: str | None
 
 
-def _options() -> Any:
-    options = _RE2.Options()
+def __getattr__(name: str) -> Any:
+    if name == "ENGINE":
+        return None if _load() is None else "re2"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _options(engine: Any) -> Any:
+    options = engine.Options()
     options.log_errors = False  # a refused pattern is reported in `unsupported`, not logged to stderr
     return options
 
@@ -221,7 +239,8 @@ def foreign_pattern(pattern: str) -> tuple[Searcher | None, str]:
         ``(searcher, "")``, or ``(None, reason)`` where the reason follows
         "is not checked: " (``it uses a backreference...``).
     """
-    if _RE2 is None:
+    engine = _load()
+    if engine is None:
         return None, (
             "no linear-time regular expression engine is installed (the google-re2 package), and a pattern "
             "from elsewhere is never run on Python's re, where one can take exponential time"
@@ -231,8 +250,8 @@ def foreign_pattern(pattern: str) -> tuple[Searcher | None, str]:
     except _NotEcmaError as error:
         return None, f"it holds {error}"
     try:
-        return _Re2Pattern(_RE2.compile(translated, _options())), ""
-    except _RE2.error as error:
+        return _Re2Pattern(engine.compile(translated, _options(engine))), ""
+    except engine.error as error:
         said = error.args[0] if error.args else error
         said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
         return None, (

@@ -57,7 +57,6 @@ import datetime as dt
 import errno
 import fnmatch
 import os
-import secrets
 import stat
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -881,6 +880,8 @@ class _Workspace:
                 # directory, who could replace the file themselves.
                 if not os.access(name, os.W_OK, dir_fd=parent, effective_ids=True, follow_symlinks=False):
                     raise _read_only(shown)
+            import secrets  # noqa: PLC0415 - not at import: start-up, docs/performance.md
+
             temp = f".hermesos-fs-{secrets.token_hex(8)}.tmp"
             fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=parent)
             try:

@@ -10,12 +10,10 @@ problem of that server alone: it is skipped, named, and the others are mounted.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +140,8 @@ class ServerConfig:
     def cache_key(self) -> str:
         """The hash of the entry as written (its name included): any change to it is another key."""
         text = json.dumps({"name": self.name, "entry": self.entry}, sort_keys=True, ensure_ascii=True, default=str)
+        import hashlib  # noqa: PLC0415 - not at import: start-up, docs/performance.md
+
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -234,6 +234,8 @@ def parse_config(text: str, source: str = "<text>") -> Config:
     Raises:
         InvalidDefinitionError: the text is not TOML, or its top level is malformed.
     """
+    import tomllib  # noqa: PLC0415 - not at import: start-up, docs/performance.md
+
     declaration = f'MCP configuration file "{source}"'
     try:
         document = tomllib.loads(text)
