@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from typing import Any
 
     from hermes_core import schema
+    from hermes_core._content import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
     from hermes_core._errors import (
         ErrorCode,
         InputInvalidError,
@@ -53,11 +54,16 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
 
 __all__ = [
     "GRANT_PATTERN",
+    "MEDIA_MAX",
     "NAME_MAX",
     "NAME_PATTERN",
     "PERMISSION_PATTERN",
+    "Audio",
+    "Content",
+    "EmbeddedResource",
     "EnvGrants",
     "ErrorCode",
+    "Image",
     "InputInvalidError",
     "InputRejected",
     "InvalidDefinitionError",
@@ -73,9 +79,11 @@ __all__ = [
     "PluginSet",
     "Resource",
     "ResourceError",
+    "ResourceLink",
     "Runtime",
     "SchemaError",
     "StaticGrants",
+    "Text",
     "Tool",
     "ToolError",
     "ToolFailedError",
@@ -105,6 +113,13 @@ __all__ = [
 
 # Where each public name lives: a module of the package (schema), or the private module defining it.
 _PLACES: dict[str, str] = {
+    "MEDIA_MAX": "hermes_core._content",
+    "Audio": "hermes_core._content",
+    "Content": "hermes_core._content",
+    "EmbeddedResource": "hermes_core._content",
+    "Image": "hermes_core._content",
+    "ResourceLink": "hermes_core._content",
+    "Text": "hermes_core._content",
     "ErrorCode": "hermes_core._errors",
     "InputInvalidError": "hermes_core._errors",
     "InputRejected": "hermes_core._errors",

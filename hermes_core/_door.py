@@ -10,7 +10,11 @@ each hold a :class:`Door` of their runtime and do nothing else by hand:
 * **routing**: a wire name (or, for the command line, a tool's own name) to
   the runtime's call, with the door's time limit.
 * **a result** is written as :func:`result_text` writes it: a string as it is,
-  anything else as JSON.
+  anything else as JSON; a media tool's :class:`~hermes_core.Content` as each
+  edge carries it (:func:`mcp_content`, :func:`anthropic_content`,
+  :func:`openai_content`), and as text (:func:`content_text`) where only text
+  is carried: each image, sound or file a short note (``[image/png, 12.3 KB:
+  ...]``), never its bytes.
 * **an error** is shown under wire names (:meth:`~hermes_core._wire.WireNames.shown`):
   as ``CODE: message`` (:meth:`Door.error_text`), and as that text with the
   error's ``to_dict()`` (:meth:`Door.error_result`).
@@ -21,11 +25,13 @@ Nothing a model can send makes a door raise anything but a
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
+from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image, ResourceLink, Text, size_text
 from hermes_core._errors import InputInvalidError, ToolError
 from hermes_core._issues import Issue
 from hermes_core._runtime import UNSET, Runtime
@@ -33,7 +39,17 @@ from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
 from hermes_core.schema._strict import absent_nulls
 
-__all__ = ["ARGUMENTS_MAX", "Door", "parse_arguments", "result_text"]
+__all__ = [
+    "ARGUMENTS_MAX",
+    "Door",
+    "anthropic_content",
+    "content_text",
+    "mcp_content",
+    "media_note",
+    "openai_content",
+    "parse_arguments",
+    "result_text",
+]
 
 #: The longest arguments text a call may carry, in characters; a longer one is INPUT_INVALID.
 ARGUMENTS_MAX: Final = 16 * 1024 * 1024
@@ -58,7 +74,141 @@ def result_text(value: Any) -> str:
         return _SCALAR_TEXT[value]
     if isinstance(value, str):
         return str(value)
+    if kind is Content:
+        return content_text(value, None)
     return _encode(value)
+
+
+# -- content, as each edge carries it ----------------------------------------------------------------
+
+#: The image types both model APIs take in a tool's result (Anthropic's four; OpenAI's are the same).
+_MODEL_IMAGES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def media_note(block: Block, why: str | None) -> str:
+    """A block that is not text, as one short line of text: what it is, its size, and *why* it is not shown.
+
+    ``[image/png, 12.3 KB: not shown: ...]``, ``[resource file:///a.pdf, application/pdf, 2.0 MB]``,
+    ``[resource link: file:///a.pdf (a.pdf)]``; never the bytes.
+    """
+    tail = f": {why}" if why else ""
+    if isinstance(block, Image | Audio):
+        return f"[{block.mime_type}, {size_text(len(block.data))}{tail}]"
+    if isinstance(block, EmbeddedResource):
+        return f"[resource {block.uri}, {block.mime_type or 'bytes'}, {size_text(block.size)}{tail}]"
+    if isinstance(block, ResourceLink):
+        said = f" ({block.title or block.name})"
+        about = f": {block.description}" if block.description else ""
+        return f"[resource link: {block.uri}{said}{about}]"
+    return block.text
+
+
+def content_text(content: Content | str, why: str | None) -> str:
+    """*content* as text alone: text blocks and text resources as they are, any other block a :func:`media_note`."""
+    if type(content) is str:
+        return content
+    assert isinstance(content, Content)
+    parts = []
+    for block in content.blocks:
+        text = block.text if isinstance(block, Text | EmbeddedResource) else None
+        parts.append(media_note(block, why) if text is None else text)
+    return "\n".join(parts)
+
+
+def mcp_content(content: Content | str) -> list[dict[str, Any]]:
+    """*content* as MCP content blocks (``text``, ``image``, ``audio``, ``resource``, ``resource_link``)."""
+    if type(content) is str:
+        return [{"type": "text", "text": content}]
+    assert isinstance(content, Content)
+    out: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if type(block) is Text:
+            out.append({"type": "text", "text": block.text})
+        elif type(block) is Image or type(block) is Audio:
+            out.append({"type": type(block).__name__.lower(), "data": _base64(block.data), "mimeType": block.mime_type})
+        elif type(block) is EmbeddedResource:
+            resource: dict[str, Any] = {"uri": block.uri}
+            if block.mime_type is not None:
+                resource["mimeType"] = block.mime_type
+            if block.blob is not None:
+                resource["blob"] = _base64(block.blob)
+            else:
+                resource["text"] = block.text
+            out.append({"type": "resource", "resource": resource})
+        else:
+            assert type(block) is ResourceLink
+            link: dict[str, Any] = {"type": "resource_link", "uri": block.uri, "name": block.name}
+            for key, value in (
+                ("title", block.title),
+                ("description", block.description),
+                ("mimeType", block.mime_type),
+                ("size", block.size),
+            ):
+                if value is not None:
+                    link[key] = value
+            out.append(link)
+    return out
+
+
+def anthropic_content(content: Content | str) -> str | list[dict[str, Any]]:
+    """*content* as a ``tool_result``'s ``content``: text, ``image`` and (a PDF) ``document`` blocks.
+
+    An image of a type the Messages API does not take, a sound, another
+    file and a resource link are each a note in a text block.
+    """
+    if type(content) is str:
+        return content
+    assert isinstance(content, Content)
+    out: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if type(block) is Image and block.mime_type in _MODEL_IMAGES:
+            source = {"type": "base64", "media_type": block.mime_type, "data": _base64(block.data)}
+            out.append({"type": "image", "source": source})
+        elif type(block) is EmbeddedResource and block.blob is not None and block.mime_type == "application/pdf":
+            source = {"type": "base64", "media_type": "application/pdf", "data": _base64(block.blob)}
+            out.append({"type": "document", "source": source})
+        else:
+            text = content_text(Content(block), _not_taken(block, "Anthropic's Messages API"))
+            if text:  # the API refuses an empty text block
+                out.append({"type": "text", "text": text})
+    return out or ""
+
+
+def openai_content(content: Content | str) -> str | list[dict[str, Any]]:
+    """*content* as a Responses ``function_call_output``'s ``output``: ``input_text``, ``input_image``, ``input_file``.
+
+    A PDF is an ``input_file``; an image of a type the API does not take, a
+    sound, another file and a resource link are each a note in ``input_text``.
+    """
+    if type(content) is str:
+        return content
+    assert isinstance(content, Content)
+    out: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if type(block) is Image and block.mime_type in _MODEL_IMAGES:
+            out.append({"type": "input_image", "image_url": f"data:{block.mime_type};base64,{_base64(block.data)}"})
+        elif type(block) is EmbeddedResource and block.blob is not None and block.mime_type == "application/pdf":
+            name = block.uri.rstrip("/").rsplit("/", 1)[-1] or "document.pdf"
+            data = f"data:application/pdf;base64,{_base64(block.blob)}"
+            out.append({"type": "input_file", "filename": name, "file_data": data})
+        else:
+            out.append({"type": "input_text", "text": content_text(Content(block), _not_taken(block, "this API"))})
+    return out or ""
+
+
+def _not_taken(block: Block, api: str) -> str | None:
+    """Why *api* is not sent *block* as it is (None: it is text)."""
+    if type(block) is Image:
+        return f"not shown: {api} takes PNG, JPEG, GIF and WebP images in a tool's result"
+    if type(block) is Audio:
+        return f"not heard: {api} takes no audio in a tool's result"
+    if type(block) is EmbeddedResource and block.blob is not None:
+        return f"not shown: {api} takes PDF files only in a tool's result"
+    return None
 
 
 # -- a call's arguments ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import inspect
 import json
 import math
 import re
+import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
@@ -67,6 +68,9 @@ class Tool:
             handler that is cheap and never blocks.
         hints: its title and hints for clients (MCP's tool annotations), one
             :class:`ToolHints`; every one unsaid by default.
+        media: the handler returns content (a :class:`~hermes_core.Content`,
+            a block, a list of blocks, or a string), not JSON data; *output*
+            then checks the content's structured data (see :mod:`hermes_core._content`).
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -81,6 +85,7 @@ class Tool:
     timeout: float | None = None
     inline: bool = False
     hints: ToolHints = field(default_factory=ToolHints)
+    media: bool = False
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -95,6 +100,10 @@ class Tool:
             _check_defaults(decl, label, schema)
             # Compiled now unless the schema names others, which only a runtime can resolve.
             validators.append(None if schema.has_refs else closed_validator(schema))
+        if not isinstance(self.media, bool):
+            raise InvalidDefinitionError(decl, "media", f"must be True or False, got {_describe(self.media)}")
+        if self.media and validators[1] is not None:
+            validators[1] = _media_output(self, validators[1])
         derive(
             self,
             permissions=_check_permissions(decl, self.permissions),
@@ -127,10 +136,19 @@ class Tool:
             InvalidDefinitionError: an ``s.ref`` names a schema *schemas* does not have.
         """
         named: Mapping[str, Schema] = {} if schemas is None else schemas
-        return (
-            self._input_validator or compile_schema(self.input, named),
-            self._output_validator or compile_schema(self.output, named),
-        )
+        output = self._output_validator
+        if output is None:
+            output = compile_schema(self.output, named)
+            if self.media:
+                output = _media_output(self, output)
+        return self._input_validator or compile_schema(self.input, named), output
+
+
+def _media_output(tool: Tool, structured: Validator) -> Validator:
+    """The output check of a media tool: content, its structured data checked by *structured*."""
+    from hermes_core._content import content_validator  # noqa: PLC0415 - only media tools need it
+
+    return content_validator(structured, declared=not isinstance(tool.output, AnySchema))
 
 
 def _describe(value: object) -> str:
@@ -289,6 +307,7 @@ def define_tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
+    media: bool = False,
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -323,6 +342,11 @@ def define_tool(
             The title and the four hints are None (not said) unless given;
             clients such as MCP hosts use them to decide what to confirm with
             the user. They are hints: a runtime enforces permissions, not hints.
+        media: the handler returns content: a :class:`~hermes_core.Content`
+            of text, images, audio and resources, a single block, a list of
+            blocks, or a string; anything else is ``OUTPUT_INVALID``. *output*,
+            when given, is the schema of the content's structured data, which
+            every result must then carry.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -350,6 +374,7 @@ def define_tool(
             idempotent=idempotent,
             open_world=open_world,
         ),
+        media=media,
     )
 
 
@@ -584,7 +609,10 @@ def _from_function(
             )
     returns = hints.get("return", _EMPTY)
     output: Schema = s.any()
-    if returns is not _EMPTY:
+    media = _returns_content(returns)
+    if media:
+        returns = _EMPTY  # content is returned as it is: no schema, no conversion
+    elif returns is not _EMPTY:
         output, _ = schema_from_hint(returns, declaration=decl, field="return annotation")
     text = description if description is not None else _unwrapped(documented.description)
     if text is None:
@@ -605,7 +633,20 @@ def _from_function(
         timeout=timeout,
         inline=inline,
         hints=client_hints,
+        media=media,
     )
+
+
+def _returns_content(annotation: object) -> bool:
+    """Whether a return annotation is content (``Content``, a block, or a union of them and ``str``): a media tool."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    if not union and not isinstance(annotation, type):
+        return False
+    from hermes_core import _content  # noqa: PLC0415 - only a function annotated with content needs it
+
+    kinds = {_content.Content, *_content.BLOCK_TYPES}
+    members = typing.get_args(annotation) if union else (annotation,)
+    return any(member in kinds for member in members) and all(member in kinds or member is str for member in members)
 
 
 _EMPTY = inspect.Signature.empty

@@ -18,7 +18,13 @@ Everything a model is shown uses wire names (:mod:`hermes_core._wire`):
 makes ``handle`` raise: arguments that are not JSON, an unknown tool, bad
 input, a denied permission, a handler that fails or times out all come back
 as the tool's result, the error's model-facing message after its code
-(Anthropic: with ``is_error``). Reading the arguments, routing the call and
+(Anthropic: with ``is_error``). A media tool's content
+(:class:`~hermes_core.Content`) is sent as far as each API carries it:
+Anthropic's ``tool_result`` takes text, image and PDF ``document`` blocks;
+a Responses ``function_call_output`` takes ``input_text``, ``input_image``
+and ``input_file`` items; a Chat Completions ``role: tool`` message takes
+text only, so each image or file there is a one-line note saying what it is
+and that it is not shown, never its base64. Reading the arguments, routing the call and
 writing its result or error are the front door's (``hermes_core._door``),
 which ``hermesos serve`` and ``hermesos call`` go through too: the same call
 reads the same at every edge.
@@ -30,7 +36,15 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, final
 
-from hermes_core._door import ARGUMENTS_MAX, Door, result_text
+from hermes_core._content import Content
+from hermes_core._door import (
+    ARGUMENTS_MAX,
+    Door,
+    anthropic_content,
+    content_text,
+    openai_content,
+    result_text,
+)
 from hermes_core._errors import ToolError
 from hermes_core._frozen import derive, frozen
 from hermes_core._runtime import Runtime
@@ -50,6 +64,8 @@ def _field(call: Any, name: str) -> Any:
 
 
 _DESCRIPTION = frozenset({"description"})
+# Why a Chat Completions tool message shows an image or a file as a note: it carries text parts only.
+_CHAT_CARRIES_TEXT = "not shown: this API's tool messages carry text only"
 
 
 # -- the adapters --------------------------------------------------------------------------------------
@@ -78,8 +94,12 @@ class _Adapter:
         """The call's wire name and its raw arguments."""
         raise NotImplementedError
 
-    def _message(self, call: Any, text: str, failed: bool) -> dict[str, Any]:
-        """The message answering *call* with *text*."""
+    def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
+        """The message answering *call* with *text* (a string, or the API's content blocks)."""
+        raise NotImplementedError
+
+    def _content(self, content: Content) -> Any:
+        """A media tool's *content* as this API's tool result carries it."""
         raise NotImplementedError
 
     async def handle(self, call: Any) -> dict[str, Any]:
@@ -93,7 +113,7 @@ class _Adapter:
             result = await door.call(wire, raw)
         except ToolError as error:
             return self._message(call, door.error_text(error), True)
-        return self._message(call, result_text(result), False)
+        return self._message(call, result_text(result) if type(result) is not Content else self._content(result), False)
 
     def handle_sync(self, call: Any) -> dict[str, Any]:
         """:meth:`handle`, from code without an event loop, through ``runtime.call_sync``.
@@ -108,10 +128,10 @@ class _Adapter:
         wire, raw = self._parts(call)
         door = self._door
         try:
-            text, failed = result_text(door.call_sync(wire, raw)), False
+            result = door.call_sync(wire, raw)
         except ToolError as error:
-            text, failed = door.error_text(error), True
-        return self._message(call, text, failed)
+            return self._message(call, door.error_text(error), True)
+        return self._message(call, result_text(result) if type(result) is not Content else self._content(result), False)
 
     async def handle_all(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
         """The messages answering every tool call of one model turn, run concurrently, in the model's order."""
@@ -126,6 +146,10 @@ class OpenAITools(_Adapter):
     ``handle(call)`` answers a Chat Completions ``tool_calls`` item with
     ``{"role": "tool", "tool_call_id", "content"}``, and a Responses
     ``function_call`` item with ``{"type": "function_call_output", "call_id", "output"}``.
+    A media tool's content is, in Responses, a list of ``input_text``,
+    ``input_image`` (a ``data:`` URL) and ``input_file`` items; in Chat
+    Completions, whose tool messages carry text only, text with a note for
+    each image or file (``[image/png, 12.3 KB: not shown: ...]``).
 
     Args:
         runtime: the tools, their permissions and their checks.
@@ -203,7 +227,12 @@ class OpenAITools(_Adapter):
         function = _field(call, "function") if self.api == "chat" else call
         return _field(function, "name"), _field(function, "arguments")
 
-    def _message(self, call: Any, text: str, failed: bool) -> dict[str, Any]:
+    def _content(self, content: Content) -> Any:
+        if self.api == "chat":
+            return content_text(content, _CHAT_CARRIES_TEXT)
+        return openai_content(content)
+
+    def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
         """Chat Completions: a ``role: tool`` message; Responses: a ``function_call_output`` item."""
         if self.api == "chat":
             return {"role": "tool", "tool_call_id": _field(call, "id"), "content": text}
@@ -216,7 +245,10 @@ class AnthropicTools(_Adapter):
     """A runtime's tools for Anthropic's Messages API.
 
     ``handle(call)`` answers a ``tool_use`` content block with
-    ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``.
+    ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``; a
+    media tool's ``content`` is a list of ``text``, ``image``
+    (``{"type": "base64", "media_type", "data"}``) and, for a PDF,
+    ``document`` blocks.
 
     Args:
         runtime: the tools, their permissions and their checks.
@@ -250,6 +282,9 @@ class AnthropicTools(_Adapter):
     def _parts(self, call: Any) -> tuple[Any, Any]:
         return _field(call, "name"), _field(call, "input")
 
-    def _message(self, call: Any, text: str, failed: bool) -> dict[str, Any]:
+    def _content(self, content: Content) -> Any:
+        return anthropic_content(content)
+
+    def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
         """``{"type": "tool_result", "tool_use_id", "content", "is_error"}``."""
         return {"type": "tool_result", "tool_use_id": _field(call, "id"), "content": text, "is_error": failed}

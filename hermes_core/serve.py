@@ -16,6 +16,10 @@ the SDK's; what this module adds is what a client is shown and told:
   tool is then ``{"result": value}``.
 * ``tools/call``: through ``await runtime.call(...)``. A result has one text
   block (a string as it is, anything else as JSON) and ``structuredContent``.
+  A media tool's :class:`~hermes_core.Content` is sent as MCP content blocks
+  (``text``, ``image``, ``audio``, ``resource``, ``resource_link``), with
+  ``structuredContent`` only when it carries structured data; such a tool is
+  listed without an ``outputSchema`` unless it declares one.
   A :class:`~hermes_core.ToolError` (an unknown tool, bad input, a denied
   permission, a handler that failed or ran out of time, a bad output) is a
   result too, with ``isError: true``: its text is ``CODE: message``, and the
@@ -46,11 +50,13 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
-from hermes_core._door import ARGUMENTS_MAX, Door, result_text
+from hermes_core._content import Content
+from hermes_core._door import ARGUMENTS_MAX, Door, mcp_content, result_text
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
+from hermes_core.schema import AnySchema
 from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
@@ -124,17 +130,22 @@ def _output_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 class _Tools:
     """A runtime's tools as MCP shows them, computed once, and each call through the front door (``_door``)."""
 
-    __slots__ = ("door", "listing", "wrapped")
+    __slots__ = ("door", "listing", "media", "wrapped")
 
     def __init__(self, runtime: Runtime, timeout: float | None = None) -> None:
         names = WireNames(runtime.tools)
         refs = runtime.schemas
         listing: list[dict[str, Any]] = []
         wrapped: dict[str, bool] = {}
+        media: set[str] = set()
         for tool, definition in zip(runtime.tools.values(), runtime.definitions(), strict=True):
             output, wraps = _output_schema(follow_refs(tool.output, refs).json_schema(defs=refs))
+            # A media tool declaring no output schema has no structured output to describe.
+            unstructured = tool.media and isinstance(tool.output, AnySchema)
             shown: dict[str, Any] = {}
             for key, value in definition.items():
+                if key == "outputSchema" and unstructured:
+                    continue
                 if key == "name":
                     value = names.to_wire[tool.name]  # noqa: PLW2901 - the same keys, in the same order
                 elif key == "description":
@@ -144,8 +155,11 @@ class _Tools:
                 shown[key] = value
             listing.append(shown)
             wrapped[names.to_wire[tool.name]] = wraps
+            if tool.media:
+                media.add(names.to_wire[tool.name])
         self.listing = listing
         self.wrapped = wrapped  # by wire name
+        self.media = media  # the wire names of the tools whose result is content
         self.door = Door(runtime, names, timeout=timeout, where="mcp_server()")
 
     async def call(self, wire: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -154,12 +168,24 @@ class _Tools:
             value = await self.door.call(wire, arguments)
         except ToolError as error:
             return self.failure(error)
+        if wire in self.media:
+            return self.content(wire, value)
         return {
             "content": [{"type": "text", "text": result_text(value)}],
             "structuredContent": {"result": value} if self.wrapped[wire] else value,
             "isError": False,
             "resultType": "complete",  # required from the 2026-07-28 protocol on; dropped for older ones
         }
+
+    def content(self, wire: str, value: Content | str) -> dict[str, Any]:
+        """The ``tools/call`` result of a media tool: its blocks, and its structured data when it has some."""
+        result: dict[str, Any] = {"content": mcp_content(value)}
+        data = value.structured if isinstance(value, Content) else None
+        if data is not None:
+            result["structuredContent"] = {"result": data} if self.wrapped[wire] else data
+        result["isError"] = False
+        result["resultType"] = "complete"
+        return result
 
     def failure(self, error: ToolError) -> dict[str, Any]:
         """The ``tools/call`` result for *error*: ``isError``, ``CODE: message``, and the error as data in ``_meta``.

@@ -1,4 +1,8 @@
-"""``hermesos call``: one tool call through the runtime, its output as JSON, its error on stderr."""
+"""``hermesos call``: one tool call through the runtime, its output as JSON, its error on stderr.
+
+A media tool's content is printed as a summary (each image, sound or file:
+its type and size, not its bytes), and written to files with ``--save-media DIR``.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from hermes_core.cli import _output as out
@@ -134,6 +139,13 @@ def _call(args: argparse.Namespace) -> int:
             return status
         except ToolError as error:
             return out.report(error, args)
+        if _is_content(output):
+            try:
+                out.print_json(_content_summary(output, args.tool, args.save_media))
+            except OSError as error:
+                print(f"hermesos call: error: could not save the media in {args.save_media}: {error}", file=sys.stderr)
+                return PROBLEMS
+            return OK
         out.print_json(output)
         return OK
 
@@ -142,6 +154,74 @@ def _call(args: argparse.Namespace) -> int:
     except Terminated:
         print("hermesos: terminated", file=sys.stderr)
         return TERMINATED
+
+
+def _is_content(output: Any) -> bool:
+    from hermes_core._content import Content  # noqa: PLC0415 - only a call's output needs it
+
+    return type(output) is Content
+
+
+def _content_summary(content: Any, tool: str, save: str | None) -> dict[str, Any]:
+    """A media tool's content as JSON to print: text as it is, every other block its type and size, not its bytes.
+
+    With *save*, each image, sound and embedded file is written to a new file
+    in that folder (made if missing; an existing file is never overwritten),
+    named after the tool and the block's place (``chart.draw-2.png``), and
+    its entry says where (``saved``).
+
+    Raises:
+        OSError: the folder or a file could not be written.
+    """
+    from hermes_core._content import Audio, Content, EmbeddedResource, Image, Text  # noqa: PLC0415 - see _is_content
+    from hermes_core._door import mcp_content  # noqa: PLC0415
+
+    blocks: list[dict[str, Any]] = []
+    for index, block in enumerate(content.blocks, 1):
+        data: bytes | None = None
+        shown: dict[str, Any]
+        if isinstance(block, Text):
+            shown = {"type": "text", "text": block.text}
+        elif isinstance(block, Image | Audio):
+            data = block.data
+            shown = {"type": type(block).__name__.lower(), "mimeType": block.mime_type, "size": len(data)}
+        elif isinstance(block, EmbeddedResource):
+            entry = {"type": "resource", "uri": block.uri, "mimeType": block.mime_type, "size": block.size}
+            if block.blob is None:
+                entry["text"] = block.text
+            data = block.blob
+            shown = {key: value for key, value in entry.items() if value is not None}
+        else:  # a link: nothing to save, nothing long
+            shown = mcp_content(Content(block))[0]
+        if data is not None and save is not None:
+            shown["saved"] = _save(Path(save), f"{tool}-{index}", _extension(shown.get("mimeType")), data)
+        blocks.append(shown)
+    summary: dict[str, Any] = {"content": blocks}
+    if content.structured is not None:
+        summary["structured"] = content.structured
+    return summary
+
+
+def _extension(mime_type: str | None) -> str:
+    """The usual file extension of a media type (``.png``), else ``.bin``."""
+    import mimetypes  # noqa: PLC0415 - only --save-media needs it
+
+    known = {"image/jpeg": ".jpg", "audio/mpeg": ".mp3", "audio/wav": ".wav"}  # mimetypes' own picks are odd
+    return known.get(mime_type or "") or (mimetypes.guess_extension(mime_type or "") or ".bin")
+
+
+def _save(folder: Path, stem: str, extension: str, data: bytes) -> str:
+    """Write *data* to a new file in *folder* named *stem* + *extension* (a number added if it exists); its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, 10_000):
+        path = folder / (f"{stem}{extension}" if attempt == 1 else f"{stem}.{attempt}{extension}")
+        try:
+            with path.open("xb") as file:
+                file.write(data)
+        except FileExistsError:
+            continue
+        return str(path)
+    raise FileExistsError(f"{folder} already holds {stem}{extension} and 9,999 more of its name")
 
 
 def add_parsers(subcommands: Any) -> None:
@@ -166,5 +246,11 @@ def add_parsers(subcommands: Any) -> None:
         type=seconds,
         metavar="SECONDS",
         help="the most seconds the tool may take (default: the tool's own limit, if any)",
+    )
+    call.add_argument(
+        "--save-media",
+        metavar="DIR",
+        help="write each image, sound and file the tool returns to a new file in DIR (made if missing); the "
+        "printed summary says where",
     )
     call.set_defaults(run=_call)
