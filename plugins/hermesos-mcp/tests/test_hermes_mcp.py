@@ -10,6 +10,7 @@ child process), and each test checks that none of them outlives it.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import os
@@ -29,11 +30,14 @@ from hermes_mcp._cache import cache_dir, refresh_asked
 from hermes_mcp._config import find_config_file
 
 from hermes_core import (
+    Content,
     ErrorCode,
+    Image,
     InputInvalidError,
     InvalidDefinitionError,
     OutputInvalidError,
     Runtime,
+    Text,
     ToolFailedError,
     ToolHints,
 )
@@ -299,10 +303,10 @@ def test_calls_through_an_opened_runtime(env: Env) -> None:
     with runtime:
         assert runtime.call_sync("unit.add", {"a": 2, "b": 3}) == {"sum": 5}
         assert runtime.call_sync("unit.echo", {"text": "hello"}) == "hello"
-        assert runtime.call_sync("unit.picture", {}) == [
-            {"type": "text", "text": "a dot:"},
-            {"type": "image", "data": "iVBORw0K", "mimeType": "image/png"},
-        ]
+        # A tool without an output schema returns content: the image stays an image (test_media.py).
+        assert runtime.call_sync("unit.picture", {}) == Content(
+            Text("a dot:"), Image(base64.b64decode("iVBORw0K"), "image/png")
+        )
 
         error = _error(lambda: runtime.call_sync("unit.add", {"a": 2, "bb": 3}))
         assert isinstance(error, InputInvalidError)
