@@ -129,7 +129,8 @@ def _call(args: argparse.Namespace) -> int:
 
     def call() -> int:
         try:
-            output = door.call_sync(args.tool, value)
+            with out.waiting(f"calling {args.tool}"):  # its server, if it has one, may be starting
+                output = door.call_sync(args.tool, value)
         except PermissionDeniedError as error:
             return out.report(error, args, None if args.json else out.permission_hint(error, args.grant))
         except ToolNotFoundError as error:

@@ -16,22 +16,78 @@ if TYPE_CHECKING:
 
 
 def _check_report(found: PluginSet) -> dict[str, Any]:
-    """What ``check`` reports, as JSON data: how many plugins, how many healthy, every problem."""
+    """What ``check`` reports, as JSON data: how many plugins, how many healthy, every problem.
+
+    The problems include those the healthy plugins' resources find when they
+    are checked (:func:`_check_resources`).
+    """
+    problems = [
+        {
+            "distribution": p.origin.distribution,
+            "version": p.origin.version,
+            "entry_point": p.origin.entry_point,
+            "error": type(p.error).__name__,
+            "message": p.message,
+            "fatal": p.fatal,
+        }
+        for p in found.problems
+    ]
     return {
         "plugins": len(found.plugins),
         "healthy": sum(1 for p in found.plugins if p.ok),
-        "problems": [
-            {
-                "distribution": p.origin.distribution,
-                "version": p.origin.version,
-                "entry_point": p.origin.entry_point,
-                "error": type(p.error).__name__,
-                "message": p.message,
-                "fatal": p.fatal,
-            }
-            for p in found.problems
-        ],
+        "problems": [*problems, *_check_resources(found)],
     }
+
+
+def _check_resources(found: PluginSet) -> list[dict[str, Any]]:
+    """Each healthy plugin's resources that can be checked (a ``check(progress)`` method), checked: their problems.
+
+    A resource that holds servers listed from a cache starts them and
+    compares (hermesos-mcp): what it finds is a problem of its plugin, which
+    stays loaded. Each resource says on stderr, one line at a time, what it is
+    checking. Under ``check --timeout``, the check is a step of the plugin the
+    watcher times (its progress event), like the plugin's hooks.
+    """
+    from hermes_core._plugins import PluginLoadError  # noqa: PLC0415 - only check needs it
+    from hermes_core._resources import raised  # noqa: PLC0415
+
+    problems: list[dict[str, Any]] = []
+    for plugin in found.plugins:
+        if not plugin.ok:
+            continue
+        for label, resource in zip(plugin.resource_labels, plugin.resources, strict=True):
+            check = getattr(resource, "check", None)
+            if not callable(check):
+                continue
+            origin = plugin.origin
+            _step(origin, "check of its resources")
+
+            def progress(line: str, distribution: str = origin.distribution) -> None:
+                print(f"hermesos check: {distribution}: {line}", file=sys.stderr, flush=True)
+
+            try:
+                found_problems = [str(problem) for problem in check(progress)]
+            except Exception as error:  # a resource's own check failing is that plugin's problem, not check's
+                found_problems = [f"{label} failed its check: {raised(error)}"]
+            problems.extend(
+                {
+                    "distribution": origin.distribution,
+                    "version": origin.version,
+                    "entry_point": origin.entry_point,
+                    "error": "PluginLoadError",
+                    "message": str(PluginLoadError(origin, problem)),
+                    "fatal": False,
+                }
+                for problem in found_problems
+            )
+    return problems
+
+
+def _step(origin: Any, step: str) -> None:
+    """The step's progress event for the watcher of ``check --timeout`` (as the loader logs each hook)."""
+    logging = sys.modules.get("logging")  # imported by the worker, which has the handler; else nobody listens
+    if logging is not None:
+        logging.getLogger("hermes_core._plugins").debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -249,9 +305,11 @@ def add_parsers(subcommands: Any) -> None:
     check = subcommands.add_parser(
         "check",
         help="load every plugin and list every problem (exit 1 if any)",
-        description="Load every plugin in report mode and list every problem of every plugin. With --timeout, "
-        "the plugins are loaded in a new process, and a plugin whose import or hooks take longer is stopped "
-        "and reported as a problem.",
+        description="Load every plugin in report mode and list every problem of every plugin. A plugin's "
+        "resources that can be checked are checked too: hermesos-mcp starts each MCP server whose listing is "
+        "cached and compares, with one line per server on stderr. With --timeout, "
+        "the plugins are loaded in a new process, and a plugin whose import, hooks or check take longer is "
+        "stopped and reported as a problem.",
         epilog="Exit statuses: 0 ok, 1 a problem (or a plugin stopped by --timeout), 2 usage.",
     )
     add_common(check)

@@ -6,11 +6,12 @@ Imports nothing of the core at import time: ``--version`` and ``--help`` load it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from hermes_core.cli._args import GRANTS_ENV
@@ -82,7 +83,64 @@ def summary(text: str) -> str:
 def discover(args: argparse.Namespace) -> PluginSet:
     from hermes_core._plugins import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
 
-    return discover_plugins(disable=args.disable, strict=False)
+    with waiting("loading the plugins"):  # a plugin may start servers to list their tools
+        return discover_plugins(disable=args.disable, strict=False)
+
+
+#: Seconds of silence before :func:`waiting` says what the command is waiting for.
+WAIT_QUIET = 1.0
+#: Seconds between two of its lines on a stream that is not a terminal.
+WAIT_EVERY = 5.0
+
+
+@contextlib.contextmanager
+def waiting(what: str, stream: IO[str] | None = None) -> Iterator[None]:
+    """While the block runs past :data:`WAIT_QUIET` seconds, say on stderr that *what* is under way.
+
+    On a terminal, one live line (``hermesos: loading the plugins... 3 s``),
+    rewritten as the seconds pass and erased when the block ends; elsewhere (a
+    pipe, a file), a plain line, then another every :data:`WAIT_EVERY` seconds.
+    A block that ends within :data:`WAIT_QUIET` seconds prints nothing. The
+    clock runs on a thread of its own, so the block may wait on anything.
+    """
+    import threading  # noqa: PLC0415 - imported already by the commands that wait; not by --help
+    import time  # noqa: PLC0415
+
+    out = sys.stderr if stream is None else stream
+    live = out.isatty() and os.environ.get("TERM") != "dumb"
+    done = threading.Event()
+    began = time.monotonic()
+    shown = False
+
+    def say() -> None:
+        nonlocal shown
+        if done.wait(WAIT_QUIET):
+            return
+        while True:
+            seconds = time.monotonic() - began
+            try:
+                if live:
+                    out.write(f"\r\033[Khermesos: {what}... {seconds:.0f} s")
+                else:
+                    out.write(f"hermesos: {what}... ({seconds:.0f} s)\n")
+                out.flush()
+            except (OSError, ValueError):  # the stream went away: nothing more to say
+                return
+            shown = True
+            if done.wait(0.25 if live else WAIT_EVERY):
+                return
+
+    clock = threading.Thread(target=say, name="hermesos-waiting", daemon=True)
+    clock.start()
+    try:
+        yield
+    finally:
+        done.set()
+        clock.join()
+        if live and shown:
+            with contextlib.suppress(OSError, ValueError):
+                out.write("\r\033[K")
+                out.flush()
 
 
 # -- what an operator can do about it ---------------------------------------------------

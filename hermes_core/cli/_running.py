@@ -64,7 +64,8 @@ def while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], in
 
     with _terminate_raises():
         try:
-            runtime.open()
+            with out.waiting("opening the plugins' resources"):
+                runtime.open()
         except ResourceError as error:
             return _resource_failed(error, args)
         closed = False

@@ -17,8 +17,12 @@ server whose listing is not cached (or is stale), from the server itself: all
 of those are started and listed at once, then stopped. Each tool is mounted
 (:mod:`hermes_mcp._mount`); a server that fails leaves its tools out, with a
 problem naming it and the cause (``hermesos check``). The plugin's resource,
-a :class:`Pool`, starts every server when a runtime opens and stops them when
-it closes; a runtime that is never opened connects for each call.
+a :class:`Pool`, starts a server on the first call of one of its tools (a
+call of a local tool starts none), keeps it for the next call while the
+runtime is open, and stops every server it started when the runtime closes;
+a runtime that is never opened connects for each call. ``hermesos check``
+starts each server whose listing came from the cache and compares the two
+(:meth:`Pool.check`).
 """
 
 from __future__ import annotations
@@ -124,13 +128,14 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
 
     directory = cache_dir() if cache_directory is None else Path(cache_directory)
     listings: dict[str, Listing] = {}
+    from_cache: dict[str, Listing] = {}
     unlisted: list[ServerConfig] = []
     for server in config.servers:
         cached = None if refresh else _cache.read(directory, server, config.cache_ttl)
         if cached is None:
             unlisted.append(server)
         else:
-            listings[server.name] = cached
+            listings[server.name] = from_cache[server.name] = cached
     live, failures = list_servers(unlisted)
     problems = list(config.problems)
     for server in unlisted:
@@ -142,11 +147,11 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
             problems.append(f'MCP server "{server.name}" {failures[server.name]}; its tools are left out')
 
     def on_listed(server: ServerConfig, listing: Listing) -> None:
-        # A runtime opened: the live listing refreshes the cache when it differs (the tools change at the next load).
+        # A server started: the live listing refreshes the cache when it differs (the tools change at the next load).
         if config.cache_ttl > 0 and listing != _cache.cached_tools(directory, server):
             _cache.write(directory, server, listing)
 
-    pool = Pool(config.servers, on_listed)
+    pool = Pool(config.servers, on_listed, from_cache)
     tools: list[Tool] = []
     for server in config.servers:
         if server.name in listings:

@@ -1,4 +1,4 @@
-"""Connections to MCP servers: one background event loop holding every session, and the calls marshalled to it.
+"""Connections to MCP servers: one background event loop holding the sessions, and the calls marshalled to it.
 
 The SDK's sessions are anyio objects bound to the event loop (and the task)
 that entered them, while a runtime's callers run on loops of their own
@@ -8,22 +8,31 @@ one task there, and each call is sent there with
 ``asyncio.run_coroutine_threadsafe``. Cancelling a call (its time limit, a
 client that gave up) cancels the request on that loop; the session stays.
 
-A pool is a runtime resource: :meth:`Pool.open` starts every server at once
-and waits until each is ready or has failed; :meth:`Pool.close` stops them all,
-so no server process outlives the runtime. Under ``async with runtime:`` the
-runtime awaits :meth:`Pool.aopen` and :meth:`Pool.aclose` instead: the
-sessions then live on the caller's own event loop, and calls made there go
-straight to them, with no hop to a thread and back. A call made while the pool is not
-open connects for that call alone (start, call, stop). A server that failed
-to start, or died, is started again by the next call of one of its tools.
+A pool is a runtime resource, and it starts a server when one of its tools is
+first called, not before: :meth:`Pool.open` readies the thread and its loop
+and starts nothing (``hermesos call math.eval`` starts no server at all, and
+``hermesos call weather.forecast`` the weather server alone). A started server
+is kept for the next call until :meth:`Pool.close` stops them all, so no server
+process outlives the runtime; one that has exited since its last call is
+started again for the next. Under ``async with runtime:`` the runtime awaits
+:meth:`Pool.aopen` and :meth:`Pool.aclose` instead: the sessions then live on
+the caller's own event loop, and calls made there go straight to them, with
+no hop to a thread and back. A call made while the pool is not open connects
+for that call alone (start, call, stop). A server that failed to start, or
+died, is started again by the next call of one of its tools.
+
+:meth:`Pool.start` starts servers at once, now: to list them
+(:func:`list_servers`) and for ``hermesos check`` (:meth:`Pool.check`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import importlib
+import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, final
 
 from hermes_mcp._config import ServerConfig
@@ -32,9 +41,12 @@ from hermes_mcp._failure import Listing, ServerFailure
 __all__ = ["Listing", "Pool", "ServerFailure", "list_servers"]
 
 if TYPE_CHECKING:
+    from mcp import Client
     from mcp_types import CallToolResult
 
     from hermes_mcp._session import Connection
+
+_SESSION = "hermes_mcp._session"
 
 
 # -- the pool --------------------------------------------------------------------------------------
@@ -42,24 +54,34 @@ if TYPE_CHECKING:
 
 @final
 class Pool:
-    """The sessions of a set of servers, on one background event loop: a runtime resource.
+    """The sessions of a set of servers, each started on the first call of one of its tools: a runtime resource.
 
     Args:
         servers: the servers, by name.
         on_listed: called (on the pool's thread) with each server and its
             listing whenever a session starts: to refresh the cache.
+        cached: the listings the tools were mounted from that came from the
+            cache, by server name: what :meth:`check` compares each server with.
 
     """
 
     def __init__(
-        self, servers: Iterable[ServerConfig], on_listed: Callable[[ServerConfig, Listing], None] | None = None
+        self,
+        servers: Iterable[ServerConfig],
+        on_listed: Callable[[ServerConfig, Listing], None] | None = None,
+        cached: Mapping[str, Listing] | None = None,
     ) -> None:
         self.servers = {server.name: server for server in servers}
         self._on_listed = on_listed
+        self._cached = dict(cached or {})
         self._connections: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # opening and closing
+        # Making a connection; never held while waiting for the loop (which may be making one).
+        self._made = threading.Lock()
+        self._restarting: asyncio.Lock | None = None  # on the pool's loop: one call at a time restarts a server
+        self._starting: dict[str, asyncio.Future[Client]] = {}  # on the pool's loop: each server's start under way
 
     @property
     def is_open(self) -> bool:
@@ -67,7 +89,7 @@ class Pool:
         return self._loop is not None
 
     def open(self) -> None:
-        """Start every server at once; return when each is ready or has failed (its calls will say why)."""
+        """Ready the pool's thread and event loop; no server starts until one of its tools is called."""
         with self._lock:
             if self._loop is not None:
                 return
@@ -75,21 +97,13 @@ class Pool:
             thread = threading.Thread(target=loop.run_forever, name="hermesos-mcp", daemon=True)
             thread.start()
             self._loop, self._thread = loop, thread
-            from hermes_mcp._session import Connection  # noqa: PLC0415 - the SDK, imported when a server starts
-
-            self._connections = {name: Connection(server, self._on_listed) for name, server in self.servers.items()}
-            asyncio.run_coroutine_threadsafe(self._start_all(), loop).result()
 
     async def aopen(self) -> None:
         """As :meth:`open`, with the sessions on the running event loop (the runtime's ``async with``)."""
         with self._lock:
             if self._loop is not None:
                 return
-            from hermes_mcp._session import Connection  # noqa: PLC0415 - the SDK, imported when a server starts
-
             self._loop = asyncio.get_running_loop()
-            self._connections = {name: Connection(server, self._on_listed) for name, server in self.servers.items()}
-        await self._start_all()
 
     async def aclose(self) -> None:
         """As :meth:`close`, for a pool opened by :meth:`aopen`, on the same event loop."""
@@ -101,20 +115,49 @@ class Pool:
         try:
             await self._stop_all()
         finally:
-            for connection in self._connections.values():
-                connection.release()
+            self._release()
             self._loop = None
-            self._connections = {}
 
-    async def _start_all(self) -> None:
-        async def start(connection: Connection) -> None:
-            with contextlib.suppress(ServerFailure):
+    def start(
+        self,
+        names: Iterable[str] | None = None,
+        on_started: Callable[[str, ServerFailure | None, float], None] | None = None,
+    ) -> None:
+        """Start the servers *names* (default: all) at once, now; return when each is ready or has failed.
+
+        Args:
+            names: the servers to start, by name.
+            on_started: called (on the pool's thread) as each is ready or has
+                failed, with its name, its failure (None: it started) and the
+                seconds it took.
+
+        Raises:
+            RuntimeError: the pool is not open, or was opened by :meth:`aopen`.
+        """
+        loop = self._loop
+        if loop is None or self._thread is None:
+            raise RuntimeError("start() needs a pool opened with open()")
+        importlib.import_module(_SESSION)
+        chosen = list(self.servers) if names is None else list(names)
+        connections = [self._connection(name) for name in chosen]
+
+        async def one(connection: Connection) -> None:
+            began = time.monotonic()
+            failure: ServerFailure | None = None
+            try:
                 await connection.ensure()
+            except ServerFailure as error:
+                failure = error
+            if on_started is not None:
+                on_started(connection.server.name, failure, time.monotonic() - began)
 
-        await asyncio.gather(*(start(connection) for connection in self._connections.values()))
+        async def every() -> None:
+            await asyncio.gather(*(one(connection) for connection in connections))
+
+        asyncio.run_coroutine_threadsafe(every(), loop).result()
 
     def close(self) -> None:
-        """Stop every server at once, and the pool's thread; return when they are stopped."""
+        """Stop every server that was started, and the pool's thread; return when they are stopped."""
         with self._lock:
             loop, thread = self._loop, self._thread
             if loop is not None and thread is None:  # opened by aopen(), on a loop of the caller's
@@ -130,24 +173,55 @@ class Pool:
                 loop.call_soon_threadsafe(loop.stop)
                 thread.join()
                 loop.close()
-                for connection in self._connections.values():
-                    connection.release()
+                self._release()
                 self._loop = self._thread = None
-                self._connections = {}
+
+    def _release(self) -> None:
+        with self._made:
+            connections, self._connections = self._connections, {}
+        for connection in connections.values():
+            connection.release()
+        self._restarting = None
+        self._starting = {}
 
     async def _stop_all(self) -> None:
-        await asyncio.gather(*(connection.stop() for connection in self._connections.values()))
+        with self._made:
+            connections = list(self._connections.values())
+        await asyncio.gather(*(connection.stop() for connection in connections))
+
+    def _connection(self, name: str) -> Connection:
+        """The connection of server *name*, made (not started) the first time it is asked for."""
+        with self._made:
+            connection = self._connections.get(name)
+            if connection is None:
+                from hermes_mcp._session import Connection  # noqa: PLC0415 - the SDK, imported when a server starts
+
+                connection = self._connections[name] = Connection(self.servers[name], self._on_listed)
+            return connection
 
     def failures(self) -> dict[str, ServerFailure]:
-        """The servers that failed to start when the pool was last opened (or since), by name."""
-        return {name: c.failure for name, c in self._connections.items() if c.failure is not None}
+        """The servers that failed to start when last started (and have not started since), by name."""
+        with self._made:
+            connections = dict(self._connections)
+        return {name: c.failure for name, c in connections.items() if c.failure is not None}
 
     def listings(self) -> dict[str, Listing]:
         """The live listings of the servers that started, by name."""
-        return {name: c.listing for name, c in self._connections.items() if c.listing is not None}
+        with self._made:
+            connections = dict(self._connections)
+        return {name: c.listing for name, c in connections.items() if c.listing is not None}
+
+    def started(self) -> list[str]:
+        """The names of the servers running now (started, and not stopped since)."""
+        with self._made:
+            connections = dict(self._connections)
+        return [name for name, c in connections.items() if c.client is not None]
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """Call *tool* of *server* from any event loop: on the pool's loop if it is open, else for this call alone.
+
+        The server is started first if it is not running: its first call, or
+        its process has exited since the last one.
 
         Raises:
             ServerFailure: the server could not be started or reached, or the connection failed.
@@ -155,11 +229,35 @@ class Pool:
         loop = self._loop
         if loop is None:
             return await self._call_once(server, tool, arguments)
-        connection = self._connections[server]
+        if _SESSION not in sys.modules:  # the SDK's import takes about a second: not on the caller's loop
+            await asyncio.to_thread(importlib.import_module, _SESSION)
+        connection = self._connection(server)
         if asyncio.get_running_loop() is loop:  # opened by aopen() on this loop: no hop
-            return await connection.call(tool, arguments)
-        future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), loop)
+            return await self._call_held(connection, tool, arguments)
+        future = asyncio.run_coroutine_threadsafe(self._call_held(connection, tool, arguments), loop)
         return await asyncio.wrap_future(future)
+
+    async def _call_held(self, connection: Connection, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """On the pool's loop: the call on *connection*, its server started first if it is not running.
+
+        The start runs in a task of its own, which a call given up on (its
+        time limit) does not cancel: the next call finds it under way, or done,
+        instead of starting the server a second time.
+        """
+        if _ended(connection.client):
+            if self._restarting is None:
+                self._restarting = asyncio.Lock()
+            async with self._restarting:
+                if _ended(connection.client):  # another call may have restarted it meanwhile
+                    await connection.stop()  # the request was never sent: the next one starts it
+        if connection.client is None:
+            name = connection.server.name
+            starting = self._starting.get(name)
+            if starting is None or starting.done():
+                starting = self._starting[name] = asyncio.ensure_future(connection.ensure())
+                starting.add_done_callback(_retrieved)
+            await asyncio.shield(starting)
+        return await connection.call(tool, arguments)
 
     async def _call_once(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """The call on a pool of its own, opened and closed around it (on a worker thread: both wait)."""
@@ -172,6 +270,97 @@ class Pool:
         finally:
             closing = asyncio.ensure_future(asyncio.to_thread(once.close))
             await asyncio.shield(closing)
+
+    def check(self, progress: Callable[[str], None] | None = None) -> list[str]:
+        """Start each server whose listing came from the cache and compare its listing with it: the problems.
+
+        Used by ``hermesos check``: a cached listing mounts a server's tools
+        without starting it, so a server that can no longer start, or whose
+        tools changed, would otherwise go unseen until a call. The servers are
+        started at once, on a pool of their own, and stopped; a live listing
+        that differs is cached (the next load mounts it).
+
+        Args:
+            progress: called with one line for each server, as it is checked.
+
+        Returns:
+            One problem for each server that could not start or whose tools
+            changed, naming it and what to do.
+        """
+        say = progress or (lambda line: None)
+        for name in self.servers:
+            if name not in self._cached:
+                say(f'MCP server "{name}": checked when the plugins loaded (its listing was not cached)')
+        names = [name for name in self.servers if name in self._cached]
+        if not names:
+            return []
+        problems: dict[str, str] = {}
+        checking = Pool([self.servers[name] for name in names], self._on_listed)
+
+        def started(name: str, failure: ServerFailure | None, seconds: float) -> None:
+            if failure is not None:
+                say(f'MCP server "{name}": could not start ({seconds:.1f} s)')
+                problems[name] = (
+                    f'MCP server "{name}" {failure}; its tools are mounted from the listing cached earlier, '
+                    "and every call of one fails until it starts again (fix its entry in the configuration "
+                    "file, or remove it)"
+                )
+                return
+            live = checking.listings().get(name, [])
+            change = _change(self._cached[name], live)
+            tools = f"{len(live)} tool{'' if len(live) == 1 else 's'}"
+            say(f'MCP server "{name}": started in {seconds:.1f} s, {tools}, {"changed" if change else "as cached"}')
+            if change:
+                problems[name] = (
+                    f'MCP server "{name}" lists other tools than its cached listing ({change}); the cache now '
+                    "holds the new listing, which the next load mounts"
+                )
+
+        checking.open()
+        try:
+            checking.start(names, started)
+        finally:
+            checking.close()
+        return [problems[name] for name in names if name in problems]
+
+
+def _change(cached: Listing, live: Listing) -> str:
+    """How *live* differs from *cached*, in words ("" if it does not): the tools added, removed and changed."""
+    before = {str(tool.get("name")): tool for tool in cached}
+    after = {str(tool.get("name")): tool for tool in live}
+    parts = []
+    for label, names in (
+        ("new", [name for name in after if name not in before]),
+        ("gone", [name for name in before if name not in after]),
+        ("changed", [name for name in after if name in before and after[name] != before[name]]),
+    ):
+        if names:
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            parts.append(f"{label}: {shown}")
+    return "; ".join(parts)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Take a start's failure, so that one no call awaited any more is not logged as never retrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _ended(client: Client | None) -> bool:
+    """Whether *client*'s connection has ended: its server exited since its last call.
+
+    The SDK's dispatcher marks itself closed when the server's stream ends, and
+    refuses every later request unsent; nothing public says so, hence the
+    attributes, read defensively (without them, the call fails as it did, and
+    the next one starts the server again).
+    """
+    if client is None:
+        return False
+    try:
+        dispatcher = getattr(client.session, "_dispatcher", None)
+    except Exception:  # not entered, or left
+        return False
+    return getattr(dispatcher, "_closed", False) is True
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -188,6 +377,7 @@ def list_servers(servers: Sequence[ServerConfig]) -> tuple[dict[str, Listing], d
     pool = Pool(servers)
     pool.open()
     try:
+        pool.start()
         return pool.listings(), pool.failures()
     finally:
         pool.close()

@@ -349,6 +349,7 @@ def test_a_call_out_of_time_is_cancelled_and_the_session_goes_on(env: Env) -> No
     env.write(env.unit(timeout="0.5"))
     mounted = env.mount()
     with Runtime(mounted.tools, grants=["mcp:unit"], resources=[mounted.pool]) as runtime:
+        mounted.pool.start()  # now: a first call's time limit would count the server's start too
         error = _error(lambda: runtime.call_sync("unit.sleep", {"seconds": 30}))
         assert isinstance(error, ToolFailedError)
         assert (error.reason, error.retryable, str(error).splitlines()[0]) == (
@@ -463,17 +464,18 @@ def test_a_cached_listing_is_used_until_the_entry_changes_or_it_expires(env: Env
     assert len(env.started()) == 5
 
 
-def test_a_live_listing_that_differs_refreshes_the_cache_when_a_runtime_opens(env: Env) -> None:
+def test_a_live_listing_that_differs_refreshes_the_cache_when_the_server_starts(env: Env) -> None:
     env.write(env.unit())
     env.mount()
     env.variant.write_text("2")  # the server now lists one more tool
     stale = env.mount()
     assert "unit.extra" not in {tool.name for tool in stale.tools}
-    with Runtime(stale.tools, resources=[stale.pool]):
-        pass
+    with Runtime(stale.tools, grants=["mcp:unit"], resources=[stale.pool]) as runtime:
+        assert len(env.started()) == 1  # opening the runtime started no server: its listing is cached
+        assert runtime.call_sync("unit.echo", {"text": "hi"}) == "hi"
     fresh = env.mount()
     assert "unit.extra" in {tool.name for tool in fresh.tools}
-    assert len(env.started()) == 2  # the first listing, and the runtime's session
+    assert len(env.started()) == 2  # the first listing, and the session of the call
 
 
 # -- Streamable HTTP -----------------------------------------------------------------------------------
@@ -540,12 +542,12 @@ def test_hermesos_call_and_check_with_the_reference_time_server(env: Env) -> Non
 
     done = _run(env, "call", "--grant", "mcp:time", "time.get_current_time", '{"timezone": "Mars/Olympus"}')
     assert done.returncode == 10
-    assert done.stderr.splitlines()[0] == (
+    assert next(line for line in done.stderr.splitlines() if not line.startswith("hermesos: ")) == (
         'TOOL_FAILED: time.get_current_time failed: the MCP server "time" answered: Error executing tool '
         "get_current_time: Invalid timezone: 'No time zone found with key Mars/Olympus'."
     )
     done = _run(env, "call", "time.get_current_time", '{"timezone": "UTC"}')
-    assert done.stderr.splitlines()[0] == (
+    assert next(line for line in done.stderr.splitlines() if not line.startswith("hermesos: ")) == (
         'PERMISSION_DENIED: time.get_current_time requires the "mcp:time" permission, which was not granted.'
     )
 
