@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         (root / "server.py").write_text(SERVER)
         pids = root / "pids"
         pids.mkdir()
+        (root / "workspace").mkdir()
         entries = [
             f"[servers.{name}]\ncommand = {json.dumps(sys.executable)}\n"
             f"args = [{json.dumps(str(root / 'server.py'))}, {json.dumps(name)}]\n"
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             "HERMESOS_MCP_REFRESH": "",
             "HERMESOS_DISABLE_PLUGINS": "",
             "XDG_CONFIG_HOME": str(root / "config"),
+            "HERMESOS_FS_ROOT": str(root / "workspace"),  # every bundled plugin loads, as for a user who set it
         }
         bare = {**environ, "HERMESOS_DISABLE_PLUGINS": "hermesos-mcp"}
         _, listed = _hermesos(environ, "tools", "list")  # lists the five servers, and caches their listings

@@ -27,12 +27,12 @@ died, is started again by the next call of one of its tools.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, final
 
 from hermes_mcp._config import ServerConfig
@@ -40,11 +40,27 @@ from hermes_mcp._failure import Listing, ServerFailure
 
 __all__ = ["Listing", "Pool", "ServerFailure", "list_servers"]
 
+
+class _OnFirstUse(ModuleType):
+    """A module imported when one of its attributes is first read; then this module's global names it."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        globals()[self.__name__] = module
+        return getattr(module, name)
+
+
 if TYPE_CHECKING:
+    import asyncio
+
     from mcp import Client
     from mcp_types import CallToolResult
 
     from hermes_mcp._session import Connection
+else:
+    # asyncio costs about 30 ms to import: a command that calls no mounted tool (hermesos call math.eval, with
+    # servers configured) never needs it (docs/performance.md, "Servers start when they are needed").
+    asyncio = _OnFirstUse("asyncio")
 
 _SESSION = "hermes_mcp._session"
 
@@ -77,6 +93,7 @@ class Pool:
         self._connections: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._opened = False  # open() was called: the loop and its thread are made when a server is first needed
         self._lock = threading.Lock()  # opening and closing
         # Making a connection; never held while waiting for the loop (which may be making one).
         self._made = threading.Lock()
@@ -85,18 +102,26 @@ class Pool:
 
     @property
     def is_open(self) -> bool:
-        """Whether :meth:`open` was called and :meth:`close` not yet."""
-        return self._loop is not None
+        """Whether :meth:`open` (or :meth:`aopen`) was called and :meth:`close` not yet."""
+        return self._opened or self._loop is not None
 
     def open(self) -> None:
-        """Ready the pool's thread and event loop; no server starts until one of its tools is called."""
+        """Open the pool: no server starts, and no thread either, until one of its tools is called."""
         with self._lock:
-            if self._loop is not None:
-                return
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="hermesos-mcp", daemon=True)
-            thread.start()
-            self._loop, self._thread = loop, thread
+            if self._loop is None:
+                self._opened = True
+
+    def _running(self) -> asyncio.AbstractEventLoop:
+        """The pool's event loop, started on its thread the first time a server is needed."""
+        with self._lock:
+            if self._loop is None:
+                if not self._opened:
+                    raise RuntimeError("the pool is not open")
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="hermesos-mcp", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
 
     async def aopen(self) -> None:
         """As :meth:`open`, with the sessions on the running event loop (the runtime's ``async with``)."""
@@ -134,9 +159,9 @@ class Pool:
         Raises:
             RuntimeError: the pool is not open, or was opened by :meth:`aopen`.
         """
-        loop = self._loop
-        if loop is None or self._thread is None:
-            raise RuntimeError("start() needs a pool opened with open()")
+        if self._loop is not None and self._thread is None:
+            raise RuntimeError("start() needs a pool opened with open(), not aopen()")
+        loop = self._running()
         importlib.import_module(_SESSION)
         chosen = list(self.servers) if names is None else list(names)
         connections = [self._connection(name) for name in chosen]
@@ -160,6 +185,7 @@ class Pool:
         """Stop every server that was started, and the pool's thread; return when they are stopped."""
         with self._lock:
             loop, thread = self._loop, self._thread
+            self._opened = False
             if loop is not None and thread is None:  # opened by aopen(), on a loop of the caller's
                 if _running_loop() is loop:
                     raise RuntimeError("this pool was opened with aopen(); close it with 'await pool.aclose()'")
@@ -226,9 +252,9 @@ class Pool:
         Raises:
             ServerFailure: the server could not be started or reached, or the connection failed.
         """
-        loop = self._loop
-        if loop is None:
+        if not self.is_open:
             return await self._call_once(server, tool, arguments)
+        loop = self._loop or self._running()
         if _SESSION not in sys.modules:  # the SDK's import takes about a second: not on the caller's loop
             await asyncio.to_thread(importlib.import_module, _SESSION)
         connection = self._connection(server)
