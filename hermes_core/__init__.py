@@ -35,15 +35,8 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._issues import Issue, IssueKind, shorten
     from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
     from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
-    from hermes_core._plugins import (
-        Plugin,
-        PluginLoadError,
-        PluginOrigin,
-        PluginProblem,
-        PluginSet,
-        discover_plugins,
-        load_runtime,
-    )
+    from hermes_core._plugins import discover_plugins, load_runtime
+    from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet
     from hermes_core._resources import Resource, ResourceError
     from hermes_core._runtime import Runtime
     from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
@@ -144,11 +137,11 @@ _PLACES: dict[str, str] = {
     "GRANT_PATTERN": "hermes_core._permissions",
     "PermissionProvider": "hermes_core._permissions",
     "StaticGrants": "hermes_core._permissions",
-    "Plugin": "hermes_core._plugins",
-    "PluginLoadError": "hermes_core._plugins",
-    "PluginOrigin": "hermes_core._plugins",
-    "PluginProblem": "hermes_core._plugins",
-    "PluginSet": "hermes_core._plugins",
+    "Plugin": "hermes_core._pluginset",
+    "PluginLoadError": "hermes_core._pluginset",
+    "PluginOrigin": "hermes_core._pluginset",
+    "PluginProblem": "hermes_core._pluginset",
+    "PluginSet": "hermes_core._pluginset",
     "discover_plugins": "hermes_core._plugins",
     "load_runtime": "hermes_core._plugins",
     "Resource": "hermes_core._resources",

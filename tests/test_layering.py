@@ -3,15 +3,15 @@
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``,
 ``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_permissions``, ``_checks``,
-``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``, ``_plugins``,
-``serve``, ``_scaffold``, ``cli``, ``testing``. The facade (``hermes_core/__init__.py``) and ``__main__`` sit above
-them all: no module imports the facade. Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ←
-``_compile`` ← ``_nodes`` ← ``_alternatives`` ← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import``
-← the package's ``__init__``. The nodes are the base and the scalars (``_nodes``), the nodes that stand for or
-choose among others (``_alternatives``) and the arrays and objects (``_containers``). The compiler sits below
-the nodes and imports none of them (it tells them apart by their ``kind``, as the
-protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a plain import: nothing is plugged
-in at import time.
+``_guard``, ``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``,
+``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``, ``serve``, ``_scaffold``, ``cli``, ``testing``.
+The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
+Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
+← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``. The nodes are
+the base and the scalars (``_nodes``), the nodes that stand for or choose among others (``_alternatives``) and
+the arrays and objects (``_containers``). The compiler sits below the nodes and imports none of them (it tells
+them apart by their ``kind``, as the protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a
+plain import: nothing is plugged in at import time.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ LAYERS = [
     "_tools",
     "_permissions",
     "_checks",
+    "_guard",
     "_tracing",
     "_aio",
     "_resources",
@@ -47,6 +48,9 @@ LAYERS = [
     "_door",
     "adapters",
     "_hookspecs",
+    "_pluginset",
+    "_loading",
+    "_plugin_checks",
     "_plugins",
     "serve",
     "_scaffold",

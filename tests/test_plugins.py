@@ -27,7 +27,7 @@ from hermes_core import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core._checks import check_write_roots
+from hermes_core._guard import check_write_roots
 from hermes_core._permissions import env_grants
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 import hermes_core
-from hermes_core._plugins import _plainly_met
+from hermes_core._loading import _plainly_met
 
 HERMESOS = Path(sys.executable).with_name("hermesos")
 # The schema compiler and pluggy: the bulk of a plugin load, and nothing --version or --help needs.

@@ -1,0 +1,287 @@
+"""What no tool may write: the paths guarded, the directories tools may write, and the check between them.
+
+A tool must never change what runs or what it is granted. The guarded paths
+are what hermesos, the interpreter and each plugin read to decide that (the
+core's own: :func:`core_guarded_paths` and :func:`core_sources`; a plugin's:
+its code and its ``hermes_guarded_paths``). :func:`check_guarded_paths`
+refuses a directory a plugin's tools may write (``hermes_write_roots``) that
+meets one, and :func:`check_guarded_files` a permission provider that decides
+from a file such a directory holds. Each raises
+:class:`~hermes_core.InvalidDefinitionError` naming who said so and where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import site
+import sys
+import urllib.parse
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, final
+
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._frozen import frozen
+from hermes_core._permissions import PermissionProvider
+from hermes_core._settings import user_config_dir
+
+__all__ = [
+    "GuardedPath",
+    "check_guarded_files",
+    "check_guarded_paths",
+    "check_paths",
+    "check_write_roots",
+    "code_sources",
+    "core_guarded_paths",
+    "core_sources",
+]
+
+
+@final
+@frozen
+class GuardedPath:
+    """A file or directory hermesos or a plugin reads to decide what runs or what is granted.
+
+    No directory a tool may write may contain one, nor lie inside one (unless
+    *inside_ok*): a tool must never change what runs, or what it is granted.
+
+    Attributes:
+        path: the path as given (made absolute); it need not exist.
+        what: what it is, for messages: ``the Python environment running hermesos (sys.prefix)``.
+        inside_ok: a root may lie inside it, only not contain it (the home directory).
+    """
+
+    path: str
+    what: str
+    inside_ok: bool = False
+
+
+def _home_directories() -> list[str]:
+    """The home directory as ``HOME`` says, and as the password database does (they may differ)."""
+    homes: list[str] = []
+    with contextlib.suppress(RuntimeError):  # no home directory can be determined
+        homes.append(str(Path.home()))
+    try:
+        import pwd  # noqa: PLC0415 - POSIX only
+
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError, AttributeError):
+        pass
+    return [home for home in dict.fromkeys(homes) if home]
+
+
+def core_guarded_paths() -> list[GuardedPath]:
+    """What the core itself guards: its configuration directory, the interpreter and its packages, the home directory.
+
+    The hermesos user configuration directory (:func:`~hermes_core.user_config_dir`:
+    the policy, ``mcp.toml``, plugins' settings files); ``sys.prefix``,
+    ``sys.exec_prefix`` and ``sys.base_prefix`` (the environment running
+    hermesos and its installation: a ``.pth`` file or a module there runs at
+    the next start); every site-packages directory, the user's included; and
+    the home directory, which a root may lie inside but never contain (shell
+    start-up files, ``~/.ssh``, every configuration directory).
+    """
+    # The home directory first: a root holding it is refused for that, whatever else it holds.
+    guarded = [GuardedPath(home, "the home directory", inside_ok=True) for home in _home_directories()]
+    config = user_config_dir()
+    if config is not None:
+        guarded.append(
+            GuardedPath(str(config), "the hermesos configuration directory (the policy, mcp.toml, plugins' settings)")
+        )
+    prefixes = {
+        "sys.prefix": "the Python environment running hermesos (sys.prefix)",
+        "sys.exec_prefix": "the Python environment running hermesos (sys.exec_prefix)",
+        "sys.base_prefix": "the Python installation running hermesos (sys.base_prefix)",
+        "sys.base_exec_prefix": "the Python installation running hermesos (sys.base_exec_prefix)",
+    }
+    seen: set[str] = set()
+    for name, what in prefixes.items():
+        value = getattr(sys, name.removeprefix("sys."), "")
+        if value and value not in seen:
+            seen.add(value)
+            guarded.append(GuardedPath(value, what))
+    packages = [*site.getsitepackages(), site.getusersitepackages()]
+    guarded.extend(
+        GuardedPath(path, "a site-packages directory (its .pth files and modules run at every Python start)")
+        for path in dict.fromkeys(packages)
+        if path
+    )
+    return guarded
+
+
+def _editable_folder(distribution: Any) -> str | None:
+    """The source folder of an editable install (``pip install -e``), from its ``direct_url.json``; else None."""
+    try:
+        text = distribution.read_text("direct_url.json") if distribution is not None else None
+        found = json.loads(text) if text else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("dir_info"), dict):
+        return None
+    url = found.get("url")
+    if not found["dir_info"].get("editable") or not isinstance(url, str) or not url.startswith("file:"):
+        return None
+    from urllib.request import url2pathname  # noqa: PLC0415 - slow to import (http, email, ssl); editable only
+
+    return url2pathname(urllib.parse.urlparse(url).path) or None
+
+
+def code_sources(distribution: Any, module: str, label: str) -> tuple[GuardedPath, ...]:
+    """Where the code of *module* (and of its distribution, if installed editable) lies: no tool may write there."""
+    found: list[GuardedPath] = []
+    editable = _editable_folder(distribution)
+    if editable:
+        found.append(GuardedPath(editable, f"the source of {label} (installed editable)"))
+    top = sys.modules.get(module.partition(".")[0])
+    file = getattr(top, "__file__", None)
+    if isinstance(file, str) and file:
+        # A package is its folder; a module its one file (its folder may be a site-packages directory, guarded anyway).
+        is_package = getattr(top, "__path__", None) is not None
+        found.append(GuardedPath(os.path.dirname(file) if is_package else file, f"the source of {label}"))
+    return tuple(found)
+
+
+def core_sources() -> tuple[GuardedPath, ...]:
+    """Where hermesos-core's own code lies."""
+    import importlib.metadata  # noqa: PLC0415 - only discovery needs it (docs/performance.md, start-up)
+
+    try:
+        distribution: Any = importlib.metadata.distribution("hermesos-core")
+    except importlib.metadata.PackageNotFoundError:
+        distribution = None
+    return code_sources(distribution, "hermes_core", "hermesos-core")
+
+
+def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:
+    """The directories a plugin's tools may write, each made absolute and real (symbolic links resolved).
+
+    Raises:
+        InvalidDefinitionError: an item is not a path (a string or path-like).
+    """
+    checked: list[str] = []
+    for index, root in enumerate(roots):
+        if not isinstance(root, str | os.PathLike) or not str(os.fspath(root)).strip():
+            raise InvalidDefinitionError(
+                source,
+                f"{field}[{index}]",
+                f"must be a directory path such as '/srv/workspace', got {type(root).__name__}",
+            )
+        checked.append(os.path.realpath(os.fspath(root)))
+    return tuple(checked)
+
+
+def check_paths(source: str, field: str, paths: Iterable[object]) -> tuple[str, ...]:
+    """The paths a plugin names (hermes_guarded_paths), each made absolute; symbolic links are kept as given.
+
+    Raises:
+        InvalidDefinitionError: an item is not a path (a string or path-like).
+    """
+    checked: list[str] = []
+    for index, path in enumerate(paths):
+        if not isinstance(path, str | os.PathLike) or not str(os.fspath(path)).strip():
+            raise InvalidDefinitionError(
+                source,
+                f"{field}[{index}]",
+                f"must be a file or directory path such as '/etc/app.toml', got {type(path).__name__}",
+            )
+        checked.append(os.path.abspath(os.fspath(path)))
+    return tuple(checked)
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives
+        return False
+
+
+def check_guarded_files(source: str, providers: Iterable[PermissionProvider], roots: Iterable[tuple[str, str]]) -> None:
+    """Refuse a provider that decides from a file a tool could change.
+
+    Each file in a provider's ``files`` (if it has them) must lie outside every
+    directory of *roots* (pairs of who may write there and the directory, a
+    real path), both as named and as the file it resolves to (a symbolic link
+    either way), and must have one hard link only (another link to it could lie
+    anywhere, a writable directory included).
+
+    Raises:
+        InvalidDefinitionError: naming the provider's *source*, the file and the directory.
+    """
+    writable = list(roots)
+    for provider in providers:
+        for file in getattr(provider, "files", ()) or ():
+            given = os.path.abspath(os.fspath(file))
+            real = os.path.realpath(given)
+            shown = f'"{file}"' if real == os.fspath(file) else f'"{file}" (that is, "{real}")'
+            for writer, root in writable:
+                # The file itself, or the name it is read through: a tool could replace a link
+                # under the root with a file of its own, whatever the link points to now.
+                if _inside(real, root) or _inside(given, root) or _inside(given, os.path.abspath(root)):
+                    raise InvalidDefinitionError(
+                        source,
+                        f"{type(provider).__name__}.files",
+                        f'decides permissions from {shown}, which lies inside "{root}", a directory the tools of '
+                        f"{writer} may write: a tool could rewrite the permissions that govern it; keep the file "
+                        "outside every directory a tool may write, or give the tools another root",
+                    )
+            try:
+                links = os.stat(real).st_nlink
+            except OSError:
+                continue  # a file that is gone is the provider's to report
+            if links > 1:
+                raise InvalidDefinitionError(
+                    source,
+                    f"{type(provider).__name__}.files",
+                    f"decides permissions from {shown}, which has {links} hard links: a tool could change it "
+                    "through another one; keep a single link to the file",
+                )
+
+
+def _collision(guarded: GuardedPath, root: str) -> str | None:
+    """How the directory *root* (a real path) meets *guarded*, in words, or None if it does not."""
+    given = os.path.abspath(guarded.path)
+    real = os.path.realpath(given)
+    if root == os.path.dirname(root):  # "/" or a drive's root
+        return f'is the root of the file system, which holds everything: "{given}", {guarded.what}, among others'
+    shown = f'"{given}"' if real == given else f'"{given}" (that is, "{real}")'
+    if root in (real, given):
+        return f"is {guarded.what}"
+    # The path itself, or the name it is read through: a tool could replace a link under the root.
+    if _inside(real, root) or _inside(given, root):
+        return f"contains {shown}, {guarded.what}"
+    if not guarded.inside_ok and (_inside(root, real) or _inside(root, given)):
+        return f"lies inside {shown}, {guarded.what}"
+    return None
+
+
+def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[str, str, str]]) -> None:
+    """Refuse a directory a tool may write that is, contains, or lies inside a guarded path.
+
+    Paths are compared as given and as real paths (symbolic links resolved),
+    either way: a link under a root could be replaced by a tool, whatever it
+    points to now.
+
+    Args:
+        guarded: the guarded paths.
+        roots: triples of the plugin whose tools may write there (its origin),
+            the field it said so in (``hermes_write_roots``), and the directory
+            (a real path).
+
+    Raises:
+        InvalidDefinitionError: naming the plugin and field of the root, the
+            root, the guarded path and what it is.
+    """
+    paths = list(guarded)
+    for writer, field, root in roots:
+        for path in paths:
+            collision = _collision(path, root)
+            if collision is not None:
+                raise InvalidDefinitionError(
+                    writer,
+                    field,
+                    f'names "{root}" as a directory its tools may write, but it {collision}, so a tool could '
+                    "change what runs or what is granted; give the tools a folder of their own, such as a new "
+                    "workspace folder, that holds none of these",
+                )

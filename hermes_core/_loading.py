@@ -1,0 +1,369 @@
+"""Loading one plugin: from its entry point to its contributions, checked.
+
+The plugin's requirement on hermesos-core is checked first (before its code
+runs), then its module is imported and registered, and each of its hooks (see
+:mod:`hermes_core._hookspecs`) is called and what it returns held to the rules
+a runtime holds it to (:mod:`hermes_core._checks`). Every failure names the
+plugin; a plugin that fails leaves nothing of itself registered.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from hermes_core import _hookspecs as hookspecs
+from hermes_core._checks import check_providers, check_schemas, check_tools
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._guard import GuardedPath, check_paths, check_write_roots, code_sources
+from hermes_core._issues import shorten
+from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem
+from hermes_core._resources import check_resources, raised
+from hermes_core._tools import Tool
+from hermes_core._version import __version__
+from hermes_core.schema import Schema
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = ["LOGGER", "canonicalize_name", "contributions", "load_one", "new_manager", "register"]
+
+#: The logger each step of loading is recorded on: 'hermesos check --timeout' listens to it (docs/cli.md).
+LOGGER = "hermes_core._plugins"
+
+_SEPARATORS = re.compile(r"[-_.]+")
+_HOOKS = (
+    "hermes_tools",
+    "hermes_yielding_tools",
+    "hermes_schemas",
+    "hermes_permission_providers",
+    "hermes_write_roots",
+    "hermes_guarded_paths",
+    "hermes_resources",
+    "hermes_problems",
+)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """Takes every ``hermes_*`` function of a plugin as a hook implementation, marked or not."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("hermes_") and callable(getattr(plugin, name, None)):
+            return {
+                "wrapper": False,
+                "hookwrapper": False,
+                "optionalhook": False,
+                "tryfirst": False,
+                "trylast": False,
+                "specname": None,
+            }
+        return opts
+
+
+def canonicalize_name(name: str) -> str:
+    """A distribution name as Python packaging compares them (PEP 503): ``Hermesos_FS`` is ``hermesos-fs``."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+# A requirement's leading name (PEP 508), and a requirement on the core that is only version clauses
+# ("hermesos-core>=0.4", "hermesos_core >=0.4, <1"): the form every plugin's Requires-Dist takes.
+_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PLAIN_CORE = re.compile(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", re.IGNORECASE)
+# A version clause between plain release numbers ("0.4", "1.2.3"), and such a number.
+_RELEASE_CLAUSE = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)\s*")
+_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
+def _plainly_met(clauses: str, installed: str) -> bool:
+    """Whether the comma-separated version *clauses* are met by *installed*, when all are plain release numbers.
+
+    False when they are not met, or when the clauses or the version are
+    anything else (pre-releases, wildcards, ``~=``): packaging then decides. On
+    plain release numbers every clause means what it says on the numbers,
+    padded with zeros (``==0.4`` holds 0.4.0), as packaging reads them; and
+    importing packaging costs 'hermesos tools list' about 3 ms
+    (docs/performance.md, start-up).
+    """
+    if _RELEASE.fullmatch(installed) is None:
+        return False
+    have = tuple(int(part) for part in installed.split("."))
+    for clause in clauses.split(","):
+        found = _RELEASE_CLAUSE.fullmatch(clause)
+        if found is None:
+            return False
+        operator, text = found.groups()
+        want = tuple(int(part) for part in text.split("."))
+        width = max(len(have), len(want))
+        mine, theirs = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+        met = {
+            "==": mine == theirs,
+            "!=": mine != theirs,
+            "<=": mine <= theirs,
+            ">=": mine >= theirs,
+            "<": mine < theirs,
+            ">": mine > theirs,
+        }[operator]
+        if not met:
+            return False
+    return True
+
+
+def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
+    """Raise if the plugin's own requirement on hermesos-core is not met by the installed core."""
+    # Imported here, not at the top: importing hermes_core stays cheap for code that never loads plugins.
+    # Release-number clauses met by this release (every bundled plugin's) need no packaging at all; other
+    # plain clauses need only packaging's specifiers; the full parser (markers, extras) costs a third of
+    # what 'hermesos tools list' spends importing (docs/performance.md, start-up).
+    installed = __version__
+    for line in requires:
+        leading = _LEADING_NAME.match(line)
+        if leading is None or canonicalize_name(leading.group(1)) != "hermesos-core":
+            continue  # another distribution's (or not a requirement: the installer accepted it, not ours to judge)
+        plain = _PLAIN_CORE.fullmatch(line)
+        if plain is not None and _plainly_met(plain.group(1), installed):
+            continue
+        if plain is not None:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
+
+            try:
+                specifier = SpecifierSet(plain.group(1))
+            except InvalidSpecifier:
+                continue
+            text = f"{leading.group(1)}{specifier}"  # as str(Requirement(line)) would be
+        else:
+            from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue  # the installer already accepted it; not ours to judge
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            specifier, text = requirement.specifier, str(requirement)
+        if not specifier.contains(installed, prereleases=True):
+            raise InvalidDefinitionError(
+                str(origin),
+                "Requires-Dist",
+                f'requires "{text}", but hermesos-core {installed} is installed; install a hermesos-core '
+                f'that satisfies it (pip install "hermesos-core{specifier}") or a release of '
+                f"{origin.distribution} made for hermesos-core {installed}",
+            )
+
+
+def _step(origin: PluginOrigin, step: str) -> None:
+    """Log *step* of a plugin (its import, each hook) as a DEBUG record whose ``plugin`` and ``step`` name it.
+
+    'hermesos check --timeout' reads them to say which plugin it had to stop.
+    Only where ``logging`` is imported already: where it is not, no handler
+    exists that could receive the record, and importing it would cost every
+    'hermesos tools list' about 4 ms (docs/performance.md, start-up).
+    """
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger(LOGGER).debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
+
+
+def _import(origin: PluginOrigin, entry_point: EntryPoint) -> object:
+    step = f"importing {entry_point.value}"
+    _step(origin, step)
+    try:
+        return entry_point.load()
+    except InvalidDefinitionError as error:
+        raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # sys.exit(), GeneratorExit...: the module's failure, not the command's
+        raise PluginLoadError(origin, f"importing {entry_point.value} failed with {raised(error)}") from error
+
+
+def new_manager() -> _PluginManager:
+    manager = _PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+def register(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> None:
+    """Register *plugin*, or raise and leave *manager* as it was."""
+    # Entry-point names are only unique within a distribution.
+    name = f"{origin.distribution}:{origin.entry_point}"
+    if manager.is_registered(plugin):
+        other = manager.get_name(plugin)
+        raise InvalidDefinitionError(
+            str(origin), None, f"names the plugin object {other} already loaded; each entry point needs its own module"
+        )
+    try:
+        manager.register(plugin, name=name)
+    except pluggy.PluginValidationError as error:
+        manager.unregister(name=name)
+        detail = " ".join(str(error).split())
+        raise InvalidDefinitionError(
+            str(origin), None, f"implements a hook with arguments its spec does not have ({detail}); hooks take none"
+        ) from None
+    callers = manager.get_hookcallers(plugin) or []
+    if not callers:
+        manager.unregister(plugin)
+        raise InvalidDefinitionError(
+            str(origin),
+            None,
+            f"implements no hook: {origin.value} defines none of {', '.join(_HOOKS)}; a plugin must define at "
+            "least one (marked @hermes_core.hookimpl, or named exactly so). Point the entry point at the module "
+            "that defines them",
+        )
+    unknown = [caller.name for caller in callers if caller.name not in _HOOKS]
+    wrappers = [
+        caller.name
+        for caller in callers
+        for impl in caller.get_hookimpls()
+        if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+    ]
+    if unknown or wrappers:
+        manager.unregister(plugin)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _HOOKS, n=1)
+        hint = f'; did you mean "{close[0]}"?' if close else f"; the hooks are {', '.join(_HOOKS)}"
+        raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermesos hook{hint}")
+    if wrappers:
+        raise InvalidDefinitionError(
+            str(origin), wrappers[0], "is a hook wrapper; hermesos hooks are plain functions returning contributions"
+        )
+
+
+def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: str) -> list[Any]:
+    """Call *plugin*'s own implementation of *hook* (if any), attributing any failure to it."""
+    results: list[Any] = []
+    for impl in getattr(manager.hook, hook).get_hookimpls():
+        if impl.plugin is not plugin:
+            continue
+        _step(origin, f"hook {hook}")
+        try:
+            result = impl.function()
+        except InvalidDefinitionError as error:
+            raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # sys.exit(), GeneratorExit...: the hook's failure, not the command's
+            raise PluginLoadError(origin, f"hook {hook} raised {raised(error)}") from error
+        if result is not None:
+            results.append(result)
+    return results
+
+
+def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> list[Any]:
+    """Flatten a hook's results (each an iterable) into one list, refusing anything else."""
+    items: list[Any] = []
+    for result in results:
+        if isinstance(result, str | bytes | Mapping | Tool) or not isinstance(result, Iterable):
+            raise InvalidDefinitionError(
+                str(origin), hook, f"returned {type(result).__name__}; it must return an iterable (a list) of {what}"
+            )
+        try:
+            items.extend(result)  # a generator hook's body runs here
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # as in _call
+            raise PluginLoadError(origin, f"iterating what {hook} returned raised {raised(error)}") from error
+    return items
+
+
+def contributions(
+    origin: PluginOrigin, plugin: object, manager: _PluginManager, sources: tuple[GuardedPath, ...] = ()
+) -> Plugin:
+    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core._checks).
+
+    *sources* are where its code lies, guarded with the paths it names itself.
+    """
+    source = str(origin)
+    tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
+    checked = check_tools(source, "hermes_tools", tools)
+    yielding = _yielding(origin, checked, _call(origin, plugin, manager, "hermes_yielding_tools"))
+    schemas: dict[str, Schema] = {}
+    for result in _call(origin, plugin, manager, "hermes_schemas"):
+        schemas.update(check_schemas(source, "hermes_schemas", result))
+    providers = _items(
+        origin,
+        "hermes_permission_providers",
+        _call(origin, plugin, manager, "hermes_permission_providers"),
+        "providers",
+    )
+    roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    guarded = _items(origin, "hermes_guarded_paths", _call(origin, plugin, manager, "hermes_guarded_paths"), "paths")
+    # After hermes_tools: a plugin may make its resources there, and return them here.
+    resources = _items(origin, "hermes_resources", _call(origin, plugin, manager, "hermes_resources"), "resources")
+    problems = _items(origin, "hermes_problems", _call(origin, plugin, manager, "hermes_problems"), "strings")
+    return Plugin(
+        origin,
+        tuple(checked.values()),
+        MappingProxyType(schemas),
+        check_providers(source, "hermes_permission_providers", providers),
+        write_roots=check_write_roots(source, "hermes_write_roots", roots),
+        guarded_paths=(*sources, *_guarded(origin, check_paths(source, "hermes_guarded_paths", guarded))),
+        resources=check_resources(source, "hermes_resources", resources),
+        problems=_reported(origin, problems),
+        yielding=yielding,
+    )
+
+
+def _yielding(origin: PluginOrigin, tools: Mapping[str, Tool], results: list[Any]) -> Mapping[str, str]:
+    """What hermes_yielding_tools returned, checked: names of the plugin's own tools, each with a remedy."""
+    yielding: dict[str, str] = {}
+    for result in results:
+        if not isinstance(result, Mapping):
+            raise InvalidDefinitionError(
+                str(origin),
+                "hermes_yielding_tools",
+                f"returned {type(result).__name__}; it must return a mapping of tool name to remedy",
+            )
+        for name, advice in result.items():
+            if not isinstance(name, str) or name not in tools:
+                raise InvalidDefinitionError(
+                    str(origin),
+                    f"hermes_yielding_tools[{shorten(repr(name))}]",
+                    "is not the name of one of the plugin's tools (hermes_tools)",
+                )
+            if not isinstance(advice, str) or not advice.strip():
+                got = "an empty string" if isinstance(advice, str) else type(advice).__name__
+                raise InvalidDefinitionError(
+                    str(origin),
+                    f"hermes_yielding_tools[{name!r}]",
+                    f"must be a string saying how to keep both tools, got {got}",
+                )
+            yielding[name] = advice.strip()
+    return MappingProxyType(yielding)
+
+
+def _guarded(origin: PluginOrigin, paths: Iterable[str]) -> tuple[GuardedPath, ...]:
+    """The paths a plugin said it decides from (hermes_guarded_paths), saying so in messages."""
+    what = f"a path plugin {origin.distribution} reads to decide what runs or what is granted (hermes_guarded_paths)"
+    return tuple(GuardedPath(path, what) for path in paths)
+
+
+def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem, ...]:
+    """The problems a plugin reported (hermes_problems), each a non-empty string, as non-fatal problems of it."""
+    reported: list[PluginProblem] = []
+    for index, text in enumerate(problems):
+        if not isinstance(text, str) or not text.strip():
+            got = "an empty string" if isinstance(text, str) else type(text).__name__
+            raise InvalidDefinitionError(
+                str(origin), f"hermes_problems[{index}]", f"must be a string saying what is wrong, got {got}"
+            )
+        reported.append(PluginProblem(origin, PluginLoadError(origin, text.strip()), fatal=False))
+    return tuple(reported)
+
+
+def load_one(entry_point: EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager) -> Plugin:
+    _check_requirement(origin, requires)
+    plugin = _import(origin, entry_point)
+    register(origin, plugin, manager)
+    sources = code_sources(entry_point.dist, entry_point.module, f"plugin {origin.distribution}")
+    try:
+        return contributions(origin, plugin, manager, sources)
+    except (InvalidDefinitionError, PluginLoadError):
+        manager.unregister(plugin)
+        raise

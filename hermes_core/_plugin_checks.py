@@ -1,0 +1,159 @@
+"""The checks of plugins against each other, once each is loaded: clashes, wiring and what no tool may write.
+
+In order of distribution name, so that of two plugins that clash the later
+loses, whatever the file system's order: a tool or schema name contributed
+twice drops the later plugin, and a yielding tool (``hermes_yielding_tools``)
+that clashes is left out alone; a plugin whose refs do not resolve against
+every plugin's schemas is dropped; then no provider may decide from a file a
+plugin's tools may write, and no plugin's tools may write a guarded path
+(:mod:`hermes_core._guard`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from hermes_core._checks import check_wiring
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._guard import check_guarded_files, check_guarded_paths, core_guarded_paths, core_sources
+from hermes_core._issues import sentence
+from hermes_core._names import case_key
+from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet, failed
+from hermes_core._tools import Tool
+from hermes_core.schema import Schema
+
+__all__ = ["check_across"]
+
+
+def check_across(plugins: list[Plugin], *, strict: bool) -> PluginSet:
+    """The set of *plugins*, each loaded (in order of distribution name), checked against the others.
+
+    A plugin that fails a check is dropped: in strict mode the first such
+    failure raises (with the remedy), in report mode it becomes the plugin's
+    one problem. *plugins* is updated in place.
+
+    Raises:
+        InvalidDefinitionError: in strict mode, the first plugin to fail a check.
+    """
+    # What no tool may write, taken before any plugin is dropped by the checks across plugins: the source of a
+    # plugin dropped for a clash still runs at the next start.
+    guarded = [*core_guarded_paths(), *core_sources(), *(path for p in plugins for path in p.guarded_paths)]
+
+    # Checks across plugins, in order of distribution name: of two that clash, the later loses.
+    tools: dict[str, tuple[str, PluginOrigin]] = {}  # case_key -> the tool's name and its plugin
+    schemas: dict[str, PluginOrigin] = {}
+    for index, plugin in enumerate(plugins):
+        if not plugin.ok:
+            continue
+        try:
+            _conflicts(plugin, tools, schemas)
+        except InvalidDefinitionError as error:
+            plugins[index] = failed(plugin.origin, error, strict=strict)
+            continue
+        tools.update((case_key(t.name), (t.name, plugin.origin)) for t in plugin.tools if t.name not in plugin.yielding)
+        schemas.update((name, plugin.origin) for name in plugin.schemas)
+    # A yielding tool that clashes with any other is left out alone, whichever plugin's name sorts first.
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.yielding:
+            plugins[index] = _give_way(plugin, tools)
+
+    # A plugin whose refs do not resolve is dropped; dropping it may unresolve another's, so repeat.
+    changed = True
+    while changed:
+        changed = False
+        named = PluginSet(plugins).schemas
+        for index, plugin in enumerate(plugins):
+            if not plugin.ok:
+                continue
+            try:
+                _check_wiring(plugin, named)
+            except InvalidDefinitionError as error:
+                plugins[index] = failed(plugin.origin, error, strict=strict)
+                changed = True
+
+    # No provider may decide from a file that any plugin's tools may write.
+    roots = PluginSet(plugins).write_roots
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.providers:
+            try:
+                check_guarded_files(str(plugin.origin), plugin.providers, roots)
+            except InvalidDefinitionError as error:
+                plugins[index] = failed(plugin.origin, error, strict=strict)
+
+    # No plugin's tools may write where hermesos, the interpreter or a plugin decides what runs or is granted.
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.write_roots:
+            writable = [(str(plugin.origin), "hermes_write_roots", root) for root in plugin.write_roots]
+            try:
+                check_guarded_paths(guarded, writable)
+            except InvalidDefinitionError as error:
+                plugins[index] = failed(plugin.origin, error, strict=strict)
+    return PluginSet(plugins)
+
+
+def _conflicts(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]], schemas: dict[str, PluginOrigin]) -> None:
+    """Raise if *plugin* contributes a tool or schema name an earlier plugin already did.
+
+    A tool name clashes with one differing only in case too (``getTinyImage``,
+    ``gettinyimage``), as in a runtime: *tools* is keyed by :func:`case_key`,
+    holding the name as given and the plugin that gave it. The tools that
+    yield (hermes_yielding_tools) are left to :func:`_give_way`, after every
+    other tool is known.
+    """
+    for tool in plugin.tools:
+        if tool.name not in plugin.yielding and case_key(tool.name) in tools:
+            name, other = tools[case_key(tool.name)]
+            same = "is also" if name == tool.name else f'differs only in case from the tool "{name}"'
+            raise InvalidDefinitionError(
+                str(plugin.origin),
+                f'tool "{tool.name}"',
+                f"{same} contributed by {other}; tool names must be unique across installed plugins, and differ "
+                f"in more than case: uninstall or disable one of {other.distribution} and "
+                f"{plugin.origin.distribution}",
+            )
+    for name in plugin.schemas:
+        if name in schemas:
+            other = schemas[name]
+            raise InvalidDefinitionError(
+                str(plugin.origin),
+                f'schema "{name}"',
+                f"is also contributed by {other}; schema names must be unique across installed plugins: "
+                f"uninstall or disable one of {other.distribution} and {plugin.origin.distribution}",
+            )
+
+
+def _give_way(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]]) -> Plugin:
+    """*plugin* without its yielding tools that clash with one in *tools*: a non-fatal problem for each.
+
+    The others are added to *tools*, so that of two yielding tools that clash
+    the first (in plugin order) stays.
+    """
+    kept: list[Tool] = []
+    problems: list[PluginProblem] = []
+    for tool in plugin.tools:
+        if tool.name in plugin.yielding:
+            clash = tools.get(case_key(tool.name))
+            if clash is not None:
+                name, other = clash
+                same = "is also" if name == tool.name else f'differs only in case from the tool "{name}"'
+                text = (
+                    f'tool "{tool.name}" is left out: it {same} contributed by {other}, which keeps it; '
+                    f"the other tools of {plugin.origin.distribution} are used. "
+                    f"To have both: {sentence(plugin.yielding[tool.name])}"
+                )
+                problems.append(PluginProblem(plugin.origin, PluginLoadError(plugin.origin, text), fatal=False))
+                continue
+            tools[case_key(tool.name)] = (tool.name, plugin.origin)
+        kept.append(tool)
+    if not problems:
+        return plugin
+    return replace(plugin, tools=tuple(kept), problems=(*plugin.problems, *problems))
+
+
+def _check_wiring(plugin: Plugin, schemas: Mapping[str, Schema]) -> None:
+    """Raise, naming the plugin, if its tools or schemas do not resolve against every plugin's schemas."""
+    try:
+        check_wiring(plugin.tools, plugin.schemas, schemas)
+    except InvalidDefinitionError as error:
+        raise InvalidDefinitionError(f"{plugin.origin}: {error.declaration}", error.field, error.detail) from error
