@@ -210,7 +210,8 @@ def main(argv: list[str]) -> int:
         mcp_remote = _run(PYTHON, ROOT / "bench" / "bench_mcp_remote.py")
         plugins = _run(PYTHON, ROOT / "bench" / "bench_plugins.py")
         startup = _run(PYTHON, ROOT / "bench" / "bench_startup.py")
-        return core or adapters or mcp or mcp_remote or plugins or startup
+        lazy = _run(PYTHON, ROOT / "bench" / "bench_mcp_lazy.py")
+        return core or adapters or mcp or mcp_remote or plugins or startup or lazy
     if job == "fuzz":
         examples = rest[0] if rest else "5000"
         env = {**os.environ, "HERMESOS_FUZZ_EXAMPLES": examples, "HERMESOS_FUZZ_RANDOM": "1"}

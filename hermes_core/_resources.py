@@ -55,6 +55,14 @@ class Resource(Protocol):
     and calls made on it need no hop to a thread of the resource's own.
     ``aclose()`` is awaited after an ``aopen()`` that raised, or was cancelled,
     half-way.
+
+    ``open()`` need not start anything: a resource may start what it holds
+    when a call first needs it (hermesos-mcp starts a server on the first
+    call of one of its tools). Such a resource may define ``check(progress)``
+    for ``hermesos check``: start what it would start, compare it with what
+    its plugin mounted, say what it is doing by calling ``progress`` with one
+    line at a time, stop it, and return its problems, one string each (each
+    a non-fatal problem of the plugin).
     """
 
     def open(self) -> None:
