@@ -8,8 +8,9 @@ reverse.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import field
+from itertools import chain, repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -50,6 +51,39 @@ SUGGESTED_ISSUES = 100
 _UNEXPECTED = "is an unexpected field"
 
 
+def _list(
+    node: Schema,
+    value: Any,
+    path: Path,
+    issues: list[Issue],
+    ctx: Context,
+    *,
+    schemas: Iterable[Schema],
+    low: int | None,
+    high: int | None,
+    unique: bool,
+) -> Any:
+    """Check *value* as a list of *low* to *high* items, the item at each index against the next of *schemas*.
+
+    The walk of every array node (items, tuple, prefix items); items past the
+    end of *schemas* are not checked (the size bound refuses them where it must).
+    """
+    if not isinstance(value, list):
+        return node._type_issue(value, path, issues, ctx)
+    bad = size_issue(issues, path, len(value), low=low, high=high, unit="item")
+    before = len(issues)
+    out = []
+    for index, (item, schema) in enumerate(zip(value, schemas, strict=False)):
+        parsed = schema._collect(item, (*path, index), issues, ctx)
+        bad = bad or parsed is BAD
+        if parsed is BAD and len(issues) > ISSUES_MAX:
+            raise TooManyIssues(issues)
+        out.append(parsed)
+    if unique and len(issues) == before and unique_issues(value, path, issues):
+        bad = True
+    return BAD if bad else out
+
+
 @frozen
 class ArraySchema(Schema):
     """A list whose every item matches ``items``, optionally bounded in length, optionally of unique items.
@@ -82,20 +116,9 @@ class ArraySchema(Schema):
     _holds = list
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if not isinstance(value, list):
-            return self._type_issue(value, path, issues, ctx)
-        bad = size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
-        before = len(issues)
-        out = []
-        for index, item in enumerate(value):
-            parsed = self.items._collect(item, (*path, index), issues, ctx)
-            bad = bad or parsed is BAD
-            if parsed is BAD and len(issues) > ISSUES_MAX:
-                raise TooManyIssues(issues)
-            out.append(parsed)
-        if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
-            bad = True
-        return BAD if bad else out
+        schemas = repeat(self.items)
+        low, high = self.min_items, self.max_items
+        return _list(self, value, path, issues, ctx, schemas=schemas, low=low, high=high, unique=self.unique_items)
 
 
 @frozen
@@ -128,18 +151,8 @@ class TupleSchema(Schema):
         return f"an array of {size} item{'' if size == 1 else 's'}"
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if not isinstance(value, list):
-            return self._type_issue(value, path, issues, ctx)
         size = len(self.items)
-        bad = size_issue(issues, path, len(value), low=size, high=size, unit="item")
-        out = []
-        for index, (item, schema) in enumerate(zip(value, self.items, strict=False)):
-            parsed = schema._collect(item, (*path, index), issues, ctx)
-            bad = bad or parsed is BAD
-            if parsed is BAD and len(issues) > ISSUES_MAX:
-                raise TooManyIssues(issues)
-            out.append(parsed)
-        return BAD if bad else out
+        return _list(self, value, path, issues, ctx, schemas=self.items, low=size, high=size, unique=False)
 
 
 @frozen
@@ -343,21 +356,9 @@ class PrefixArraySchema(Schema):
     _holds = list
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if not isinstance(value, list):
-            return self._type_issue(value, path, issues, ctx)
-        bad = size_issue(issues, path, len(value), low=self.min_items, high=self.max_items, unit="item")
-        before = len(issues)
-        out = []
-        for index, item in enumerate(value):
-            schema = self.prefix[index] if index < len(self.prefix) else self.rest
-            parsed = schema._collect(item, (*path, index), issues, ctx)
-            bad = bad or parsed is BAD
-            if parsed is BAD and len(issues) > ISSUES_MAX:
-                raise TooManyIssues(issues)
-            out.append(parsed)
-        if self.unique_items and len(issues) == before and unique_issues(value, path, issues):
-            bad = True
-        return BAD if bad else out
+        schemas = chain(self.prefix, repeat(self.rest))
+        low, high = self.min_items, self.max_items
+        return _list(self, value, path, issues, ctx, schemas=schemas, low=low, high=high, unique=self.unique_items)
 
 
 @frozen
