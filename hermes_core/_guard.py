@@ -18,7 +18,7 @@ import os
 import site
 import sys
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, final
 
@@ -160,16 +160,7 @@ def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple
     Raises:
         InvalidDefinitionError: an item is not a path (a string or path-like).
     """
-    checked: list[str] = []
-    for index, root in enumerate(roots):
-        if not isinstance(root, str | os.PathLike) or not str(os.fspath(root)).strip():
-            raise InvalidDefinitionError(
-                source,
-                f"{field}[{index}]",
-                f"must be a directory path such as '/srv/workspace', got {type(root).__name__}",
-            )
-        checked.append(os.path.realpath(os.fspath(root)))
-    return tuple(checked)
+    return _checked_paths(source, field, roots, "a directory path such as '/srv/workspace'", os.path.realpath)
 
 
 def check_paths(source: str, field: str, paths: Iterable[object]) -> tuple[str, ...]:
@@ -178,15 +169,18 @@ def check_paths(source: str, field: str, paths: Iterable[object]) -> tuple[str, 
     Raises:
         InvalidDefinitionError: an item is not a path (a string or path-like).
     """
+    return _checked_paths(source, field, paths, "a file or directory path such as '/etc/app.toml'", os.path.abspath)
+
+
+def _checked_paths(
+    source: str, field: str, items: Iterable[object], expected: str, absolute: Callable[[str], str]
+) -> tuple[str, ...]:
+    """Each of *items* made *absolute*, refusing one that is not a path (not *expected*) by its index."""
     checked: list[str] = []
-    for index, path in enumerate(paths):
-        if not isinstance(path, str | os.PathLike) or not str(os.fspath(path)).strip():
-            raise InvalidDefinitionError(
-                source,
-                f"{field}[{index}]",
-                f"must be a file or directory path such as '/etc/app.toml', got {type(path).__name__}",
-            )
-        checked.append(os.path.abspath(os.fspath(path)))
+    for index, item in enumerate(items):
+        if not isinstance(item, str | os.PathLike) or not str(os.fspath(item)).strip():
+            raise InvalidDefinitionError(source, f"{field}[{index}]", f"must be {expected}, got {type(item).__name__}")
+        checked.append(absolute(os.fspath(item)))
     return tuple(checked)
 
 
