@@ -28,426 +28,56 @@ conversation without its result, or answers a call that was never made. It
 also refuses ``stream=True``, a request once the script has no reply left, and
 a body larger than ``max_request_bytes``. It never asks the client to retry.
 
-The module speaks HTTP and JSON with the standard library; it imports neither SDK.
+The server is here; the script's values (``_scripted_script``), what each API
+checks and writes (``_scripted_apis``) and the little of HTTP/1.1 it reads and
+writes (``_scripted_http``) are private modules behind it. They speak HTTP and
+JSON with the standard library; none imports either SDK.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
-import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType, TracebackType
-from typing import IO, Any, Final, Literal, TypeAlias, final
+from typing import IO, Any, Final, final
 
-from hermes_core._frozen import derive, frozen
+from hermes_core.testing._scripted_apis import (
+    anthropic_inputs,
+    chat_problem,
+    chat_reply,
+    error_body,
+    messages_problem,
+    messages_reply,
+    responses_problem,
+    responses_reply,
+)
+from hermes_core.testing._scripted_http import (
+    LINE_MAX,
+    Refused,
+    parse_json,
+    read_body,
+    read_headers,
+    read_request_line,
+    send,
+)
+from hermes_core.testing._scripted_script import (
+    Api,
+    RecordedRequest,
+    ScriptedCall,
+    ScriptedTurn,
+    ScriptEntry,
+    as_turn,
+)
 
 __all__ = ["Api", "RecordedRequest", "ScriptEntry", "ScriptedCall", "ScriptedModel", "ScriptedTurn"]
-
-#: The APIs a scripted model speaks, named by their paths' last part.
-Api: TypeAlias = Literal["chat", "responses", "messages"]
 
 _PATHS: Final[Mapping[str, Api]] = MappingProxyType(
     {"/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "messages"}
 )
 _DEFAULT_MAX_REQUEST = 8 * 1024 * 1024
-_LINE_MAX = 16 * 1024  # the longest request or header line read
-_HEADERS_MAX = 100  # the most header lines read
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    411: "Length Required",
-    413: "Content Too Large",
-    431: "Request Header Fields Too Large",
-    505: "HTTP Version Not Supported",
-}
-
-
-# -- the script --------------------------------------------------------------------------------------
-
-
-@final
-@frozen(init=False)
-class ScriptedCall:
-    """One tool call of a scripted reply.
-
-    Args:
-        name: the tool's name as the model sends it: a wire name (``fs_read``),
-            or any text, to script a model that calls a tool that does not exist.
-        arguments: the call's arguments, a JSON object as a dict (``{}`` when
-            left out), or the exact text the model sends: text that is not JSON
-            scripts that mistake (OpenAI's APIs only; Anthropic's ``input`` is
-            always an object).
-        id: the call's id; by default ``call_N`` (OpenAI) or ``toolu_N``
-            (Anthropic), N counting the server's calls from 1.
-
-    Attributes:
-        arguments: the arguments as the JSON text sent (a dict given is written
-            compactly, as OpenAI's models write it).
-
-    Raises:
-        TypeError: *name* or *id* is not a non-empty string, or *arguments* is
-            neither a dict nor a string, or holds a value JSON cannot carry.
-    """
-
-    name: str
-    arguments: str
-    id: str | None
-
-    def __init__(self, name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None) -> None:  # noqa: A002 - the field is the call's id
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"ScriptedCall(): name must be a non-empty string, got {name!r}")
-        if id is not None and (not isinstance(id, str) or not id):
-            raise TypeError(f"ScriptedCall({name!r}): id must be a non-empty string or None, got {id!r}")
-        if arguments is None:
-            text = "{}"
-        elif isinstance(arguments, str):
-            text = arguments
-        elif isinstance(arguments, Mapping):
-            try:
-                text = json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            except (TypeError, ValueError) as error:
-                raise TypeError(f"ScriptedCall({name!r}): arguments must be JSON: {error}") from None
-        else:
-            kind = type(arguments).__name__
-            raise TypeError(f"ScriptedCall({name!r}): arguments must be a dict or the arguments' text, got {kind}")
-        derive(self, name=name, arguments=text, id=id)
-
-
-@final
-@frozen(init=False)
-class ScriptedTurn:
-    """One scripted reply: text, tool calls, or both (text first, as models write it).
-
-    Args:
-        text: what the model says.
-        calls: the tool calls it makes in this turn, in order.
-
-    Raises:
-        TypeError: *text* is not a string, or a call is not a :class:`ScriptedCall`.
-        ValueError: the turn has neither text nor calls.
-    """
-
-    text: str
-    calls: tuple[ScriptedCall, ...]
-
-    def __init__(self, text: str = "", calls: Iterable[ScriptedCall] = ()) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"ScriptedTurn(): text must be a string, got {type(text).__name__}")
-        made = tuple(calls)
-        for index, call in enumerate(made):
-            if not isinstance(call, ScriptedCall):
-                raise TypeError(f"ScriptedTurn(): calls[{index}] must be a ScriptedCall, got {type(call).__name__}")
-        if not text and not made:
-            raise ValueError("ScriptedTurn(): a turn needs text, calls or both")
-        derive(self, text=text, calls=made)
-
-
-#: What a script holds, per reply: a final text, a call, a turn's calls, or a :class:`ScriptedTurn`.
-ScriptEntry: TypeAlias = str | ScriptedCall | Sequence[ScriptedCall] | ScriptedTurn
-
-
-def _turn(entry: object, index: int) -> ScriptedTurn:
-    """*entry* of a script, at *index*, as a turn."""
-    if isinstance(entry, ScriptedTurn):
-        return entry
-    if isinstance(entry, str):
-        return ScriptedTurn(entry)
-    if isinstance(entry, ScriptedCall):
-        return ScriptedTurn(calls=[entry])
-    if isinstance(entry, Sequence) and entry and all(isinstance(call, ScriptedCall) for call in entry):
-        return ScriptedTurn(calls=entry)
-    raise TypeError(
-        f"ScriptedModel(): script[{index}] must be a text, a ScriptedCall, a non-empty list of them or a "
-        f"ScriptedTurn, got {entry!r}"
-    )
-
-
-@final
-@frozen
-class RecordedRequest:
-    """One request the scripted model received, and the status it answered.
-
-    Attributes:
-        method: the HTTP method (``POST``).
-        path: the path, without its query (``/v1/chat/completions``).
-        api: which API the path is (``chat``, ``responses``, ``messages``), or None for another path.
-        headers: the request's headers, names in lower case.
-        body: the JSON body, parsed; None when there was none or it was not JSON.
-        status: the HTTP status answered: 200 for a scripted reply, 4xx for a refusal.
-    """
-
-    method: str
-    path: str
-    api: Api | None
-    headers: Mapping[str, str]
-    body: Any
-    status: int
-
-
-# -- what each API checks in a request --------------------------------------------------------------
-
-
-def _missing(ids: Iterable[str]) -> str:
-    return ", ".join(ids)
-
-
-def _chat_problem(body: Mapping[str, Any]) -> str | None:
-    """Why Chat Completions would refuse *body*, or None."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty array"
-    pending: list[Any] = []  # the ids of the last assistant message's tool calls still unanswered
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            return f"messages[{index}] must be an object"
-        role = message.get("role")
-        if role == "tool":
-            answered = message.get("tool_call_id")
-            if answered not in pending:
-                return (
-                    f"messages[{index}]: messages with role 'tool' must be a response to a preceding message "
-                    f"with 'tool_calls'; {answered!r} is not the id of a call awaiting its result"
-                )
-            pending.remove(answered)
-            continue
-        if pending:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                f"'tool_call_id'. The following tool_call_ids did not have response messages: {_missing(pending)}"
-            )
-        if role == "assistant":
-            calls = message.get("tool_calls") or []
-            pending = [call.get("id") for call in calls if isinstance(call, dict)]
-    if pending:
-        return (
-            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-            f"'tool_call_id'. The following tool_call_ids did not have response messages: {_missing(pending)}"
-        )
-    return None
-
-
-def _responses_problem(body: Mapping[str, Any], issued: Mapping[str, tuple[str, ...]]) -> str | None:
-    """Why Responses would refuse *body*, or None; *issued* holds the call ids of each response sent."""
-    items = body.get("input")
-    if items is not None and not isinstance(items, str | list):
-        return "'input' must be a string or an array of input items"
-    previous = body.get("previous_response_id")
-    if previous is not None and previous not in issued:
-        return f"Previous response with id {previous!r} not found."
-    calls: list[Any] = list(issued[previous]) if previous is not None else []
-    answered: set[Any] = set()
-    for index, item in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(item, dict):
-            return f"input[{index}] must be an object"
-        kind = item.get("type")
-        if kind == "function_call":
-            calls.append(item.get("call_id"))
-        elif kind == "function_call_output":
-            call_id = item.get("call_id")
-            if call_id not in calls:
-                return f"No tool call found for function call output with call_id {call_id}."
-            answered.add(call_id)
-    missing = [call for call in calls if call not in answered]
-    if missing:
-        return f"No tool output found for function call {_missing(missing)}."
-    return None
-
-
-def _messages_problem(body: Mapping[str, Any]) -> str | None:
-    """Why Messages would refuse *body*, or None."""
-    if not isinstance(body.get("max_tokens"), int):
-        return "max_tokens: Field required (an integer)"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages: must be a non-empty array"
-    pending: list[Any] = []  # the tool_use ids of the message before
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            return f"messages.{index}: must be an object"
-        content = message.get("content")
-        blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
-        results = [(at, use.get("tool_use_id")) for at, use in enumerate(blocks) if use.get("type") == "tool_result"]
-        for at, tool_use_id in results:
-            if tool_use_id not in pending:
-                return (
-                    f"messages.{index}.content.{at}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                    f"{tool_use_id}. Each `tool_result` block must have a corresponding `tool_use` block in the "
-                    "previous message."
-                )
-        missing = [tool_use_id for tool_use_id in pending if tool_use_id not in {found for _, found in results}]
-        if missing:
-            return (
-                f"messages.{index - 1}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                f"{_missing(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the "
-                "next message."
-            )
-        uses = [block.get("id") for block in blocks if block.get("type") == "tool_use"]
-        pending = uses if message.get("role") == "assistant" else []
-    if pending:
-        return (
-            f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` blocks immediately "
-            f"after: {_missing(pending)}. Each `tool_use` block must have a corresponding `tool_result` block in "
-            "the next message."
-        )
-    return None
-
-
-# -- the replies, as each API writes them -----------------------------------------------------------
-
-
-def _tokens(text: str) -> int:
-    """A plausible token count for *text*: about four characters a token."""
-    return max(1, (len(text) + 3) // 4)
-
-
-def _chat_reply(turn: ScriptedTurn, ids: list[str], number: int, model: str, asked: int) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None, "refusal": None, "annotations": []}
-    if turn.calls:
-        message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-            for call, call_id in zip(turn.calls, ids, strict=True)
-        ]
-    written = _tokens(turn.text + "".join(call.name + call.arguments for call in turn.calls))
-    return {
-        "id": f"chatcmpl-{number}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": None,
-                "finish_reason": "tool_calls" if turn.calls else "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": asked,
-            "completion_tokens": written,
-            "total_tokens": asked + written,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {
-                "reasoning_tokens": 0,
-                "audio_tokens": 0,
-                "accepted_prediction_tokens": 0,
-                "rejected_prediction_tokens": 0,
-            },
-        },
-        "service_tier": "default",
-        "system_fingerprint": None,
-    }
-
-
-def _responses_reply(
-    turn: ScriptedTurn, ids: list[str], number: int, body: Mapping[str, Any], asked: int
-) -> dict[str, Any]:
-    output: list[dict[str, Any]] = []
-    if turn.text:
-        output.append(
-            {
-                "id": f"msg_{number}",
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}],
-            }
-        )
-    output.extend(
-        {
-            "id": f"fc_{call_id.removeprefix('call_')}",
-            "type": "function_call",
-            "status": "completed",
-            "call_id": call_id,
-            "name": call.name,
-            "arguments": call.arguments,
-        }
-        for call, call_id in zip(turn.calls, ids, strict=True)
-    )
-    written = _tokens(turn.text + "".join(call.name + call.arguments for call in turn.calls))
-    now = int(time.time())
-    return {
-        "id": f"resp_{number}",
-        "object": "response",
-        "created_at": now,
-        "completed_at": now,
-        "status": "completed",
-        "error": None,
-        "incomplete_details": None,
-        "instructions": body.get("instructions"),
-        "max_output_tokens": body.get("max_output_tokens"),
-        "model": body.get("model"),
-        "output": output,
-        "parallel_tool_calls": body.get("parallel_tool_calls", True),
-        "previous_response_id": body.get("previous_response_id"),
-        "reasoning": {"effort": None, "summary": None},
-        "store": body.get("store", True),
-        "temperature": body.get("temperature", 1.0),
-        "text": {"format": {"type": "text"}},
-        "tool_choice": body.get("tool_choice", "auto"),
-        "tools": body.get("tools", []),
-        "top_p": body.get("top_p", 1.0),
-        "truncation": "disabled",
-        "usage": {
-            "input_tokens": asked,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-            "output_tokens": written,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": asked + written,
-        },
-        "user": None,
-        "metadata": {},
-    }
-
-
-def _messages_reply(
-    turn: ScriptedTurn, uses: list[tuple[str, Any]], number: int, model: str, asked: int
-) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
-    content.extend(
-        {"type": "tool_use", "id": call_id, "name": call.name, "input": given}
-        for call, (call_id, given) in zip(turn.calls, uses, strict=True)
-    )
-    written = _tokens(turn.text + "".join(call.name + call.arguments for call in turn.calls))
-    return {
-        "id": f"msg_{number}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": "tool_use" if turn.calls else "end_turn",
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": asked,
-            "output_tokens": written,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "service_tier": "standard",
-        },
-    }
-
-
-def _error(api: Api | None, status: int, message: str) -> dict[str, Any]:
-    """*message* in the error format of *api* (OpenAI's for a path that is no API's)."""
-    if api == "messages":
-        kind = {404: "not_found_error", 413: "request_too_large"}.get(status, "invalid_request_error")
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
-
-
-class _Refused(Exception):  # noqa: N818 - a refusal answered over HTTP, never seen outside this module
-    """A request answered with an HTTP error, *status* and *message*; ``close`` ends the connection."""
-
-    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.close = close
 
 
 # -- the server ---------------------------------------------------------------------------------------
@@ -500,7 +130,7 @@ class ScriptedModel:
             raise ValueError(
                 f"ScriptedModel(): max_request_bytes must be a positive integer, got {max_request_bytes!r}"
             )
-        self._script: deque[ScriptedTurn] = deque(_turn(entry, index) for index, entry in enumerate(script))
+        self._script: deque[ScriptedTurn] = deque(as_turn(entry, index) for index, entry in enumerate(script))
         self._max_request = max_request_bytes
         self._lock = threading.Lock()
         self._records: list[RecordedRequest] = []
@@ -635,25 +265,25 @@ class ScriptedModel:
         headers: dict[str, str] = {}
         close = True  # until the request line and headers say otherwise
         try:
-            line = stream.readline(_LINE_MAX + 1)
+            line = stream.readline(LINE_MAX + 1)
             if not line:
                 return False
-            method, path, version = _request_line(line)
+            method, path, version = read_request_line(line)
             api = _PATHS.get(path)
-            headers = _headers(stream)
+            headers = read_headers(stream)
             close = version == "HTTP/1.0" or "close" in headers.get("connection", "").lower()
-            raw = _body(stream, headers, self._max_request)
+            raw = read_body(stream, headers, self._max_request)
             if raw is None:
                 return False
-            body = _json(raw)
+            body = parse_json(raw)
             status, payload = self._answer(method, path, api, body, len(raw))
-        except _Refused as refused:
-            status, payload = refused.status, _error(api, refused.status, refused.message)
+        except Refused as refused:
+            status, payload = refused.status, error_body(api, refused.status, refused.message)
             close = close or refused.close
         with self._lock:
             self._records.append(RecordedRequest(method, path, api, MappingProxyType(headers), body, status))
             number = len(self._records)
-        _send(connection, status, payload, f"req_scripted_{number}", close=close)
+        send(connection, status, payload, f"req_scripted_{number}", close=close)
         return not close
 
     # -- answers ---------------------------------------------------------------------------------
@@ -661,39 +291,39 @@ class ScriptedModel:
     def _answer(self, method: str, path: str, api: Api | None, body: Any, size: int) -> tuple[int, dict[str, Any]]:
         """The status and JSON of the answer to one well-framed request."""
         if api is None:
-            raise _Refused(
+            raise Refused(
                 404,
                 f"ScriptedModel answers POST /v1/chat/completions, /v1/responses and /v1/messages, not {method} "
                 f"{path}; give OpenAI's client base_url=model.base_url + \"/v1\", Anthropic's base_url=model.base_url",
             )
         if method != "POST":
-            raise _Refused(405, f"{path} takes POST, not {method}")
+            raise Refused(405, f"{path} takes POST, not {method}")
         if not isinstance(body, dict):
-            raise _Refused(400, "the request body must be a JSON object")
+            raise Refused(400, "the request body must be a JSON object")
         if body.get("stream"):
-            raise _Refused(400, "ScriptedModel does not stream: call without stream=True")
+            raise Refused(400, "ScriptedModel does not stream: call without stream=True")
         model = body.get("model")
         if not isinstance(model, str) or not model:
-            raise _Refused(400, "'model' is required: the model's name, a string")
+            raise Refused(400, "'model' is required: the model's name, a string")
         asked = max(1, size // 4)
         with self._lock:
             problem = (
-                _chat_problem(body)
+                chat_problem(body)
                 if api == "chat"
-                else _responses_problem(body, self._issued)
+                else responses_problem(body, self._issued)
                 if api == "responses"
-                else _messages_problem(body)
+                else messages_problem(body)
             )
             if problem is not None:
-                raise _Refused(400, problem)
+                raise Refused(400, problem)
             if not self._script:
-                raise _Refused(
+                raise Refused(
                     400,
                     f"ScriptedModel's script has no reply left: all {self._sent} were sent; script another reply, "
                     "or end the loop when the model answers without tool calls",
                 )
             turn = self._script[0]
-            inputs = _anthropic_inputs(turn) if api == "messages" else []
+            inputs = anthropic_inputs(turn) if api == "messages" else []
             self._script.popleft()
             self._sent += 1
             number = self._sent
@@ -704,103 +334,7 @@ class ScriptedModel:
             if api == "responses":
                 self._issued[f"resp_{number}"] = tuple(ids)
         if api == "chat":
-            return 200, _chat_reply(turn, ids, number, model, asked)
+            return 200, chat_reply(turn, ids, number, model, asked)
         if api == "responses":
-            return 200, _responses_reply(turn, ids, number, body, asked)
-        return 200, _messages_reply(turn, list(zip(ids, inputs, strict=True)), number, model, asked)
-
-
-def _anthropic_inputs(turn: ScriptedTurn) -> list[Any]:
-    """The ``input`` objects of *turn*'s calls; a refusal if one's arguments are not a JSON object."""
-    inputs = []
-    for call in turn.calls:
-        try:
-            given = json.loads(call.arguments)
-        except json.JSONDecodeError:
-            given = None
-        if not isinstance(given, dict):
-            raise _Refused(
-                400,
-                f"the script's next reply calls {call.name} with arguments that are not a JSON object "
-                f"({call.arguments!r}), which Anthropic's tool_use input cannot carry; script them as a dict",
-            )
-        inputs.append(given)
-    return inputs
-
-
-# -- HTTP/1.1, the little of it the SDKs use ---------------------------------------------------------
-
-
-def _request_line(line: bytes) -> tuple[str, str, str]:
-    """``(method, path, version)`` of a request line (the path without its query)."""
-    if len(line) > _LINE_MAX or not line.endswith(b"\n"):
-        raise _Refused(400, f"the request line is longer than {_LINE_MAX:,} bytes", close=True)
-    parts = line.decode("latin-1").split()
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        raise _Refused(400, "malformed request line", close=True)
-    method, target, version = parts
-    if version not in ("HTTP/1.0", "HTTP/1.1"):
-        raise _Refused(505, f"{version} is not served; use HTTP/1.1", close=True)
-    return method, target.partition("?")[0], version
-
-
-def _headers(stream: IO[bytes]) -> dict[str, str]:
-    """The headers of a request, names in lower case."""
-    headers: dict[str, str] = {}
-    for _ in range(_HEADERS_MAX + 1):
-        line = stream.readline(_LINE_MAX + 1)
-        if len(line) > _LINE_MAX:
-            raise _Refused(431, f"a header line is longer than {_LINE_MAX:,} bytes", close=True)
-        if line in (b"\r\n", b"\n", b""):
-            return headers
-        name, colon, value = line.decode("latin-1").partition(":")
-        if not colon:
-            raise _Refused(400, "malformed header line", close=True)
-        headers[name.strip().lower()] = value.strip()
-    raise _Refused(431, f"more than {_HEADERS_MAX} header lines", close=True)
-
-
-def _body(stream: IO[bytes], headers: Mapping[str, str], most: int) -> bytes | None:
-    """The body of a request (None if the client closed before sending it whole)."""
-    if "transfer-encoding" in headers:
-        raise _Refused(411, "send the body with a Content-Length, not a Transfer-Encoding", close=True)
-    try:
-        length = int(headers.get("content-length", "0"))
-    except ValueError:
-        raise _Refused(400, "Content-Length must be a number of bytes", close=True) from None
-    if length < 0:
-        raise _Refused(400, "Content-Length must be a number of bytes", close=True)
-    if length > most:
-        raise _Refused(
-            413, f"the request body is {length:,} bytes; this scripted model reads at most {most:,}", close=True
-        )
-    raw = stream.read(length) if length else b""
-    return raw if len(raw) == length else None
-
-
-def _json(raw: bytes) -> Any:
-    """The JSON value of a body, None for an empty one; a refusal for one that is not JSON."""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _Refused(400, f"the request body is not JSON: {error}") from None
-    except RecursionError:
-        raise _Refused(400, "the request body nests arrays and objects too deeply") from None
-
-
-def _send(connection: socket.socket, status: int, payload: Mapping[str, Any], request_id: str, *, close: bool) -> None:
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    head = [
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
-        "content-type: application/json",
-        f"content-length: {len(body)}",
-        f"x-request-id: {request_id}",  # OpenAI's clients read this one,
-        f"request-id: {request_id}",  # Anthropic's this one
-    ]
-    if status >= 400:
-        head.append("x-should-retry: false")  # a scripted refusal is the same on every try
-    if close:
-        head.append("connection: close")
-    connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+            return 200, responses_reply(turn, ids, number, body, asked)
+        return 200, messages_reply(turn, list(zip(ids, inputs, strict=True)), number, model, asked)
