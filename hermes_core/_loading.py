@@ -12,9 +12,9 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
 
@@ -37,6 +37,7 @@ __all__ = ["LOGGER", "canonicalize_name", "contributions", "load_one", "new_mana
 #: The logger each step of loading is recorded on: 'hermesos check --timeout' listens to it (docs/cli.md).
 LOGGER = "hermes_core._plugins"
 
+_T = TypeVar("_T")
 _SEPARATORS = re.compile(r"[-_.]+")
 _HOOKS = (
     "hermes_tools",
@@ -170,17 +171,26 @@ def _step(origin: PluginOrigin, step: str) -> None:
         logging.getLogger(LOGGER).debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
 
 
-def _import(origin: PluginOrigin, entry_point: EntryPoint) -> object:
-    step = f"importing {entry_point.value}"
+def _attributed(origin: PluginOrigin, step: str, run: Callable[[], _T], failed: str) -> _T:
+    """Run *step* of a plugin (its import, a hook), logged, with any failure attributed to the plugin.
+
+    A definition error is prefixed with the plugin; anything else raised but
+    Ctrl-C is a :class:`PluginLoadError` reading "*failed* <what was raised>".
+    """
     _step(origin, step)
     try:
-        return entry_point.load()
+        return run()
     except InvalidDefinitionError as error:
         raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
     except KeyboardInterrupt:
         raise
-    except BaseException as error:  # sys.exit(), GeneratorExit...: the module's failure, not the command's
-        raise PluginLoadError(origin, f"importing {entry_point.value} failed with {raised(error)}") from error
+    except BaseException as error:  # sys.exit(), GeneratorExit...: the plugin's failure, not the command's
+        raise PluginLoadError(origin, f"{failed} {raised(error)}") from error
+
+
+def _import(origin: PluginOrigin, entry_point: EntryPoint) -> object:
+    step = f"importing {entry_point.value}"
+    return _attributed(origin, step, entry_point.load, f"{step} failed with")
 
 
 def new_manager() -> _PluginManager:
@@ -241,15 +251,7 @@ def _call(origin: PluginOrigin, plugin: object, manager: _PluginManager, hook: s
     for impl in getattr(manager.hook, hook).get_hookimpls():
         if impl.plugin is not plugin:
             continue
-        _step(origin, f"hook {hook}")
-        try:
-            result = impl.function()
-        except InvalidDefinitionError as error:
-            raise InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail) from error
-        except KeyboardInterrupt:
-            raise
-        except BaseException as error:  # sys.exit(), GeneratorExit...: the hook's failure, not the command's
-            raise PluginLoadError(origin, f"hook {hook} raised {raised(error)}") from error
+        result = _attributed(origin, f"hook {hook}", impl.function, f"hook {hook} raised")
         if result is not None:
             results.append(result)
     return results
