@@ -59,6 +59,13 @@ def commands(parser: argparse.ArgumentParser, dest: str) -> Any:
     return parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
 
 
+def add_group(subcommands: Any, name: str, help: str, dest: str) -> Any:  # noqa: A002
+    """A command of subcommands (``tools``, ``new``): alone it prints its help; returns its subcommands."""
+    parser = subcommands.add_parser(name, help=help)
+    parser.set_defaults(run=show_help(parser))
+    return commands(parser, dest)
+
+
 def show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """A command that prints *parser*'s help: 'hermesos' or 'hermesos tools' alone, as git does."""
 
@@ -109,9 +116,18 @@ def add_grant(parser: argparse.ArgumentParser) -> None:
     repeatable(parser, "--grant", metavar="PERMISSION", help=GRANT_HELP, type=grant)
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """The options of the commands that load the plugins: --debug (also before the command), --json, --disable."""
+def add_common(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
+    """The options of the commands that load the plugins: --debug (also before the command), --json, --disable.
+
+    *json*: False for a command that prints no text but its own (``export``, ``serve``): no ``--json``.
+    """
     # --debug is accepted before the command and after it; after it, its absence must not reset it.
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    if json:
+        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     repeatable(parser, "--disable", metavar="NAME", help=DISABLE_HELP)
+
+
+def add_timeout(parser: argparse.ArgumentParser, help: str) -> None:  # noqa: A002
+    """``--timeout SECONDS``, checked as it is parsed (:func:`seconds`); *help* says what it limits."""
+    parser.add_argument("--timeout", type=seconds, metavar="SECONDS", help=help)

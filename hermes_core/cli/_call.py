@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hermes_core.cli import _output as out
-from hermes_core.cli._args import OK, PROBLEMS, TERMINATED, Usage, add_common, add_grant, seconds
+from hermes_core.cli._args import OK, PROBLEMS, TERMINATED, Usage, add_common, add_grant, add_timeout
 from hermes_core.cli._running import Terminated, while_open
 
 #: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
@@ -242,12 +242,7 @@ def add_parsers(subcommands: Any) -> None:
     call.add_argument("tool", help="the tool's name, such as fs.read")
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
     add_grant(call)
-    call.add_argument(
-        "--timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="the most seconds the tool may take (default: the tool's own limit, if any)",
-    )
+    add_timeout(call, "the most seconds the tool may take (default: the tool's own limit, if any)")
     call.add_argument(
         "--save-media",
         metavar="DIR",

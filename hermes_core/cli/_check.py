@@ -9,7 +9,7 @@ import sys
 from typing import IO, TYPE_CHECKING, Any
 
 from hermes_core.cli import _output as out
-from hermes_core.cli._args import OK, PROBLEMS, add_common, seconds
+from hermes_core.cli._args import OK, PROBLEMS, add_common, add_timeout
 
 if TYPE_CHECKING:
     from hermes_core._plugins import PluginSet
@@ -313,11 +313,6 @@ def add_parsers(subcommands: Any) -> None:
         epilog="Exit statuses: 0 ok, 1 a problem (or a plugin stopped by --timeout), 2 usage.",
     )
     add_common(check)
-    check.add_argument(
-        "--timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="the most seconds one plugin may take to import and run its hooks (default: no limit)",
-    )
+    add_timeout(check, "the most seconds one plugin may take to import and run its hooks (default: no limit)")
     check.add_argument("--report-progress", action="store_true", help=argparse.SUPPRESS)  # the worker's
     check.set_defaults(run=_check)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Literal
 
 from hermes_core.cli import _output as out
-from hermes_core.cli._args import DEBUG_HELP, DISABLE_HELP, OK, PROBLEMS, repeatable
+from hermes_core.cli._args import OK, PROBLEMS, add_common
 
 #: What ``hermesos export --format`` writes, each as the API's ``tools=`` (or MCP's ``tools/list``) takes it.
 EXPORT_FORMATS = ("openai", "openai-responses", "openai-strict", "anthropic", "mcp")
@@ -48,7 +48,6 @@ def add_parsers(subcommands: Any) -> None:
         epilog="Exit statuses: 0 ok, 1 a plugin is broken, 2 usage, 7 INVALID_DEFINITION (a tool the format "
         "cannot express, such as an open object in strict mode, or two tools with the same wire name).",
     )
-    export.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-    repeatable(export, "--disable", metavar="NAME", help=DISABLE_HELP)
+    add_common(export, json=False)
     export.add_argument("--format", choices=EXPORT_FORMATS, required=True, help="the API to write the definitions for")
     export.set_defaults(run=_export, json=False)

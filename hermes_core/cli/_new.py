@@ -7,7 +7,7 @@ import os
 import shlex
 from typing import Any
 
-from hermes_core.cli._args import OK, Usage, commands, show_help
+from hermes_core.cli._args import OK, Usage, add_group
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
@@ -30,9 +30,7 @@ def _new_plugin(args: argparse.Namespace) -> int:
 
 def add_parsers(subcommands: Any) -> None:
     """``new`` (``plugin``)."""
-    new = subcommands.add_parser("new", help="write a new project from a template: a plugin")
-    new.set_defaults(run=show_help(new))
-    new_commands = commands(new, "new_command")
+    new_commands = add_group(subcommands, "new", "write a new project from a template: a plugin", "new_command")
     plugin = new_commands.add_parser(
         "plugin",
         help="write a new plugin distribution, with one tool and its tests, ready to install",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermes_core.cli import _output as out
-from hermes_core.cli._args import DEBUG_HELP, DISABLE_HELP, OK, PROBLEMS, Usage, add_grant, repeatable, seconds
+from hermes_core.cli._args import OK, PROBLEMS, Usage, add_common, add_grant, add_timeout
 from hermes_core.cli._running import Terminated, while_open
 
 _MCP_EXTRA = "pip install 'hermesos-core[mcp]'"
@@ -161,8 +161,7 @@ def add_parsers(subcommands: Any) -> None:
         "7 INVALID_DEFINITION (two tools with the same wire name, a malformed grant in HERMESOS_GRANTS), 130 "
         "interrupted.",
     )
-    serve.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-    repeatable(serve, "--disable", metavar="NAME", help=DISABLE_HELP)
+    add_common(serve, json=False)
     serve.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="stdio (the default) or http (Streamable HTTP)"
     )
@@ -174,10 +173,5 @@ def add_parsers(subcommands: Any) -> None:
         "--token-env", metavar="VARIABLE", help="http: read the bearer token clients must send from VARIABLE"
     )
     add_grant(serve)
-    serve.add_argument(
-        "--timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="the most seconds a call may take (default: each tool's own limit, if any)",
-    )
+    add_timeout(serve, "the most seconds a call may take (default: each tool's own limit, if any)")
     serve.set_defaults(run=_serve, json=False)

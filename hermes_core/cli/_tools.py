@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from hermes_core.cli import _output as out
-from hermes_core.cli._args import OK, PROBLEMS, add_common, commands, show_help
+from hermes_core.cli._args import OK, PROBLEMS, add_common, add_group
 
 # Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
 # from them) before any package index has them, so the line says how to install from a path too.
@@ -149,9 +149,7 @@ def _tools_show(args: argparse.Namespace) -> int:
 
 def add_parsers(subcommands: Any) -> None:
     """``tools`` (``list``, ``show``) and ``plugins`` (``list``)."""
-    tools = subcommands.add_parser("tools", help="list or show tools")
-    tools.set_defaults(run=show_help(tools))
-    tool_commands = commands(tools, "tools_command")
+    tool_commands = add_group(subcommands, "tools", "list or show tools", "tools_command")
     listing = tool_commands.add_parser("list", help="one line per installed tool (exit 1 if a plugin is broken)")
     add_common(listing)
     listing.set_defaults(run=_tools_list)
@@ -160,9 +158,7 @@ def add_parsers(subcommands: Any) -> None:
     show.add_argument("name", help="the tool's name, such as fs.read")
     show.set_defaults(run=_tools_show)
 
-    plugins = subcommands.add_parser("plugins", help="list plugins")
-    plugins.set_defaults(run=show_help(plugins))
-    plugin_commands = commands(plugins, "plugins_command")
+    plugin_commands = add_group(subcommands, "plugins", "list plugins", "plugins_command")
     plugin_list = plugin_commands.add_parser("list", help="one line per installed plugin")
     add_common(plugin_list)
     plugin_list.set_defaults(run=_plugins_list)
