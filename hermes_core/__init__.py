@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
 
     from hermes_core import schema
     from hermes_core._content import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
+    from hermes_core._decorator import tool
     from hermes_core._errors import (
         ErrorCode,
         InputInvalidError,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._runtime import Runtime
     from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
     from hermes_core._toolhints import ToolHints
-    from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool, tool
+    from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool
     from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
     from hermes_core._wire import wire_name
 
@@ -113,6 +114,7 @@ _PLACES: dict[str, str] = {
     "Image": "hermes_core._content",
     "ResourceLink": "hermes_core._content",
     "Text": "hermes_core._content",
+    "tool": "hermes_core._decorator",
     "ErrorCode": "hermes_core._errors",
     "InputInvalidError": "hermes_core._errors",
     "InputRejected": "hermes_core._errors",
@@ -155,7 +157,6 @@ _PLACES: dict[str, str] = {
     "PERMISSION_PATTERN": "hermes_core._tools",
     "Tool": "hermes_core._tools",
     "define_tool": "hermes_core._tools",
-    "tool": "hermes_core._tools",
     "disable_tracing": "hermes_core._tracing",
     "enable_tracing": "hermes_core._tracing",
     "tracing_enabled": "hermes_core._tracing",

@@ -2,9 +2,10 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``,
-``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_permissions``, ``_checks``,
-``_guard``, ``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``, ``adapters``, ``_hookspecs``,
-``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``, ``serve``, ``_scaffold``, ``cli``, ``testing``.
+``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_decorator``,
+``_permissions``, ``_checks``, ``_guard``, ``_tracing``, ``_aio``, ``_resources``, ``_runtime``, ``_door``,
+``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``, ``serve``,
+``_scaffold``, ``cli``, ``testing``.
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
 Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
 ← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``. The nodes are
@@ -38,6 +39,7 @@ LAYERS = [
     "_hints",
     "_toolhints",
     "_tools",
+    "_decorator",
     "_permissions",
     "_checks",
     "_guard",
