@@ -160,22 +160,20 @@ def anthropic_content(content: Content | str) -> str | list[dict[str, Any]]:
     An image of a type the Messages API does not take, a sound, another
     file and a resource link are each a note in a text block.
     """
-    if type(content) is str:
-        return content
-    assert isinstance(content, Content)
-    out: list[dict[str, Any]] = []
-    for block in content.blocks:
-        if type(block) is Image and block.mime_type in _MODEL_IMAGES:
-            source = {"type": "base64", "media_type": block.mime_type, "data": _base64(block.data)}
-            out.append({"type": "image", "source": source})
-        elif type(block) is EmbeddedResource and block.blob is not None and block.mime_type == "application/pdf":
-            source = {"type": "base64", "media_type": "application/pdf", "data": _base64(block.blob)}
-            out.append({"type": "document", "source": source})
-        else:
-            text = content_text(Content(block), _not_taken(block, "Anthropic's Messages API"))
-            if text:  # the API refuses an empty text block
-                out.append({"type": "text", "text": text})
-    return out or ""
+    return _for_model(content, _anthropic_image, _anthropic_pdf, _anthropic_text)
+
+
+def _anthropic_image(block: Image) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": _base64(block.data)}}
+
+
+def _anthropic_pdf(block: EmbeddedResource, data: bytes) -> dict[str, Any]:
+    return {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": _base64(data)}}
+
+
+def _anthropic_text(block: Block) -> dict[str, Any] | None:
+    text = content_text(Content(block), _not_taken(block, "Anthropic's Messages API"))
+    return {"type": "text", "text": text} if text else None  # the API refuses an empty text block
 
 
 def openai_content(content: Content | str) -> str | list[dict[str, Any]]:
@@ -184,19 +182,48 @@ def openai_content(content: Content | str) -> str | list[dict[str, Any]]:
     A PDF is an ``input_file``; an image of a type the API does not take, a
     sound, another file and a resource link are each a note in ``input_text``.
     """
+    return _for_model(content, _openai_image, _openai_pdf, _openai_text)
+
+
+def _openai_image(block: Image) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": f"data:{block.mime_type};base64,{_base64(block.data)}"}
+
+
+def _openai_pdf(block: EmbeddedResource, data: bytes) -> dict[str, Any]:
+    name = block.uri.rstrip("/").rsplit("/", 1)[-1] or "document.pdf"
+    return {"type": "input_file", "filename": name, "file_data": f"data:application/pdf;base64,{_base64(data)}"}
+
+
+def _openai_text(block: Block) -> dict[str, Any]:
+    return {"type": "input_text", "text": content_text(Content(block), _not_taken(block, "this API"))}
+
+
+def _for_model(
+    content: Content | str,
+    image: Callable[[Image], dict[str, Any]],
+    pdf: Callable[[EmbeddedResource, bytes], dict[str, Any]],
+    text: Callable[[Block], dict[str, Any] | None],
+) -> str | list[dict[str, Any]]:
+    """*content* as a model API takes a tool's result, each block written by the API's own writer.
+
+    A string stays as it is. An image of a type the model APIs show is written
+    by *image*, a PDF by *pdf* (given its bytes), any other block by *text*
+    (None: left out); no block at all is ``""``.
+    """
     if type(content) is str:
         return content
     assert isinstance(content, Content)
     out: list[dict[str, Any]] = []
     for block in content.blocks:
+        item: dict[str, Any] | None
         if type(block) is Image and block.mime_type in _MODEL_IMAGES:
-            out.append({"type": "input_image", "image_url": f"data:{block.mime_type};base64,{_base64(block.data)}"})
+            item = image(block)
         elif type(block) is EmbeddedResource and block.blob is not None and block.mime_type == "application/pdf":
-            name = block.uri.rstrip("/").rsplit("/", 1)[-1] or "document.pdf"
-            data = f"data:application/pdf;base64,{_base64(block.blob)}"
-            out.append({"type": "input_file", "filename": name, "file_data": data})
+            item = pdf(block, block.blob)
         else:
-            out.append({"type": "input_text", "text": content_text(Content(block), _not_taken(block, "this API"))})
+            item = text(block)
+        if item is not None:
+            out.append(item)
     return out or ""
 
 
