@@ -402,7 +402,7 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        return self.runtime._call_sync_as(name, arguments, self._timeout, self._renamed.get(name))
+        return self.runtime._call_sync(name, arguments, self._timeout, self._renamed.get(name))
 
     def shown(self, error: ToolError) -> ToolError:
         """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""

@@ -411,17 +411,21 @@ class Runtime:
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
-        return self._call_sync_as(name, input, timeout, None)
+        return self._call_sync(name, input, timeout, None)
 
-    def _call_sync_as(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
-        """:meth:`call_sync`, refusing under the name *shown* when it is given (see :meth:`_call_as`)."""
-        if tracing.TRACER is None:
-            return self._call_sync(name, value, timeout, None, shown)
+    def _traced_sync(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return self._call_sync(name, value, timeout, call_id, shown)
+            return self._call_sync(name, value, timeout, shown, call_id)
 
-    def _call_sync(self, name: Any, value: Any, timeout: Any, call_id: str | None, shown: str | None) -> Any:
+    def _call_sync(self, name: Any, value: Any, timeout: Any, shown: str | None, call_id: str | None = None) -> Any:
+        """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call_as`).
+
+        One frame for the whole call when tracing is off: a failed call's
+        traceback passes through no wrapper (bench_adapters, row 1e).
+        """
+        if call_id is None and tracing.TRACER is not None:
+            return self._traced_sync(name, value, timeout, shown)
         # Straight-line for a plain handler with no time limit (bench row 2.hermes_sync): one dict
         # lookup, two compiled checks and the handler; no clock read, no thread, no context copy.
         try:
