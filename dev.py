@@ -232,9 +232,9 @@ def main(argv: list[str]) -> int:
         return _lint()
     if job == "docs":
         return _docs()
-    # Two processes, with the tests that install into real environments in one of them (xdist_group), where
-    # conftest's shared layer is built once; "-n 0" after the job's name runs them in this one.
-    status = _run(PYTHON, "-m", "pytest", "-n", "2", "--dist", "loadgroup", *rest)
+    # Two processes (the machine's cores); conftest builds the wheels and the shared layer of the install tests
+    # once for both, under a lock. "-n 0" after the job's name runs everything in this one.
+    status = _run(PYTHON, "-m", "pytest", "-n", "2", *rest)
     lint = _lint()
     docs = _docs()
     return status or lint or docs

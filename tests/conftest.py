@@ -12,16 +12,24 @@ requirements.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import tomllib
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # Windows: no pytest -n there by default; one process builds alone
+    fcntl = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The bundled plugins and the fixture distributions under tests/fixtures/plugins, as project folders.
@@ -87,13 +95,24 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
 # -- real environments, for the install tests --------------------------------------------------
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n``, run every test using :func:`environments` in one process, which builds it once."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if "environments" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("environments"))
+@contextlib.contextmanager
+def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Path, bool]]:
+    """A folder *name* shared by every process of the run (``pytest -n``), and whether it still has to be built.
+
+    The processes take a lock in turn: the first builds the folder, the others
+    wait for it and use what it built. Building the checkout's wheels in two
+    processes at once would race in its build folders.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # under pytest -n, each process's base folder is one of the run's
+        shared = shared.parent
+    folder = shared / name
+    with (shared / f"{name}.lock").open("w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / ".done"
+        yield folder, not done.exists()
+        done.touch()
 
 
 def _bin(environment: Path) -> Path:
@@ -125,16 +144,31 @@ def _pip(environment: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+# What a build of a project does not need: what is not its source, and what earlier builds and tools left.
+_NOT_SOURCES = shutil.ignore_patterns(
+    ".*", "build", "dist", "site", "*.egg-info", "__pycache__", "node_modules", "plugins", "tests", "bench", "docs"
+)
+
+
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of wheels of hermesos-core, the bundled plugins and the fixture plugins, built once for the run."""
-    folder = tmp_path_factory.mktemp("wheels")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder)]
-        + [str(p) for p in (ROOT, *BUNDLED, *FIXTURES)],
-        check=True,
-        capture_output=True,
-    )
+    with _built_once(tmp_path_factory, "hermesos-wheels") as (folder, build):
+        if build:
+            shutil.rmtree(folder, ignore_errors=True)  # what a process that failed half-way left
+            # Built from copies: a build writes its build/ and *.egg-info folders beside the sources, and one
+            # left there by an earlier build can break the next; the checkout is never written.
+            sources = folder.parent / f"{folder.name}-sources"
+            shutil.rmtree(sources, ignore_errors=True)
+            copies = [shutil.copytree(p, sources / p.name, ignore=_NOT_SOURCES) for p in (ROOT, *BUNDLED, *FIXTURES)]
+            done = subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder)]
+                + [str(p) for p in copies],
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
     return folder
 
 
@@ -171,13 +205,16 @@ class Environments:
 @pytest.fixture(scope="session")
 def environments(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Environments:
     """Fresh virtual environments over a layer of third-party requirements installed once for the run."""
-    layer = tmp_path_factory.mktemp("layer") / "venv"
-    venv.create(layer, with_pip=True)
-    requirements = [
-        requirement
-        for project in (ROOT, *BUNDLED)
-        for requirement in tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
-        if not requirement.startswith("hermesos-")
-    ]
-    _pip(layer, "install", *requirements)
+    with _built_once(tmp_path_factory, "hermesos-layer") as (folder, build):
+        layer = folder / "venv"
+        if build:
+            shutil.rmtree(folder, ignore_errors=True)
+            venv.create(layer, with_pip=True)
+            requirements = [
+                requirement
+                for project in (ROOT, *BUNDLED)
+                for requirement in tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+                if not requirement.startswith("hermesos-")
+            ]
+            _pip(layer, "install", *requirements)
     return Environments(layer, wheels)
