@@ -18,6 +18,7 @@ naming both.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -36,6 +37,10 @@ WIRE_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")
 WIRE_MAX = 64
 _OTHER = re.compile(r"[^a-zA-Z0-9_-]")
 _HASHED_PREFIX = WIRE_MAX - 9  # the prefix kept, then "_" and 8 hex digits
+# The issue details a WireNames remembers as naming no renamed tool, and the longest it remembers: the
+# same few details ("must be an integer, got string") come back on every failed call (bench_adapters, row 1e).
+_PLAIN_MAX = 1024
+_PLAIN_LONGEST = 200
 
 
 def wire_name(name: str) -> str:
@@ -70,6 +75,8 @@ class WireNames:
     to_name: Mapping[str, str]
     _renamed: re.Pattern[str] | None
     _mentions: re.Pattern[str] | None
+    # Details known to name no renamed tool; not a field that compares, hashes or prints.
+    _plain: dict[str, None] = dataclasses.field(compare=False, repr=False)
 
     def __init__(self, names: Iterable[str]) -> None:
         to_wire: dict[str, str] = {}
@@ -102,6 +109,7 @@ class WireNames:
             to_name=MappingProxyType(to_name),
             _renamed=renamed,
             _mentions=mentions,
+            _plain={},
         )
 
     def rewrite(self, text: str) -> str:
@@ -159,20 +167,37 @@ class WireNames:
         """
         if self._renamed is None:  # no tool's wire name differs from its name: nothing to rename
             return error
-        # On every failed call a model is told about (bench_adapters, row 1e): each field is renamed once, and
-        # the error is rebuilt only when one of them changed.
-        values: dict[str, Any] = {}
-        changed = False
+        # On every failed call a model is told about (bench_adapters, row 1e): whether a field changes is
+        # decided first, field by field, the common fields inline; only an error with one that does is
+        # rebuilt, from every field renamed.
+        plain = self._plain
         for field in error.fields:
             value = getattr(error, field)
-            if field == "tool" and type(value) is str:  # every tool error has one: looked up here, not in a call
-                renamed = self.to_wire.get(value, value)
+            if field == "tool" and type(value) is str:  # every tool error has one
+                if self.to_wire.get(value, value) != value:
+                    break
+            elif field == "issues" and type(value) is tuple and self._mentions is not None:
+                search = self._mentions.search
+                for issue in value:  # a loop, not any(): _renamed_field's, with the details remembered
+                    detail = issue.detail
+                    if type(detail) is not str:  # a subclass's own hash is never run
+                        if search(detail) is not None:
+                            break
+                    elif detail not in plain:
+                        if search(detail) is not None:
+                            break
+                        if len(plain) < _PLAIN_MAX and len(detail) <= _PLAIN_LONGEST:
+                            plain[detail] = None
+                else:
+                    continue
+                break
             else:
                 renamed = self._renamed_field(field, value)
-            values[field] = renamed
-            changed = changed or (renamed is not value and renamed != value)
-        if not changed:
+                if renamed is not value and renamed != value:
+                    break
+        else:
             return error
+        values = {field: self._renamed_field(field, getattr(error, field)) for field in error.fields}
         rebuilt = type(error)(**values)
         rebuilt.__cause__ = error
         return rebuilt
@@ -186,7 +211,7 @@ class WireNames:
             return self.rewrite(value)
         if field == "issues" and isinstance(value, tuple) and self._mentions is not None:
             search = self._mentions.search
-            for issue in value:  # a loop, not any(): this is on every failed call (bench_adapters, row 1e)
+            for issue in value:
                 if search(issue.detail) is not None:
                     return tuple(issue._replace(detail=self.rewrite(issue.detail)) for issue in value)
             return value
