@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from typing import Any
 
     from hermes_core import schema
+    from hermes_core._approval import Approval, ApprovalRequest, Ask
     from hermes_core._content import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
     from hermes_core._decorator import tool
     from hermes_core._errors import (
@@ -52,6 +53,9 @@ __all__ = [
     "NAME_MAX",
     "NAME_PATTERN",
     "PERMISSION_PATTERN",
+    "Approval",
+    "ApprovalRequest",
+    "Ask",
     "Audio",
     "Content",
     "EmbeddedResource",
@@ -107,6 +111,9 @@ __all__ = [
 
 # Where each public name lives: a module of the package (schema), or the private module defining it.
 _PLACES: dict[str, str] = {
+    "Approval": "hermes_core._approval",
+    "ApprovalRequest": "hermes_core._approval",
+    "Ask": "hermes_core._approval",
     "MEDIA_MAX": "hermes_core._content",
     "Audio": "hermes_core._content",
     "Content": "hermes_core._content",

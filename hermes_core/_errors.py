@@ -268,19 +268,61 @@ class PermissionDeniedError(ToolError):
 
     Attributes:
         tool: the name of the tool that was called.
-        permission: the permission that was not granted, e.g. ``fs:write``.
+        permission: the permission that was not granted, e.g. ``fs:write``
+            (the first of those a provider asked approval for, when it was not given).
+        reason: ``"not_granted"`` (nothing granted it, or a provider denied
+            it), ``"no_approver"`` (a provider asked for a person's approval
+            and the runtime has no approver) or ``"declined"`` (the approver
+            declined this call).
+        detail: for ``"declined"``, the person's message to the model; for
+            ``"no_approver"``, what the providers said about why approval is
+            needed; else None.
+
+    Raises:
+        ValueError: *reason* is not one of the three.
 
     """
 
     code = ErrorCode.PERMISSION_DENIED
-    fields = ("tool", "permission")
+    fields = ("tool", "permission", "reason", "detail")
 
-    def __init__(self, tool: str, permission: str) -> None:
+    def __init__(
+        self,
+        tool: str,
+        permission: str,
+        *,
+        reason: Literal["not_granted", "no_approver", "declined"] = "not_granted",
+        detail: str | None = None,
+    ) -> None:
+        if reason not in _DENIALS:
+            raise ValueError(f"reason must be one of {_alternatives(_DENIALS)}, got {reason!r}")
         self.tool = tool
         self.permission = permission
-        super().__init__(
-            format_message(f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE)
-        )
+        self.reason = reason
+        self.detail = detail
+        if reason == "declined":
+            said = f", saying: {_quote(detail, 500)}" if detail else ""
+            text = format_message(f"A person declined this call of {tool}{said}", _DECLINED_ADVICE)
+        elif reason == "no_approver":
+            why = f" ({detail})" if detail else ""
+            text = format_message(
+                f'{tool} needs a person\'s approval for the "{permission}" permission{why}, '
+                "and this runtime has no approver, so the call was not made",
+                _NO_APPROVER_ADVICE,
+            )
+        else:
+            text = format_message(
+                f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE
+            )
+        super().__init__(text)
+
+
+_DENIALS = ("not_granted", "no_approver", "declined")
+_DECLINED_ADVICE = "Do not call it again unless they ask you to."
+_NO_APPROVER_ADVICE = (
+    "To allow it, pass an approver (Runtime(approver=...)), or grant the permission in the policy "
+    "instead of asking. Retrying with different arguments will not help."
+)
 
 
 @final

@@ -2,7 +2,8 @@
 
 A tool declares permissions such as ``fs:write``. A runtime denies by
 default: each permission a tool declares must be granted, by a grant pattern
-or by a provider, and no provider may deny it. Any deny wins over any grant.
+or by a provider, and no provider may deny it. Any deny wins over any ask
+(a provider's "have a person approve it"), and any ask over any grant.
 
 Grant patterns:
 
@@ -19,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
+from hermes_core._approval import Ask, audit
 from hermes_core._errors import InvalidDefinitionError, PermissionDeniedError
 from hermes_core._frozen import derive, frozen
 
@@ -52,11 +54,13 @@ class PermissionProvider(Protocol):
     (see the ``hermes_write_roots`` hook), or has more than one hard link.
     """
 
-    def check(self, tool: Tool, permission: str) -> bool | None:
+    def check(self, tool: Tool, permission: str) -> bool | Ask | None:
         """Decide one permission for one call of *tool*.
 
         Returns:
-            True to grant it, False to deny it (a deny wins over every grant),
+            True to grant it, False to deny it (a deny wins over every ask and
+            grant), an :class:`~hermes_core.Ask` to have a person approve the
+            call (an ask wins over every grant; see ``Runtime(approver=...)``),
             or None to have no opinion. Exceptions are not swallowed: they
             propagate from ``Runtime.call``.
 
@@ -164,17 +168,31 @@ class EnvGrants:
         return f"EnvGrants({list(self.patterns)!r})"
 
 
-#: What a call must run before its handler: raises PermissionDeniedError, or returns.
-Gate = Callable[[], None]
+#: What the runtime calls the grant patterns in an audit record.
+GRANTS_SOURCE = "grants"
+
+#: The permissions that asked, and their providers' reasons, in the tool's order.
+Asked = tuple[tuple[str, ...], tuple[str | None, ...]]
+
+#: What a call must run before its input is checked, given the call's id when the audit log listens (else None):
+#: raises PermissionDeniedError, or returns what asked for approval (None: nothing did).
+Gate = Callable[[str | None], Asked | None]
+
+
+def _source(provider: PermissionProvider) -> str:
+    """What an audit record calls *provider*: its type's qualified name."""
+    kind = type(provider)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 @final
 @frozen(eq=False)
 class Permissions:
-    """The permission decisions of one runtime: its grant patterns, then its providers; any deny wins.
+    """The permission decisions of one runtime: its grant patterns, then its providers.
 
+    Any deny wins; then any ask (:class:`~hermes_core.Ask`); then any grant.
     :meth:`gate` decides, once per tool, what each call of it must ask, so
-    that a call of a tool whose permissions the grants settle asks nothing.
+    that a call of a tool that declares no permission asks nothing.
 
     Attributes:
         grants: the runtime's grant patterns.
@@ -187,11 +205,11 @@ class Permissions:
     providers: tuple[PermissionProvider, ...] = ()
 
     def gate(self, tool: Tool) -> Gate | None:
-        """What a call of *tool* must run before its handler, or None when nothing needs asking.
+        """What a call of *tool* must run before its input is checked, or None when nothing needs asking.
 
-        Without providers the grants decide once: every permission granted
-        needs nothing, else each call raises for the first one missing. With
-        providers, each call asks them (:meth:`decide`).
+        Without providers the grants decide once: the gate only writes the
+        audit records (when the audit log listens) or raises for the first
+        permission missing. With providers, each call asks them (:meth:`decide`).
         """
         if not tool.permissions:
             return None
@@ -200,31 +218,70 @@ class Permissions:
         for permission in tool.permissions:
             if not self.grants.allows(permission):
                 return functools.partial(_deny, tool.name, permission)
-        return None
+        return functools.partial(_granted, tool.name, tool.permissions)
 
-    def decide(self, tool: Tool) -> None:
-        """Decide every permission of *tool* for one call.
+    def decide(self, tool: Tool, call_id: str | None = None) -> Asked | None:
+        """Decide every permission of *tool* for one call, writing audit records under *call_id* if it is given.
+
+        Returns:
+            None when every permission is granted, else the permissions a
+            provider answered :class:`~hermes_core.Ask` for, with their reasons.
 
         Raises:
-            PermissionDeniedError: a provider denied a permission, or nothing granted it.
-            TypeError: a provider answered something other than True, False or None.
+            PermissionDeniedError: a provider denied a permission, or nothing granted nor asked for it.
+            TypeError: a provider answered something other than True, False, None or an ``Ask``.
         """
+        asked: list[str] = []
+        reasons: list[str | None] = []
+        asks: list[tuple[str, str]] = []  # (permission, source), audited once nothing denies
+        granted: list[tuple[str, str]] = []
         for permission in tool.permissions:
-            granted = self.grants.allows(permission)
+            source = GRANTS_SOURCE if self.grants.allows(permission) else None
+            ask: Ask | None = None
             for provider in self.providers:
                 answer = provider.check(tool, permission)
+                if answer is None:
+                    continue
                 if answer is False:
+                    if call_id is not None:
+                        audit(call_id, tool.name, permission, "denied", _source(provider))
                     raise PermissionDeniedError(tool.name, permission)
                 if answer is True:
-                    granted = True
-                elif answer is not None:
+                    source = source or _source(provider)
+                elif type(answer) is Ask:
+                    if ask is None:
+                        ask = answer
+                        asks.append((permission, _source(provider)))
+                else:
                     raise TypeError(
                         f"permission provider {provider!r} returned {answer!r} for {tool.name} / {permission}; "
-                        "check() must return True, False or None"
+                        "check() must return True, False or None, or an Ask"
                     )
-            if not granted:
+            if ask is not None:
+                asked.append(permission)
+                reasons.append(ask.reason)
+            elif source is None:
+                if call_id is not None:
+                    audit(call_id, tool.name, permission, "denied", "nothing granted it")
                 raise PermissionDeniedError(tool.name, permission)
+            else:
+                granted.append((permission, source))
+        if call_id is not None:
+            for permission, source in granted:
+                audit(call_id, tool.name, permission, "granted", source)
+            for permission, source in asks:
+                audit(call_id, tool.name, permission, "asked", source)
+        return (tuple(asked), tuple(reasons)) if asked else None
 
 
-def _deny(tool: str, permission: str) -> None:
+def _granted(tool: str, permissions: tuple[str, ...], call_id: str | None) -> None:
+    """The gate of a tool whose permissions the grants settle: audit records only."""
+    if call_id is not None:
+        for permission in permissions:
+            audit(call_id, tool, permission, "granted", GRANTS_SOURCE)
+
+
+def _deny(tool: str, permission: str, call_id: str | None) -> None:
+    if call_id is not None:
+        audit(call_id, tool, permission, "denied", "nothing granted it")
     raise PermissionDeniedError(tool, permission)

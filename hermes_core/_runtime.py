@@ -37,11 +37,22 @@ from hermes_core._aio import (
     run_in_thread,
     to_thread,
 )
+from hermes_core._approval import (
+    APPROVER,
+    Approval,
+    ApprovalRequest,
+    Approved,
+    Approver,
+    audit,
+    audit_enabled,
+)
 from hermes_core._checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
+    InvalidDefinitionError,
     OutputInvalidError,
+    PermissionDeniedError,
     ToolError,
     ToolFailedError,
     ToolNotFoundError,
@@ -51,7 +62,7 @@ from hermes_core._errors import (
 from hermes_core._frozen import derive, frozen
 from hermes_core._issues import Issue, TooManyIssues
 from hermes_core._names import suggest
-from hermes_core._permissions import Gate, PermissionProvider, Permissions, StaticGrants
+from hermes_core._permissions import Asked, Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
 from hermes_core._resources import logger as _logger
 from hermes_core._tools import Tool, check_timeout
@@ -91,7 +102,7 @@ class _Entry:
     is_async: bool
     input: _Check
     output: _Check
-    gate: Gate | None  # None when no permission needs asking at call time
+    gate: Gate | None  # None when the tool declares no permission
     timeout: float | None  # the tool's, else the runtime's
     inline: bool  # a plain handler that runs on the event loop's thread under await call()
 
@@ -141,7 +152,13 @@ class Runtime:
         grants: grant patterns: ``fs:write``, ``fs:*`` (a whole namespace) or ``*``.
         providers: permission providers, objects with
             ``check(tool, permission) -> bool | None``, asked on every call of a
-            tool that declares permissions. Any False denies, whatever else grants.
+            tool that declares permissions. Any False denies, whatever else
+            grants; an :class:`~hermes_core.Ask` has the *approver* decide.
+        approver: who answers a provider's ask: a plain or ``async`` callable
+            given an :class:`~hermes_core.ApprovalRequest` (the input already
+            validated) and returning an :class:`~hermes_core.Approval`. Called
+            after the input is checked and before the handler runs, within the
+            call's time limit. None: every ask is a denial (``reason="no_approver"``).
         schemas: named schemas, name to schema, that tools use through ``s.ref(name)``.
         timeout: the most seconds a call may take, for the tools that set none
             themselves (None: no limit).
@@ -167,6 +184,8 @@ class Runtime:
     _entries: dict[str, _Entry]
     _resources: tuple[Resource, ...]
     _life: Lifecycle
+    _approver: Approver | None
+    _approved: Approved
 
     def __init__(
         self,
@@ -178,6 +197,7 @@ class Runtime:
         timeout: float | None = None,
         resources: Iterable[Resource] = (),
         resource_labels: Iterable[str] | None = None,
+        approver: Approver | None = None,
     ) -> None:
         default_timeout = check_timeout("Runtime()", "timeout", timeout)
         permissions = Permissions(StaticGrants(grants), check_providers("Runtime()", "providers", providers))
@@ -189,6 +209,14 @@ class Runtime:
         entries = {name: _Entry.make(tool, named, permissions, default_timeout) for name, tool in registered.items()}
         derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
         derive(self, _resources=held, _life=Lifecycle(held, labels))
+        if approver is not None and not callable(approver):
+            raise InvalidDefinitionError(
+                "Runtime()",
+                "approver",
+                "must be a plain or async callable taking an ApprovalRequest and returning an Approval, "
+                f"got {type(approver).__name__}",
+            )
+        derive(self, _approver=approver, _approved=Approved())
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -379,9 +407,10 @@ class Runtime:
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         # One deadline from here, the checks spending the handler's time; no clock read when untimed.
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is not None:
-            _ask(entry)
-        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        if entry.gate is None:
+            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        else:  # permissions, input, then approval
+            parsed, call_id = await self._admit(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         try:
             if entry.is_async:
@@ -434,9 +463,10 @@ class Runtime:
             entry = self._missing(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is not None:
-            _ask(entry)
-        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        if entry.gate is None:
+            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        else:  # permissions, input, then approval
+            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
         if seconds is None and not entry.is_async:
             try:
                 result = entry.handler(parsed)
@@ -462,6 +492,113 @@ class Runtime:
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
         return result
+
+    # -- permissions and approval, for a tool that declares permissions -------------------
+
+    def _request(self, entry: _Entry, asked: Asked | None, call_id: str | None, parsed: Any) -> ApprovalRequest | None:
+        """The approver's request for a call whose providers *asked*, or None when nothing needs approving.
+
+        Raises:
+            PermissionDeniedError: something asked and this runtime has no approver (``reason="no_approver"``).
+        """
+        if asked is None:
+            return None
+        permissions, reasons = asked
+        call_id = call_id or _call_id()
+        if (entry.name, permissions) in self._approved:
+            if audit_enabled():
+                for permission in permissions:
+                    audit(call_id, entry.name, permission, "approved", f"{APPROVER} (always)")
+            return None
+        if self._approver is None:
+            if audit_enabled():
+                for permission in permissions:
+                    audit(call_id, entry.name, permission, "denied", "no approver")
+            said = [f'"{p}": {r}' for p, r in zip(permissions, reasons, strict=True) if r]
+            others = [f'"{p}"' for p in permissions[1:]]
+            detail = "; ".join([*said, *(["also " + ", ".join(others)] if others else [])]) or None
+            raise PermissionDeniedError(entry.name, permissions[0], reason="no_approver", detail=detail)
+        return ApprovalRequest(entry.tool, permissions, reasons, call_id, parsed)
+
+    def _settle(self, entry: _Entry, request: ApprovalRequest, answer: Any) -> None:
+        """Act on the approver's *answer*: remember an "always", raise for a decline, audit either way."""
+        if type(answer) is not Approval:
+            error = TypeError(f"the approver returned {type(answer).__name__}; it must return an Approval")
+            raise _provider_failure(entry, error, "the approver", request.call_id) from None
+        declined = answer.decision == "decline"
+        if audit_enabled():
+            for permission in request.permissions:
+                audit(request.call_id, entry.name, permission, "declined" if declined else "approved", APPROVER)
+        if declined:
+            raise PermissionDeniedError(entry.name, request.permissions[0], reason="declined", detail=answer.message)
+        if answer.decision == "always":
+            self._approved.add((entry.name, request.permissions))
+
+    def _admit_sync(
+        self,
+        entry: _Entry,
+        value: Any,
+        shown: str | None,
+        call_id: str | None,
+        *,
+        deadline: float,
+        seconds: float | None,
+    ) -> tuple[Any, str | None]:
+        """Permissions, input and approval of one call_sync: the parsed input, and the call's id if one was made."""
+        asked, call_id = _gate(entry, call_id)
+        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        request = self._request(entry, asked, call_id, parsed)
+        if request is None:
+            return parsed, call_id
+        approver = self._approver
+        assert approver is not None  # _request raised otherwise
+        left = None if seconds is None else _left(entry, deadline, seconds, "input", request.call_id)
+        try:
+            if inspect.iscoroutinefunction(approver):
+                require_no_loop(entry.name)
+                answer = run_coroutine(approver(request), left)
+            elif left is None:
+                answer = approver(request)
+            else:
+                answer = run_in_thread(approver, request, left, entry, entry.name)
+            if type(answer) is CoroutineType:  # a plain callable that returned one: run it as an async approver's
+                require_no_loop(entry.name, answer)
+                answer = run_coroutine(answer, None if left is None else deadline - monotonic())
+        except Exception as error:
+            _approver_failed(entry, error, seconds, request.call_id)
+        self._settle(entry, request, answer)
+        return parsed, request.call_id
+
+    async def _admit(
+        self,
+        entry: _Entry,
+        value: Any,
+        shown: str | None,
+        call_id: str | None,
+        *,
+        deadline: float,
+        seconds: float | None,
+    ) -> tuple[Any, str | None]:
+        """:meth:`_admit_sync` for :meth:`call`: an async approver awaited, a plain one run on a worker thread."""
+        asked, call_id = _gate(entry, call_id)
+        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        request = self._request(entry, asked, call_id, parsed)
+        if request is None:
+            return parsed, call_id
+        approver = self._approver
+        assert approver is not None  # _request raised otherwise
+        left = None if seconds is None else _left(entry, deadline, seconds, "input", request.call_id)
+        try:
+            if inspect.iscoroutinefunction(approver):
+                answer = await await_within(approver(request), left)
+            else:  # it may block, waiting for a person: never on the event loop's thread
+                answer = await to_thread(approver, request, left, entry, entry.name)
+            if inspect.isawaitable(answer):
+                answer = await await_within(answer, None if left is None else deadline - monotonic())
+        except Exception as error:
+            _approver_failed(entry, error, seconds, request.call_id)
+        self._settle(entry, request, answer)
+        return parsed, request.call_id
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.
@@ -501,15 +638,30 @@ def _call_id() -> str:
     return os.urandom(8).hex()
 
 
-def _ask(entry: _Entry) -> None:
-    """Run *entry*'s permission gate: PermissionDeniedError as it is, a provider's own failure as TOOL_FAILED."""
+def _gate(entry: _Entry, call_id: str | None) -> tuple[Asked | None, str | None]:
+    """Run *entry*'s permission gate: what asked for approval, and the call's id (made here for the audit log).
+
+    PermissionDeniedError passes as it is, a provider's own failure becomes TOOL_FAILED.
+    """
     assert entry.gate is not None
+    if audit_enabled():
+        call_id = call_id or _call_id()
+        audited: str | None = call_id
+    else:
+        audited = None
     try:
-        entry.gate()
+        return entry.gate(audited), call_id
     except ToolError:
         raise
     except Exception as error:  # a permission provider's own failure: the call is not made
-        raise _provider_failure(entry, error) from error
+        raise _provider_failure(entry, error, "a permission provider", call_id) from error
+
+
+def _approver_failed(entry: _Entry, error: Exception, seconds: float | None, call_id: str) -> NoReturn:
+    """Raise what a call raises when its approver raised *error* or ran out of the call's time."""
+    if isinstance(error, Expired | Stranded | ToolError):
+        _fail(entry, error, seconds, call_id)
+    raise _provider_failure(entry, error, "the approver", call_id) from error
 
 
 def _run_returned(entry: _Entry, coroutine: Any, seconds: float | None, call_id: str | None) -> Any:
@@ -521,13 +673,11 @@ def _run_returned(entry: _Entry, coroutine: Any, seconds: float | None, call_id:
         _fail(entry, error, seconds, call_id)
 
 
-def _provider_failure(entry: _Entry, error: Exception) -> ToolFailedError:
-    """TOOL_FAILED for a permission provider that raised (or answered neither True, False nor None), logged."""
-    call_id = _call_id()
-    _logger().error(
-        "%s (call %s): a permission provider raised %s", entry.name, call_id, type(error).__name__, exc_info=error
-    )
-    detail = f"a permission provider raised {exception_type_name(error)}, so the call was not made"
+def _provider_failure(entry: _Entry, error: Exception, who: str, call_id: str | None) -> ToolFailedError:
+    """TOOL_FAILED for a permission provider or an approver (*who*) that raised or answered nonsense, logged."""
+    call_id = call_id or _call_id()
+    _logger().error("%s (call %s): %s raised %s", entry.name, call_id, who, type(error).__name__, exc_info=error)
+    detail = f"{who} raised {exception_type_name(error)}, so the call was not made"
     return ToolFailedError(detail, tool=entry.name, reason="reported", call_id=call_id)
 
 

@@ -105,7 +105,10 @@ def test_each_class_declares_its_fields_once() -> None:
         "SchemaError": (("issues", "subject"), ("path", "detail", "issues")),
         "InputInvalidError": (("tool", "issues"), ("tool", "issues")),
         "OutputInvalidError": (("tool", "issues"), ("tool", "issues")),
-        "PermissionDeniedError": (("tool", "permission"), ("tool", "permission")),
+        "PermissionDeniedError": (
+            ("tool", "permission", "reason", "detail"),
+            ("tool", "permission", "reason", "detail"),
+        ),
         "ToolNotFoundError": (("name", "suggestions"), ("name", "suggestions")),
         "InvalidDefinitionError": (("declaration", "field", "detail"), ("declaration", "field", "detail")),
         "ToolFailedError": (
@@ -189,6 +192,8 @@ GOLDEN_DICTS: dict[str, dict[str, Any]] = {
         "retryable": False,
         "tool": "fs.write",
         "permission": "fs:write",
+        "reason": "not_granted",
+        "detail": None,
     },
     "ToolNotFoundError": {
         "code": "TOOL_NOT_FOUND",

@@ -1,4 +1,4 @@
-"""hermesos-policy: a permission provider reading grants and denies from a TOML policy file.
+"""hermesos-policy: a permission provider reading grants, asks and denies from a TOML policy file.
 
 The file is found when plugins are loaded (see :func:`find_policy_file`), read
 and checked once, then consulted on every call of a tool that declares
@@ -7,6 +7,7 @@ permissions::
     # ~/.config/hermesos/policy.toml
     grant = ["net:fetch"]            # for every tool
     deny = ["shell:*"]               # for every tool; a deny always wins
+    ask = ["fs:delete"]              # for every tool: a person approves each call
 
     [tools."fs.write"]               # for the tool fs.write only
     grant = ["fs:write"]
@@ -18,7 +19,9 @@ For one tool and one permission, the rules that apply are the top-level lists
 and the lists of every ``[tools."<selector>"]`` table whose selector matches the
 tool. If any deny pattern that applies matches the permission, the answer is
 False (denied, whatever any other grant or provider says); otherwise, if any
-grant pattern that applies matches it, True; otherwise None (no opinion).
+ask pattern that applies matches it, an :class:`~hermes_core.Ask` (the runtime's
+approver decides each call, whatever grants it); otherwise, if any grant
+pattern that applies matches it, True; otherwise None (no opinion).
 
 A malformed file is an :class:`~hermes_core.InvalidDefinitionError` at load,
 naming the file and the line; it is never taken as an empty policy.
@@ -40,6 +43,7 @@ from typing import Any, Final, NoReturn, final
 
 from hermes_core import (
     GRANT_PATTERN,
+    Ask,
     InvalidDefinitionError,
     StaticGrants,
     Tool,
@@ -82,10 +86,10 @@ _MAX_BYTES_SETTING = s.integer(
     minimum=1, maximum=MAX_MAX_BYTES, description="the size of the largest policy file to read, in bytes"
 )
 
-_LISTS = ("grant", "deny")
+_LISTS = ("grant", "deny", "ask")
 _TOP_KEYS = (*_LISTS, "tools")
-_SHAPE = 'a policy has top-level grant = [...] and deny = [...] lists and [tools."<tool name>"] tables'
-_TOOL_SHAPE = "a tool table has only grant = [...] and deny = [...] lists"
+_SHAPE = 'a policy has top-level grant = [...], ask = [...] and deny = [...] lists and [tools."<tool name>"] tables'
+_TOOL_SHAPE = "a tool table has only grant = [...], ask = [...] and deny = [...] lists"
 
 _KeyPath = tuple[str | int, ...]
 _Patterns = tuple[str, ...]
@@ -94,21 +98,22 @@ _Patterns = tuple[str, ...]
 @final
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    """The checked grant and deny patterns of one part of the file: the top level (selector None) or one tool table."""
+    """The checked patterns of one part of the file: the top level (selector None) or one tool table."""
 
     selector: str | None
     grant: _Patterns
     deny: _Patterns
+    ask: _Patterns = ()
 
 
-# An entry of the index: the grant and the deny patterns of the rules with one selector.
-_Pair = tuple[StaticGrants, StaticGrants]
+# An entry of the index: the grant, deny and ask patterns of the rules with one selector.
+_Pair = tuple[StaticGrants, StaticGrants, StaticGrants]
 _NOTHING: Final = StaticGrants(())
 
 
-def _pair(grant: Sequence[str], deny: Sequence[str]) -> _Pair:
-    # A table often has one list of the two: the missing one is the shared empty set, not one more per table.
-    return StaticGrants(grant) if grant else _NOTHING, StaticGrants(deny) if deny else _NOTHING
+def _pair(grant: Sequence[str], deny: Sequence[str], ask: Sequence[str]) -> _Pair:
+    # A table often has one list of the three: a missing one is the shared empty set, not one more per table.
+    return tuple(StaticGrants(patterns) if patterns else _NOTHING for patterns in (grant, deny, ask))  # type: ignore[return-value]
 
 
 @final
@@ -135,42 +140,48 @@ class PolicyProvider:
 
     """
 
-    __slots__ = ("_everywhere", "_tools", "_under", "files", "source")
+    __slots__ = ("_ask", "_everywhere", "_tools", "_under", "files", "source")
 
     def __init__(self, rules: Sequence[_Rule] = (), source: str | None = None, files: Sequence[str] = ()) -> None:
         self.source = source
         self.files: tuple[str, ...] = tuple(files)
-        everywhere: tuple[list[str], list[str]] = ([], [])
-        tools: dict[str, tuple[list[str], list[str]]] = {}
-        under: dict[str, tuple[list[str], list[str]]] = {}
+        self._ask = Ask(f'the policy "{source}" asks a person to approve it')
+        everywhere: tuple[list[str], list[str], list[str]] = ([], [], [])
+        tools: dict[str, tuple[list[str], list[str], list[str]]] = {}
+        under: dict[str, tuple[list[str], list[str], list[str]]] = {}
         for rule in rules:
-            if not rule.grant and not rule.deny:
+            if not rule.grant and not rule.deny and not rule.ask:
                 continue
             if rule.selector is None:
                 lists = everywhere
             elif rule.selector.endswith(".*"):  # "fs.*" covers every name starting with "fs."
-                lists = under.setdefault(rule.selector[:-1], ([], []))
+                lists = under.setdefault(rule.selector[:-1], ([], [], []))
             else:
-                lists = tools.setdefault(rule.selector, ([], []))
+                lists = tools.setdefault(rule.selector, ([], [], []))
             lists[0].extend(rule.grant)
             lists[1].extend(rule.deny)
+            lists[2].extend(rule.ask)
         self._everywhere = _pair(*everywhere)
         self._tools = {name: _pair(*lists) for name, lists in tools.items()}
         self._under = {prefix: _pair(*lists) for prefix, lists in under.items()}
 
-    def decide(self, tool: str, permission: str) -> bool | None:
+    def decide(self, tool: str, permission: str) -> bool | Ask | None:
         """The policy's answer for the tool named *tool* asking for *permission*.
 
         Returns:
             False if a deny pattern applying to the tool matches the permission,
-            else True if a grant pattern applying to it does, else None.
+            else an :class:`~hermes_core.Ask` if an ask pattern applying to it
+            does, else True if a grant pattern applying to it does, else None.
 
         """
-        granted = False
-        for grant, deny in self._applying(tool):
+        granted = asked = False
+        for grant, deny, ask in self._applying(tool):
             if deny.allows(permission):
                 return False
+            asked = asked or ask.allows(permission)
             granted = granted or grant.allows(permission)
+        if asked:
+            return self._ask
         return True if granted else None
 
     def _applying(self, tool: str) -> list[_Pair]:
@@ -186,7 +197,7 @@ class PolicyProvider:
                 dot = tool.find(".", dot + 1)
         return pairs
 
-    def check(self, tool: Tool, permission: str) -> bool | None:
+    def check(self, tool: Tool, permission: str) -> bool | Ask | None:
         """The provider protocol: :meth:`decide` for *tool*'s name."""
         return self.decide(tool.name, permission)
 
@@ -427,7 +438,7 @@ def _refuse_nesting(text: str, source: str) -> None:
 
 def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> list[_Rule]:
     """The rules of a parsed policy; every problem found is appended to *problems* as (key path, detail)."""
-    rules = [_Rule(None, _patterns(document, "grant", (), problems), _patterns(document, "deny", (), problems))]
+    rules = [_rule(None, document, (), problems)]
     for key, value in document.items():
         if key not in _TOP_KEYS:
             problems.append(((key,), _unknown(key, value, _TOP_KEYS, _SHAPE)))
@@ -441,12 +452,12 @@ def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> li
         path: _KeyPath = ("tools", selector)
         if not isinstance(table, dict):
             problems.append(
-                (path, f'must be a table of grant and deny lists such as [tools."fs.write"], got {_type(table)}')
+                (path, f'must be a table of grant, ask and deny lists such as [tools."fs.write"], got {_type(table)}')
             )
             continue
         if not _is_selector(selector):
             hint = (
-                "use the top-level grant and deny lists for every tool"
+                "use the top-level grant, ask and deny lists for every tool"
                 if selector.strip() == "*"
                 else 'use a tool name such as "fs.write", or a name ending in ".*" (such as "fs.*") for every tool '
                 "under it"
@@ -458,10 +469,14 @@ def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> li
                 if isinstance(value, dict):  # [tools.fs.write]: an unquoted dotted name makes nested tables
                     shape += f'; if "{selector}.{key}" is a tool name, quote it: [tools."{selector}.{key}"]'
                 problems.append(((*path, key), _unknown(key, value, _LISTS, shape)))
-        rules.append(
-            _Rule(selector, _patterns(table, "grant", path, problems), _patterns(table, "deny", path, problems))
-        )
+        rules.append(_rule(selector, table, path, problems))
     return rules
+
+
+def _rule(selector: str | None, table: dict[str, Any], path: _KeyPath, problems: list[tuple[_KeyPath, str]]) -> _Rule:
+    """The checked lists of one part of the file (the top level, or the table of *selector*)."""
+    grant, deny, ask = (_patterns(table, key, path, problems) for key in _LISTS)
+    return _Rule(selector, grant, deny, ask)
 
 
 def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tuple[_KeyPath, str]]) -> _Patterns:

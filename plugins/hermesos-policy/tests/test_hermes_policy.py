@@ -29,7 +29,16 @@ from hermes_policy import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import InvalidDefinitionError, PermissionDeniedError, Runtime, Tool, define_tool
+from hermes_core import (
+    Approval,
+    ApprovalRequest,
+    Ask,
+    InvalidDefinitionError,
+    PermissionDeniedError,
+    Runtime,
+    Tool,
+    define_tool,
+)
 from hermes_core import schema as s
 from hermes_core.testing import check_plugin, raises_code
 
@@ -292,8 +301,8 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         grants = ["fs:write"]
         """,
         3,
-        ": grants is not a known key; did you mean grant? A policy has top-level grant = [...] and deny = [...] "
-        'lists and [tools."<tool name>"] tables',
+        ": grants is not a known key; did you mean grant? A policy has top-level grant = [...], ask = [...] and "
+        'deny = [...] lists and [tools."<tool name>"] tables',
     ),
     (
         "unknown key, no close match",
@@ -322,8 +331,8 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         grnat = ["fs:write"]
         """,
         3,
-        ': tools."fs.write".grnat is not a known key; did you mean grant? A tool table has only grant = [...] '
-        "and deny = [...] lists",
+        ': tools."fs.write".grnat is not a known key; did you mean grant? A tool table has only grant = [...], '
+        "ask = [...] and deny = [...] lists",
     ),
     (
         "unquoted dotted tool name",
@@ -332,7 +341,8 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         grant = ["fs:write"]
         """,
         1,
-        ": tools.fs.write is not a known table; a tool table has only grant = [...] and deny = [...] lists; "
+        ": tools.fs.write is not a known table; a tool table has only grant = [...], ask = [...] and deny = [...] "
+        "lists; "
         'if "fs.write" is a tool name, quote it: [tools."fs.write"]',
     ),
     (
@@ -398,7 +408,7 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         "fs.write" = ["fs:write"]
         """,
         2,
-        ': tools."fs.write" must be a table of grant and deny lists such as [tools."fs.write"], got an array',
+        ': tools."fs.write" must be a table of grant, ask and deny lists such as [tools."fs.write"], got an array',
     ),
     (
         "bad tool selector",
@@ -416,7 +426,7 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         grant = ["fs:write"]
         """,
         1,
-        ': tools."*" is not a tool selector; use the top-level grant and deny lists for every tool',
+        ': tools."*" is not a tool selector; use the top-level grant, ask and deny lists for every tool',
     ),
     (
         "several problems",
@@ -1161,3 +1171,67 @@ def test_a_policy_in_the_isolated_user_configuration_is_the_one_used(
     assert hermes_runtime(unit, "hermesos-policy").call_sync("unit.run", {}) == {}
     with raises_code("PERMISSION_DENIED"):
         hermes_runtime(unit).call_sync("unit.run", {})
+
+
+# -- ask: a person approves each call ---------------------------------------------------------------
+
+
+ASKING = """
+grant = ["fs:*"]
+ask = ["fs:write"]
+deny = ["shell:*"]
+
+[tools."web.*"]
+ask = ["net:fetch"]
+
+[tools."shell.run"]
+ask = ["shell:run"]
+"""
+
+
+def test_ask_top_level_and_per_tool_pattern(tmp_path: Path) -> None:
+    """An ask pattern answers Ask with the policy's name; deny beats ask, ask beats grant."""
+    for policy in (parse_policy(ASKING, "asking.toml"), load_policy(write(tmp_path, ASKING))):
+        answers = {t.name: policy.check(t, t.permissions[0]) for t in TOOLS}
+        assert answers["fs.read"] is True
+        assert answers["shell.run"] is False  # the top-level deny wins over the tool's ask
+        for name in ("fs.write", "web.get"):
+            assert isinstance(answers[name], Ask)
+            assert answers[name].reason == f'the policy "{policy.source}" asks a person to approve it'
+    assert parse_policy('[tools."fs.write"]\nask = ["fs:write"]').decide("fs.read", "fs:write") is None
+
+
+def test_ask_through_a_runtime_with_and_without_an_approver() -> None:
+    """The runtime's approver answers the policy's ask; without one, the ask is a denial saying how to approve."""
+    policy = parse_policy(ASKING, "asking.toml")
+    asked: list[tuple[str, ...]] = []
+
+    def approver(request: ApprovalRequest) -> Approval:
+        asked.append(request.permissions)
+        return Approval.once()
+
+    runtime = Runtime(TOOLS, providers=[policy], approver=approver)
+    assert runtime.call_sync("fs.write", {}) == "fs.write"
+    assert runtime.call_sync("fs.read", {}) == "fs.read"
+    assert asked == [("fs:write",)]
+    with pytest.raises(PermissionDeniedError) as caught:
+        Runtime(TOOLS, providers=[policy]).call_sync("fs.write", {})
+    assert caught.value.reason == "no_approver"
+    assert 'the policy "asking.toml" asks a person to approve it' in caught.value.message
+    assert "Runtime(approver=...)" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("policy", "line", "message"),
+    [
+        ('ask = "fs:write"', 1, ': ask must be a list of grant patterns such as ["fs:write"], got a string'),
+        ('[tools."fs.write"]\nask = ["fs:write", "FS"]', 2, ': tools."fs.write".ask[1] must be a grant pattern'),
+        ("aks = []", 1, ": aks is not a known key; did you mean ask?"),
+    ],
+)
+def test_a_malformed_ask_is_located(tmp_path: Path, policy: str, line: int, message: str) -> None:
+    """The ask lists are checked as the grant and deny lists are, naming the file and the line."""
+    path = write(tmp_path, policy)
+    with pytest.raises(InvalidDefinitionError) as caught:
+        load_policy(path)
+    assert str(caught.value).startswith(f'policy file "{path}", line {line}{message}')

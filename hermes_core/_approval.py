@@ -1,0 +1,167 @@
+"""Approval: a permission provider's third answer, the approver's request and answer, and the audit records.
+
+A provider may answer :class:`Ask` for a permission: the call then waits for
+the runtime's approver (``Runtime(approver=...)``), which is given an
+:class:`ApprovalRequest` once the input is validated and answers an
+:class:`Approval`. Every permission decision is one record on the
+``hermes_core.audit`` logger (see :func:`audit`), written only when that logger
+is enabled for ``INFO``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from time import time
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
+
+from hermes_core._frozen import frozen
+
+if TYPE_CHECKING:
+    from hermes_core._tools import Tool
+
+__all__ = ["AUDIT_LOGGER", "Approval", "ApprovalRequest", "Approver", "Ask", "audit", "audit_enabled"]
+
+#: The name of the logger every permission decision is recorded on, one record each.
+AUDIT_LOGGER: Final = "hermes_core.audit"
+_INFO: Final = 20  # logging.INFO, without importing logging (it costs every start-up)
+_audit: Any = None  # the logger, got on first use
+
+
+def _audit_logger() -> Any:
+    global _audit  # noqa: PLW0603 - one logger for the process, got on first use
+    if _audit is None:
+        import logging  # noqa: PLC0415 - see _INFO
+
+        _audit = logging.getLogger(AUDIT_LOGGER)
+    return _audit
+
+
+@final
+@frozen
+class Ask:
+    """A permission provider's answer "ask a person": the call waits for the runtime's approver.
+
+    A deny (``False``) from any provider wins over an ask; an ask wins over a grant.
+
+    Attributes:
+        reason: why approval is needed, shown to the approver (None: no reason given).
+
+    """
+
+    reason: str | None = None
+
+
+@final
+@frozen(eq=False)
+class ApprovalRequest:
+    """What the approver is asked: one call of one tool, its input already validated.
+
+    Attributes:
+        tool: the tool to be called.
+        permissions: the permissions a provider answered :class:`Ask` for, in the tool's order.
+        reasons: the reasons the providers gave, in the same order (None where a provider gave none).
+        call_id: the call's id, the same as in its audit records, span and errors.
+        input: the input the handler will get: parsed by the tool's schema, defaults filled in.
+
+    """
+
+    tool: Tool
+    permissions: tuple[str, ...]
+    reasons: tuple[str | None, ...]
+    call_id: str
+    input: Any
+
+
+_Decision: TypeAlias = Literal["once", "always", "decline"]
+
+
+@final
+@frozen
+class Approval:
+    """The approver's answer: make :meth:`once`, :meth:`always` or :meth:`decline` one.
+
+    Attributes:
+        decision: ``"once"`` (this call), ``"always"`` (every call of this tool
+            asking for these permissions, for the rest of the runtime's life)
+            or ``"decline"``.
+        message: for a decline, what the person said, passed on to the model (None: nothing).
+
+    """
+
+    decision: _Decision
+    message: str | None = None
+
+    @classmethod
+    def once(cls) -> Approval:
+        """Approve this call only."""
+        return cls("once")
+
+    @classmethod
+    def always(cls) -> Approval:
+        """Approve this call, and every later call of the same tool asking for the same permissions."""
+        return cls("always")
+
+    @classmethod
+    def decline(cls, message: str | None = None) -> Approval:
+        """Decline this call; *message*, if given, is passed on to the model."""
+        return cls("decline", message)
+
+
+#: The runtime's approver: a plain or async callable answering one request.
+Approver: TypeAlias = Callable[[ApprovalRequest], "Approval | Awaitable[Approval]"]
+
+
+@final
+class Approved:
+    """The (tool, permissions) pairs approved "always" in one runtime: beside the frozen runtime, in one slot."""
+
+    __slots__ = ("_lock", "_pairs")
+
+    def __init__(self) -> None:
+        self._pairs: set[tuple[str, tuple[str, ...]]] = set()
+        self._lock = threading.Lock()
+
+    def __contains__(self, pair: tuple[str, tuple[str, ...]]) -> bool:
+        return pair in self._pairs
+
+    def add(self, pair: tuple[str, tuple[str, ...]]) -> None:
+        """Remember *pair* as approved for good."""
+        with self._lock:
+            self._pairs.add(pair)
+
+
+def audit(call_id: str, tool: str, permission: str, decision: str, source: str) -> None:
+    """Write one permission decision on the ``hermes_core.audit`` logger; callers check :func:`audit_enabled` first.
+
+    The record's ``extra`` fields are ``call_id``, ``tool``, ``permission``,
+    ``decision`` (``granted``, ``denied``, ``asked``, ``approved`` or
+    ``declined``), ``source`` (what decided: ``grants``, a provider's type,
+    ``approver``...) and ``time`` (seconds since the epoch). Never the input.
+    """
+    _audit_logger().info(
+        "%s (call %s): %s %s by %s",
+        tool,
+        call_id,
+        permission,
+        decision,
+        source,
+        extra={
+            "call_id": call_id,
+            "tool": tool,
+            "permission": permission,
+            "decision": decision,
+            "source": source,
+            "time": time(),
+        },
+    )
+
+
+def audit_enabled() -> bool:
+    """Whether the ``hermes_core.audit`` logger is enabled for ``INFO`` (logging caches the answer)."""
+    return bool((_audit or _audit_logger()).isEnabledFor(_INFO))
+
+
+#: What the approval's parts are called in an audit record.
+APPROVER: Final = "approver"
+NO_APPROVER: Final = "no approver"
