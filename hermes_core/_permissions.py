@@ -220,6 +220,10 @@ class Permissions:
                 return functools.partial(_deny, tool.name, permission)
         return functools.partial(_granted, tool.name, tool.permissions)
 
+    def settles(self, tool: Tool) -> bool:
+        """Whether the grants alone grant every permission *tool* declares (and no provider is asked)."""
+        return bool(tool.permissions) and not self.providers and all(map(self.grants.allows, tool.permissions))
+
     def decide(self, tool: Tool, call_id: str | None = None) -> Asked | None:
         """Decide every permission of *tool* for one call, writing audit records under *call_id* if it is given.
 

@@ -105,6 +105,7 @@ class _Entry:
     gate: Gate | None  # None when the tool declares no permission
     timeout: float | None  # the tool's, else the runtime's
     inline: bool  # a plain handler that runs on the event loop's thread under await call()
+    settled: bool  # the grants settle every permission: the gate only writes audit records
 
     @classmethod
     def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
@@ -120,6 +121,7 @@ class _Entry:
             permissions.gate(tool),
             tool.timeout if tool.timeout is not None else timeout,
             tool.inline,
+            permissions.settles(tool),
         )
 
 
@@ -407,7 +409,7 @@ class Runtime:
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         # One deadline from here, the checks spending the handler's time; no clock read when untimed.
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is None:
+        if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
             parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         else:  # permissions, input, then approval
             parsed, call_id = await self._admit(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
@@ -463,10 +465,10 @@ class Runtime:
             entry = self._missing(name)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is None:
+        if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
             parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         else:  # permissions, input, then approval
-            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
+            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline, seconds)
         if seconds is None and not entry.is_async:
             try:
                 result = entry.handler(parsed)
@@ -534,19 +536,34 @@ class Runtime:
         if answer.decision == "always":
             self._approved.add((entry.name, request.permissions))
 
-    def _admit_sync(
+    def _admit_sync(  # noqa: PLR0917 - on the call path of every tool with permissions: positional is cheaper
         self,
         entry: _Entry,
         value: Any,
         shown: str | None,
         call_id: str | None,
-        *,
         deadline: float,
         seconds: float | None,
     ) -> tuple[Any, str | None]:
         """Permissions, input and approval of one call_sync: the parsed input, and the call's id if one was made."""
-        asked, call_id = _gate(entry, call_id)
+        if entry.settled:  # granted when the runtime was built: one logging check, and the records if it listens
+            if audit_enabled():
+                call_id = call_id or _call_id()
+                entry.gate(call_id)  # type: ignore[misc]  # a gated entry's
+            return _checked(entry.input, value, InputInvalidError, shown or entry.name), call_id
+        if audit_enabled():
+            audited = call_id = call_id or _call_id()
+        else:
+            audited = None
+        try:
+            asked = entry.gate(audited)  # type: ignore[misc]  # a gated entry's
+        except ToolError:
+            raise
+        except Exception as error:  # a permission provider's own failure: the call is not made
+            raise _provider_failure(entry, error, "a permission provider", call_id) from error
         parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        if asked is None:
+            return parsed, call_id
         request = self._request(entry, asked, call_id, parsed)
         if request is None:
             return parsed, call_id

@@ -333,3 +333,21 @@ def test_an_app_approves_one_call_and_declines_another_in_the_same_model_turn() 
             "Do not call it again unless they ask you to.",
         ),
     ]
+
+
+def test_await_call_writes_the_same_records(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=AUDIT)
+    asyncio.run(Runtime([write_tool()], grants=["fs:write"]).call("fs.write", {"path": "a"}))
+    asyncio.run(asking(Person(Approval.once())).call("fs.write", {"path": "a"}))
+    assert decisions(caplog) == [
+        ("fs.write", "fs:write", "granted", "grants"),
+        ("fs.write", "fs:write", "asked", f"{__name__}.Provider"),
+        ("fs.write", "fs:write", "approved", "approver"),
+    ]
+
+
+def test_a_tool_the_grants_settle_is_settled_and_asks_nobody() -> None:
+    runtime = Runtime([write_tool()], grants=["fs:*"], approver=Person())
+    assert runtime._entries["fs.write"].settled
+    assert runtime.call_sync("fs.write", {"path": "a"}) == "wrote a (w)"
+    assert not Runtime([write_tool()], grants=["fs:*"], providers=[Provider({})])._entries["fs.write"].settled
