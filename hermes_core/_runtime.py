@@ -551,19 +551,8 @@ class Runtime:
                 call_id = call_id or _call_id()
                 entry.gate(call_id)  # type: ignore[misc]  # a gated entry's
             return _checked(entry.input, value, InputInvalidError, shown or entry.name), call_id
-        if audit_enabled():
-            audited = call_id = call_id or _call_id()
-        else:
-            audited = None
-        try:
-            asked = entry.gate(audited)  # type: ignore[misc]  # a gated entry's
-        except ToolError:
-            raise
-        except Exception as error:  # a permission provider's own failure: the call is not made
-            raise _provider_failure(entry, error, "a permission provider", call_id) from error
+        asked, call_id = _gate(entry, call_id)
         parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-        if asked is None:
-            return parsed, call_id
         request = self._request(entry, asked, call_id, parsed)
         if request is None:
             return parsed, call_id
