@@ -5,7 +5,9 @@ the runtime's approver (``Runtime(approver=...)``), which is given an
 :class:`ApprovalRequest` once the input is validated and answers an
 :class:`Approval`. Every permission decision is one record on the
 ``hermes_core.audit`` logger (see :func:`audit`), written only when that logger
-is enabled for ``INFO``.
+has its own level set to ``INFO`` or lower: records are opt-in, and a root
+logger at ``INFO`` (which ``logging.basicConfig`` and the MCP SDK's server
+set) does not ask for a record of every call.
 """
 
 from __future__ import annotations
@@ -158,8 +160,13 @@ def audit(call_id: str, tool: str, permission: str, decision: str, source: str) 
 
 
 def audit_enabled() -> bool:
-    """Whether the ``hermes_core.audit`` logger is enabled for ``INFO`` (logging caches the answer)."""
-    return bool((_audit or _audit_logger()).isEnabledFor(_INFO))
+    """Whether the ``hermes_core.audit`` logger's own level asks for ``INFO`` records (and logging is not disabled).
+
+    Its own level, not the one it inherits: a process whose root logger is at
+    ``INFO`` has not asked for a record of every call.
+    """
+    logger = _audit or _audit_logger()
+    return bool(logger.level) and bool(logger.isEnabledFor(_INFO))
 
 
 #: What the approval's parts are called in an audit record.

@@ -310,6 +310,14 @@ def test_no_audit_record_when_nobody_listens(caplog: pytest.LogCaptureFixture) -
     assert [r for r in caplog.records if r.name == AUDIT] == []
 
 
+def test_a_root_logger_at_info_does_not_turn_the_audit_records_on(caplog: pytest.LogCaptureFixture) -> None:
+    # logging.basicConfig(level=INFO), as the MCP SDK's server does, is not a request for a record per call.
+    caplog.set_level(logging.INFO)
+    assert logging.getLogger(AUDIT).level == logging.NOTSET
+    asking(Person(Approval.once())).call_sync("fs.write", {"path": "a"})
+    assert [r for r in caplog.records if r.name == AUDIT] == []
+
+
 # -- adapters -------------------------------------------------------------------------------------
 
 
