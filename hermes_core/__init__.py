@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core import schema
     from hermes_core._approval import Approval, ApprovalRequest, Ask
     from hermes_core._content import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
+    from hermes_core._context import CallContext, LogMessage, Progress, current_call
     from hermes_core._decorator import tool
     from hermes_core._errors import (
         ErrorCode,
@@ -57,6 +58,7 @@ __all__ = [
     "ApprovalRequest",
     "Ask",
     "Audio",
+    "CallContext",
     "Content",
     "EmbeddedResource",
     "EnvGrants",
@@ -67,6 +69,7 @@ __all__ = [
     "InvalidDefinitionError",
     "Issue",
     "IssueKind",
+    "LogMessage",
     "OutputInvalidError",
     "PermissionDeniedError",
     "PermissionProvider",
@@ -75,6 +78,7 @@ __all__ = [
     "PluginOrigin",
     "PluginProblem",
     "PluginSet",
+    "Progress",
     "Resource",
     "ResourceError",
     "ResourceLink",
@@ -89,6 +93,7 @@ __all__ = [
     "ToolNotFoundError",
     "__version__",
     "case_key",
+    "current_call",
     "define_tool",
     "disable_tracing",
     "discover_plugins",
@@ -114,6 +119,10 @@ _PLACES: dict[str, str] = {
     "Approval": "hermes_core._approval",
     "ApprovalRequest": "hermes_core._approval",
     "Ask": "hermes_core._approval",
+    "CallContext": "hermes_core._context",
+    "LogMessage": "hermes_core._context",
+    "Progress": "hermes_core._context",
+    "current_call": "hermes_core._context",
     "MEDIA_MAX": "hermes_core._content",
     "Audio": "hermes_core._content",
     "Content": "hermes_core._content",

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from time import time
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
+from hermes_core import _tracing as tracing
 from hermes_core._frozen import frozen
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ class ApprovalRequest:
         reasons: the reasons the providers gave, in the same order (None where a provider gave none).
         call_id: the call's id, the same as in its audit records, span and errors.
         input: the input the handler will get: parsed by the tool's schema, defaults filled in.
+        message: the handler's own question, when the running call asks for a
+            confirmation (:meth:`~hermes_core.CallContext.confirm`, with no
+            *permissions*); None for a permission's approval.
 
     """
 
@@ -73,6 +77,7 @@ class ApprovalRequest:
     reasons: tuple[str | None, ...]
     call_id: str
     input: Any
+    message: str | None = None
 
 
 _Decision: TypeAlias = Literal["once", "always", "decline"]
@@ -116,7 +121,10 @@ Approver: TypeAlias = Callable[[ApprovalRequest], "Approval | Awaitable[Approval
 
 @final
 class Approved:
-    """The (tool, permissions) pairs approved "always" in one runtime: beside the frozen runtime, in one slot."""
+    """What was approved "always" in one runtime, beside the frozen runtime in one slot.
+
+    Each is a (tool, permissions) pair, or (tool, ("(confirm)", message)) for a handler's question.
+    """
 
     __slots__ = ("_lock", "_pairs")
 
@@ -140,8 +148,18 @@ def audit(call_id: str, tool: str, permission: str, decision: str, source: str) 
     ``decision`` (``granted``, ``denied``, ``asked``, ``approved`` or
     ``declined``), ``source`` (what decided: ``grants``, a provider's type,
     ``approver``...) and ``time`` (seconds since the epoch). Never the input.
+    With tracing on, the decision is also an event of the call's span,
+    ``hermesos.permission``, with the permission, decision and source.
     """
-    _audit_logger().info(
+    if tracing.TRACER is not None:
+        tracing.event(
+            "hermesos.permission",
+            {"hermesos.permission": permission, "hermesos.decision": decision, "hermesos.source": source},
+        )
+    logger = _audit or _audit_logger()
+    if not (logger.level and logger.isEnabledFor(_INFO)):
+        return
+    logger.info(
         "%s (call %s): %s %s by %s",
         tool,
         call_id,
@@ -160,11 +178,13 @@ def audit(call_id: str, tool: str, permission: str, decision: str, source: str) 
 
 
 def audit_enabled() -> bool:
-    """Whether the ``hermes_core.audit`` logger's own level asks for ``INFO`` records (and logging is not disabled).
+    """Whether decisions are recorded: the ``hermes_core.audit`` logger's own level asks for ``INFO``, or tracing is on.
 
     Its own level, not the one it inherits: a process whose root logger is at
     ``INFO`` has not asked for a record of every call.
     """
+    if tracing.TRACER is not None:
+        return True
     logger = _audit or _audit_logger()
     return bool(logger.level) and bool(logger.isEnabledFor(_INFO))
 

@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hermes_core import schema as s
+from hermes_core._context import CallContext, current_call
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._hints import needs_to_json, schema_from_hint, to_json
 from hermes_core._issues import shorten
 from hermes_core._names import check_name, suggest
 from hermes_core._toolhints import ToolHints
-from hermes_core._tools import Handler, Tool, gather_hints
+from hermes_core._tools import Handler, Tool, calls_current_call, gather_hints
 from hermes_core.schema import Schema
 
 __all__ = ["tool"]
@@ -150,9 +151,13 @@ def _from_function(
     fields: dict[str, Schema] = {}
     converters: dict[str, Callable[[Any], Any]] = {}
     parameters = list(inspect.signature(function).parameters.values())
+    contextual = calls_current_call(function)
     for parameter in parameters:
         label = f'parameter "{parameter.name}"'
         _check_parameter(decl, label, parameter, hints)
+        if hints[parameter.name] is CallContext:  # the call's context, passed in: not part of the input
+            contextual = True
+            continue
         schema, convert = schema_from_hint(hints[parameter.name], declaration=decl, field=label)
         text = documented.params.get(parameter.name)
         if parameter.default is not parameter.empty:
@@ -165,7 +170,7 @@ def _from_function(
         if convert is not None:
             converters[parameter.name] = convert
     for stray in documented.params:
-        if stray not in fields:
+        if stray not in fields and hints.get(stray) is not CallContext:
             close = suggest(stray, fields, limit=1)
             raise InvalidDefinitionError(
                 decl,
@@ -195,11 +200,14 @@ def _from_function(
         input=s.object(fields),
         output=output,
         permissions=permissions,  # type: ignore[arg-type] # any iterable: Tool makes it a checked tuple
-        handler=_keyword_handler(function, parameters, converters, returns is not _EMPTY and needs_to_json(returns)),
+        handler=_keyword_handler(
+            function, parameters, converters, returns is not _EMPTY and needs_to_json(returns), hints
+        ),
         timeout=timeout,
         inline=inline,
         hints=client_hints,
         media=media,
+        context=contextual,
     )
 
 
@@ -260,6 +268,7 @@ def _keyword_handler(
     parameters: list[inspect.Parameter],
     converters: Mapping[str, Callable[[Any], Any]],
     convert_result: bool,
+    hints: Mapping[str, Any],
 ) -> Handler:
     """A handler of the parsed input (a dict) calling *function* with its fields as arguments.
 
@@ -268,12 +277,18 @@ def _keyword_handler(
     ``**kwargs`` costs more than the rest of the call (bench case 2, @tool).
     The parsed input holds every parameter (defaults are filled in); a missing
     one, in a direct call of the handler, takes the function's own default.
+    A parameter annotated :class:`~hermes_core.CallContext` is given the running call's.
     """
-    namespace: dict[str, Any] = {"_fn": function, "_to_json": to_json}
+    namespace: dict[str, Any] = {"_fn": function, "_to_json": to_json, "_context": current_call}
     arguments: list[str] = []
     for index, parameter in enumerate(parameters):
         key = repr(parameter.name)
         value = f"args[{key}]"
+        if hints[parameter.name] is CallContext:
+            arguments.append(
+                "_context()" if parameter.kind is parameter.POSITIONAL_OR_KEYWORD else f"{parameter.name}=_context()"
+            )
+            continue
         if parameter.name in converters:
             namespace[f"_c{index}"] = converters[parameter.name]
             value = f"_c{index}({value})"

@@ -47,6 +47,7 @@ from hermes_core._approval import (
     audit_enabled,
 )
 from hermes_core._checks import check_providers, check_schemas, check_tools, check_wiring
+from hermes_core._context import CallContext, Listeners, LogMessage, Progress, checked, enter, leave
 from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
@@ -106,6 +107,7 @@ class _Entry:
     timeout: float | None  # the tool's, else the runtime's
     inline: bool  # a plain handler that runs on the event loop's thread under await call()
     settled: bool  # the grants settle every permission: the gate only writes audit records
+    contextual: bool  # the handler uses its call's context: the call sets it (see _context)
 
     @classmethod
     def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
@@ -122,6 +124,7 @@ class _Entry:
             tool.timeout if tool.timeout is not None else timeout,
             tool.inline,
             permissions.settles(tool),
+            tool.context,
         )
 
 
@@ -350,7 +353,15 @@ class Runtime:
             return found
         raise ToolNotFoundError(plain, suggest(plain, self._entries)) from None
 
-    def call(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Awaitable[Any]:  # noqa: A002
+    def call(
+        self,
+        name: str,
+        input: Any,  # noqa: A002
+        *,
+        timeout: float | None = UNSET,
+        on_progress: Callable[[Progress], object] | None = None,
+        on_log: Callable[[LogMessage], object] | None = None,
+    ) -> Awaitable[Any]:
         """Call the tool *name* with *input*; ``await`` it for the parsed output.
 
         Steps, in order; the handler runs only if every earlier step passed:
@@ -369,6 +380,12 @@ class Runtime:
                 spend it too, and the handler gets what they leave. When it is
                 up, an ``async`` handler is cancelled; a plain one on a worker
                 thread cannot be stopped, runs on, and its result is dropped.
+            on_progress: called with each :class:`~hermes_core.Progress` the
+                handler reports (:meth:`CallContext.progress`), on the thread it
+                reports from; None: progress goes nowhere.
+            on_log: called with each :class:`~hermes_core.LogMessage` the handler
+                sends (:meth:`CallContext.log`); None: they go to the
+                ``hermes_core.calls`` logger.
 
         Raises:
             ToolNotFoundError: no tool is registered under *name*.
@@ -382,9 +399,12 @@ class Runtime:
             InvalidDefinitionError: *timeout* is not a positive number or None.
 
         """
-        return self._call_as(name, input, timeout, None)
+        listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
+        return self._call_as(name, input, timeout, None, listeners)
 
-    def _call_as(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Awaitable[Any]:
+    def _call_as(
+        self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None = None
+    ) -> Awaitable[Any]:
         """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
 
         The front door routes a model's call with it, so that the error a model
@@ -393,19 +413,30 @@ class Runtime:
         """
         # A plain method returning the coroutine: the untraced path adds no coroutine frame.
         if tracing.TRACER is None:
-            return self._call(name, value, timeout, None, shown)
-        return self._traced(name, value, timeout, shown)
+            return self._call(name, value, timeout, None, shown, listeners)
+        return self._traced(name, value, timeout, shown, listeners)
 
-    async def _traced(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
+    async def _traced(self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return await self._call(name, value, timeout, call_id, shown)
+            return await self._call(name, value, timeout, call_id, shown, listeners)
 
-    async def _call(self, name: Any, value: Any, timeout: Any, call_id: str | None, shown: str | None) -> Any:
+    async def _call(  # noqa: PLR0917 - positional is cheaper, on every call
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        call_id: str | None,
+        shown: str | None,
+        listeners: Listeners | None = None,
+        context: CallContext | None = None,
+    ) -> Any:
         try:
             entry = self._entries[name]
         except Exception:  # see _missing
             entry = self._missing(name)
+        if entry.contextual and context is None:
+            return await self._in_context(entry, name, value, timeout, call_id, shown, listeners)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         # One deadline from here, the checks spending the handler's time; no clock read when untimed.
         deadline = 0.0 if seconds is None else monotonic() + seconds
@@ -413,6 +444,8 @@ class Runtime:
             parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         else:  # permissions, input, then approval
             parsed, call_id = await self._admit(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
+        if context is not None:
+            checked(context, parsed)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         try:
             if entry.is_async:
@@ -432,7 +465,15 @@ class Runtime:
             _left(entry, deadline, seconds, "output", call_id)
         return result
 
-    def call_sync(self, name: str, input: Any, *, timeout: float | None = UNSET) -> Any:  # noqa: A002
+    def call_sync(
+        self,
+        name: str,
+        input: Any,  # noqa: A002
+        *,
+        timeout: float | None = UNSET,
+        on_progress: Callable[[Progress], object] | None = None,
+        on_log: Callable[[LogMessage], object] | None = None,
+    ) -> Any:
         """Call the tool *name* from code without an event loop; as :meth:`call` otherwise.
 
         A plain handler runs inline, with no event loop and no thread, unless a
@@ -442,33 +483,48 @@ class Runtime:
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
-        return self._call_sync(name, input, timeout, None)
+        if on_progress is None and on_log is None:
+            return self._call_sync(name, input, timeout, None)
+        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
 
-    def _traced_sync(self, name: Any, value: Any, timeout: Any, shown: str | None) -> Any:
+    def _traced_sync(self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return self._call_sync(name, value, timeout, shown, call_id)
+            return self._call_sync(name, value, timeout, shown, call_id, listeners)
 
-    def _call_sync(self, name: Any, value: Any, timeout: Any, shown: str | None, call_id: str | None = None) -> Any:
+    def _call_sync(  # noqa: PLR0917 - positional is cheaper, on every call
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        call_id: str | None = None,
+        listeners: Listeners | None = None,
+        context: CallContext | None = None,
+    ) -> Any:
         """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call_as`).
 
         One frame for the whole call when tracing is off: a failed call's
         traceback passes through no wrapper (bench_adapters, row 1e).
         """
         if call_id is None and tracing.TRACER is not None:
-            return self._traced_sync(name, value, timeout, shown)
+            return self._traced_sync(name, value, timeout, shown, listeners)
         # Straight-line for a plain handler with no time limit (bench row 2.hermes_sync): one dict
         # lookup, two compiled checks and the handler; no clock read, no thread, no context copy.
         try:
             entry = self._entries[name]
         except Exception:  # see _missing
             entry = self._missing(name)
+        if entry.contextual and context is None:
+            return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         deadline = 0.0 if seconds is None else monotonic() + seconds
         if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
             parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
         else:  # permissions, input, then approval
             parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline, seconds)
+        if context is not None:
+            checked(context, parsed)
         if seconds is None and not entry.is_async:
             try:
                 result = entry.handler(parsed)
@@ -494,6 +550,55 @@ class Runtime:
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
         return result
+
+    # -- a call of a tool that uses its context ------------------------------------------------
+
+    def _context(self, entry: _Entry, call_id: str | None, listeners: Listeners | None) -> CallContext:
+        return CallContext(entry.tool, call_id or _call_id(), listeners, self._approver, self._approved)
+
+    def _in_context_sync(  # noqa: PLR0917
+        self,
+        entry: _Entry,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        call_id: str | None,
+        shown: str | None,
+        listeners: Listeners | None,
+    ) -> Any:
+        """:meth:`_call_sync` with the call's context set for its handler (see :mod:`hermes_core._context`)."""
+        context = self._context(entry, call_id, listeners)
+        token, gave_up = enter(context), None
+        try:
+            return self._call_sync(name, value, timeout, shown, context.call_id, listeners, context)
+        except BaseException as error:
+            gave_up = error if _gave_up(error) else None
+            raise
+        finally:
+            leave(token, context, gave_up)
+
+    async def _in_context(  # noqa: PLR0917
+        self,
+        entry: _Entry,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        call_id: str | None,
+        shown: str | None,
+        listeners: Listeners | None,
+    ) -> Any:
+        """:meth:`_call` with the call's context set for its handler, on this task and the threads it starts."""
+        import asyncio  # noqa: PLC0415 - a coroutine runs: it is imported
+
+        context = self._context(entry, call_id, listeners)
+        token, gave_up = enter(context, asyncio.get_running_loop()), None
+        try:
+            return await self._call(name, value, timeout, context.call_id, shown, listeners, context)
+        except BaseException as error:
+            gave_up = error if _gave_up(error) else None
+            raise
+        finally:
+            leave(token, context, gave_up)
 
     # -- permissions and approval, for a tool that declares permissions -------------------
 
@@ -661,6 +766,13 @@ def _gate(entry: _Entry, call_id: str | None) -> tuple[Asked | None, str | None]
         raise
     except Exception as error:  # a permission provider's own failure: the call is not made
         raise _provider_failure(entry, error, "a permission provider", call_id) from error
+
+
+def _gave_up(error: BaseException) -> bool:
+    """Whether a call ended by *error* was given up on while its handler may run on: a timeout or a cancellation."""
+    if isinstance(error, ToolFailedError):
+        return error.reason == "timeout"
+    return not isinstance(error, Exception)  # CancelledError, KeyboardInterrupt...
 
 
 def _approver_failed(entry: _Entry, error: Exception, seconds: float | None, call_id: str) -> NoReturn:

@@ -23,9 +23,10 @@ from hermes_core._issues import shorten
 from hermes_core._names import check_name
 from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
+from hermes_core.schema._inputs import tool_input
 from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
 
-__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "ToolHints", "check_timeout", "define_tool"]
+__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "ToolHints", "calls_current_call", "check_timeout", "define_tool"]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
@@ -54,7 +55,11 @@ class Tool:
         name: the tool's name, e.g. ``fs.write`` or ``getTinyImage`` (see :mod:`hermes_core._names`).
         description: what the tool does; the model reads it to decide whether to call it.
         version: semantic version of the tool.
-        input: the object schema (or ``s.ref``) its input must match.
+        input: the object schema (or ``s.ref``) its input must match. An
+            imported schema in it (``s.from_json_schema``) is taken closed:
+            its objects that list properties and leave
+            ``additionalProperties`` unsaid refuse other keys, and say so
+            when exported (see :mod:`hermes_core.schema._inputs`).
         output: the schema its result must match.
         permissions: the permissions a caller must be granted, e.g. ``("fs:write",)``.
         handler: the function called with the parsed input.
@@ -67,6 +72,10 @@ class Tool:
         media: the handler returns content (a :class:`~hermes_core.Content`,
             a block, a list of blocks, or a string), not JSON data; *output*
             then checks the content's structured data (see :mod:`hermes_core._content`).
+        context: the handler uses its call's context (:func:`~hermes_core.current_call`):
+            progress, log messages, cancellation, a person's confirmation. True
+            when given, and found by itself when the handler's own code calls
+            ``current_call()``; a call of a tool without it sets no context.
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -82,6 +91,7 @@ class Tool:
     inline: bool = False
     hints: ToolHints = field(default_factory=ToolHints)
     media: bool = False
+    context: bool = False
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -89,6 +99,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         decl = _check_fields(self)
+        derive(self, input=tool_input(self.input))
         if self.output is None:
             derive(self, output=AnySchema())
         validators = []
@@ -110,6 +121,10 @@ class Tool:
         check_timeout(decl, "timeout", self.timeout)
         if not isinstance(self.inline, bool):
             raise InvalidDefinitionError(decl, "inline", f"must be True or False, got {_describe(self.inline)}")
+        if not isinstance(self.context, bool):
+            raise InvalidDefinitionError(decl, "context", f"must be True or False, got {_describe(self.context)}")
+        if not self.context and calls_current_call(self.handler):
+            derive(self, context=True)
         if not isinstance(self.hints, ToolHints):
             raise InvalidDefinitionError(
                 decl, "hints", f"must be a ToolHints such as ToolHints(read_only=True), got {_describe(self.hints)}"
@@ -304,6 +319,7 @@ def define_tool(
     idempotent: bool | None = None,
     open_world: bool | None = None,
     media: bool = False,
+    context: bool = False,
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -343,6 +359,10 @@ def define_tool(
             blocks, or a string; anything else is ``OUTPUT_INVALID``. *output*,
             when given, is the schema of the content's structured data, which
             every result must then carry.
+        context: the handler uses its call's context
+            (:func:`~hermes_core.current_call`) through code it calls; a
+            handler that calls ``current_call()`` in its own code is found
+            without it.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -371,6 +391,7 @@ def define_tool(
             open_world=open_world,
         ),
         media=media,
+        context=context,
     )
 
 
@@ -458,3 +479,16 @@ def _check_permissions(decl: str, permissions: Iterable[str]) -> tuple[str, ...]
         if permission not in checked:
             checked.append(permission)
     return tuple(checked)
+
+
+def calls_current_call(handler: object) -> bool:
+    """Whether *handler*'s own code (nested functions included) names ``current_call``: it uses its call's context."""
+    function = inspect.unwrap(handler) if inspect.isfunction(handler) else type(handler).__call__
+    code = getattr(function, "__code__", None)
+    pending = [code] if code is not None else []
+    while pending:
+        current = pending.pop()
+        if "current_call" in current.co_names:
+            return True
+        pending.extend(const for const in current.co_consts if hasattr(const, "co_names"))
+    return False

@@ -22,7 +22,7 @@ from typing import Any
 from hermes_core._errors import ToolError, exception_type_name  # one rule names an exception's type: TOOL_FAILED's
 from hermes_core._version import __version__
 
-__all__ = ["TRACER", "disable_tracing", "enable_tracing", "tool_span", "tracing_enabled"]
+__all__ = ["TRACER", "disable_tracing", "enable_tracing", "event", "tool_span", "tracing_enabled"]
 
 #: The tracer every runtime's calls are traced with; None while tracing is off.
 #: The runtime reads it once per call, so turning tracing on or off takes
@@ -74,6 +74,12 @@ def disable_tracing() -> None:
 def tracing_enabled() -> bool:
     """Whether tool calls are traced: True after :func:`enable_tracing`, until :func:`disable_tracing`."""
     return TRACER is not None
+
+
+def event(name: str, attributes: dict[str, Any]) -> None:
+    """Add the event *name* to the current span (the running call's, while tracing is on)."""
+    if _trace is not None:
+        _trace.get_current_span().add_event(name, attributes)
 
 
 def _cancelled(error: BaseException) -> bool:

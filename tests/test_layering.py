@@ -2,8 +2,8 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``,
-``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_decorator``,
-``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_tracing``, ``_aio``, ``_resources``, ``_runtime``,
+``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
+``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``, ``serve``,
 ``_scaffold``, ``cli``, ``testing``.
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
@@ -39,13 +39,14 @@ LAYERS = [
     "_hints",
     "_toolhints",
     "_tools",
-    "_decorator",
+    "_tracing",
     "_approval",
     "_permissions",
     "_checks",
     "_guard",
-    "_tracing",
     "_aio",
+    "_context",
+    "_decorator",
     "_resources",
     "_runtime",
     "_door",
