@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
 from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image, ResourceLink, Text, size_text
+from hermes_core._context import Listeners
 from hermes_core._errors import InputInvalidError, ToolError
 from hermes_core._issues import Issue
 from hermes_core._runtime import UNSET, Runtime
@@ -374,8 +375,10 @@ class Door:
             arguments = absent_nulls(self.runtime.tools[name].input, arguments, self.runtime.schemas)
         return name, arguments
 
-    def call(self, sent: Any, raw: Any) -> Awaitable[Any]:
+    def call(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Awaitable[Any]:
         """The runtime's call of the tool named *sent* with the arguments *raw*; ``await`` it for the result.
+
+        *listeners* hear the call's progress and log messages (``hermesos serve``'s notifications).
 
         Raises:
             ToolError: the call failed: at the door (an unknown tool, arguments
@@ -388,9 +391,9 @@ class Door:
         else:
             arguments = parse_arguments(sent, raw)
         # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
-        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name))
+        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners)
 
-    def call_sync(self, sent: Any, raw: Any) -> Any:
+    def call_sync(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
 
         Raises:
@@ -402,7 +405,7 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        return self.runtime._call_sync(name, arguments, self._timeout, self._renamed.get(name))
+        return self.runtime._call_sync(name, arguments, self._timeout, self._renamed.get(name), None, listeners)
 
     def shown(self, error: ToolError) -> ToolError:
         """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""
