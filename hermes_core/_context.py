@@ -343,8 +343,6 @@ class CallContext:
                 self._approved.add(key)
         if audit_enabled():
             audit(self.call_id, self.tool.name, CONFIRM, "approved" if yes else "declined", source)
-        if tracing.TRACER is not None:
-            tracing.event("hermesos.confirm", {"hermesos.confirm.approved": yes})
         return yes
 
 
