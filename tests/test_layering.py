@@ -1,14 +1,15 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
-(import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``,
+(import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
 ``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``, ``serve``,
 ``_scaffold``, ``cli``, ``testing``.
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
 Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
-← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← the package's ``__init__``. The nodes are
+← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← ``_inputs`` ← ``_repair`` ← the package's
+``__init__``. The nodes are
 the base and the scalars (``_nodes``), the nodes that stand for or choose among others (``_alternatives``) and
 the arrays and objects (``_containers``). The compiler sits below the nodes and imports none of them (it tells
 them apart by their ``kind``, as the protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a
@@ -33,6 +34,7 @@ LAYERS = [
     "_errors",
     "_names",
     "_wire",
+    "_arguments",
     "schema",
     "_content",
     "_settings",
@@ -72,6 +74,8 @@ SCHEMA_LAYERS = [
     "_validators",
     "_strict",
     "_import",
+    "_inputs",
+    "_repair",
     "__init__",
 ]
 
@@ -133,7 +137,8 @@ def test_inside_the_schema_package_imports_point_down(module: str) -> None:
 
 
 def test_outside_the_schema_package_only_its_api_is_imported() -> None:
-    """Layers above import the package and its documented ``_validators`` and ``_strict`` APIs, never the rest."""
+    """Layers above import the package and its documented APIs (``_validators``, ``_strict``, ``_inputs``,
+    ``_repair``), never the rest."""
     for path in PACKAGE.rglob("*.py"):
         if path.parent.name == "schema":
             continue
@@ -141,7 +146,7 @@ def test_outside_the_schema_package_only_its_api_is_imported() -> None:
             name
             for name in _imports(path)
             if name.startswith("hermes_core.schema._")
-            and name not in ("hermes_core.schema._validators", "hermes_core.schema._strict")
+            and name.removeprefix("hermes_core.schema.") not in ("_validators", "_strict", "_inputs", "_repair")
         }
         assert not private, f"{path.relative_to(PACKAGE)} imports {sorted(private)}"
 

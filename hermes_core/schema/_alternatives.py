@@ -404,6 +404,11 @@ class ImportedSchema(Schema):
         document: the JSON Schema exported (the original, with the closed objects marked).
         unsupported: what is not checked: keywords not supported, refs that
             cannot be followed, defaults that do not match their schema (not applied).
+        open_by_silence: the JSON pointers of the objects that list
+            ``properties``, leave ``additionalProperties`` unsaid and so allow
+            any other key, as JSON Schema says: what a tool's input closes
+            (imported again with ``closed=True``). Empty for a closed import.
+        dialect: the dialect the document was read as (``"2020-12"`` or ``"draft-07"``).
     """
 
     kind = "imported"
@@ -412,6 +417,8 @@ class ImportedSchema(Schema):
     document: Any = field(repr=False)
     unsupported: tuple[Unsupported, ...] = ()
     description: str | None = None
+    open_by_silence: tuple[str, ...] = ()
+    dialect: str = "2020-12"
 
     _holds_schemas = ("root",)
 

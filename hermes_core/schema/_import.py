@@ -169,6 +169,7 @@ class _Importer:
         self.links: list[LinkSchema] = []
         self.defaults: list[tuple[str, OptionalSchema]] = []
         self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
+        self.silent: list[str] = []  # objects listing properties, open only because additionalProperties is unsaid
         # Where refs lead: each schema's base URI, and the pointer of each $id's resource and $anchor.
         self.bases: dict[str, str] = {}
         self.resources: dict[str, str] = {_ROOT_BASE: ""}
@@ -537,6 +538,8 @@ class _Importer:
             extra = "forbid" if closing else "allow"
             if closing and "allOf" not in doc:
                 self.marks.append((pointer, "additionalProperties"))
+            elif "properties" in doc and not self.closed:
+                self.silent.append(pointer)
         elif additional is True:
             extra = "allow"
         elif additional is False:
@@ -655,8 +658,10 @@ def from_json_schema(
             schema) instead of reporting it in ``unsupported``.
         closed: objects that list ``properties`` and do not say
             ``additionalProperties`` refuse other keys (with a "did you mean"),
-            and the exported document says so. Use it for a tool's input: a
-            model's misspelt optional argument is then an issue, never dropped.
+            and the exported document says so. A tool's input is closed so
+            without asking (a model's misspelt optional argument is an issue,
+            never dropped): :func:`define_tool` and ``@tool`` import again,
+            closed, what was imported open; pass it to import closed at once.
 
     Its ``pattern`` and ``patternProperties`` are ECMA-262 regular expressions
     from elsewhere: they run on RE2, in time linear in the text, never on
@@ -693,4 +698,5 @@ def from_json_schema(
         raise InvalidDefinitionError(
             "from_json_schema()", "document", "is nested too deeply to import; no real schema nests so deep"
         ) from None
-    return ImportedSchema(root, exported, tuple(importer.unsupported))
+    silent = tuple(dict.fromkeys(importer.silent))  # a typeless schema converts its object keywords more than once
+    return ImportedSchema(root, exported, tuple(importer.unsupported), open_by_silence=silent, dialect=dialect)

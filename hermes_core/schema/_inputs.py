@@ -1,0 +1,80 @@
+"""A tool's input: every imported object that is open only by silence, closed.
+
+JSON Schema lets an object that lists ``properties`` take any other key unless
+it says ``additionalProperties``. Right for a schema, wrong for a tool's
+input: a model's misspelt optional argument (``{"radius": 3, "unitz": "m"}``)
+would be taken and dropped without a word. So a tool takes, for its input,
+:func:`tool_input` of the schema it is given: each imported schema in it (the
+root, or one a field, an item or an option holds) that has objects open by
+silence (:attr:`ImportedSchema.open_by_silence`) is imported again with
+``closed=True``, the one mechanism ``from_json_schema`` already has; the
+exported definition then says ``additionalProperties: false`` there, so a
+model reads the contract that is enforced. A document that says
+``additionalProperties`` keeps what it says; ``from_json_schema`` on its own
+keeps JSON Schema's meaning.
+
+The schema package's API for the tool layer (documented, not re-exported by
+``hermes_core``; it may change between releases).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hermes_core.schema._alternatives import ImportedSchema
+from hermes_core.schema._containers import ObjectSchema, PatternPropertiesSchema
+from hermes_core.schema._import import from_json_schema
+from hermes_core.schema._nodes import Schema
+
+__all__ = ["closed_import", "tool_input"]
+
+
+def closed_import(schema: ImportedSchema) -> ImportedSchema:
+    """*schema* with its objects that are open by silence closed: imported again with ``closed=True``.
+
+    *schema* itself when it has none (a closed import, or a document that
+    says ``additionalProperties`` wherever it lists ``properties``).
+    """
+    if not schema.open_by_silence:
+        return schema
+    # An open import exports its document unchanged: it is the document it was read from.
+    closed = from_json_schema(schema.document, dialect=schema.dialect, closed=True)
+    if schema.description is not None and closed.description is None:
+        closed = dataclasses.replace(closed, description=schema.description)
+    return closed
+
+
+def tool_input(schema: Schema) -> Schema:
+    """The schema a tool takes as its input: *schema*, each imported schema in it closed (:func:`closed_import`).
+
+    *schema* itself (the same object) when it holds no imported object open
+    by silence. An ``s.ref`` is not followed: a named schema is the runtime's,
+    and keeps what it says.
+    """
+    if isinstance(schema, ImportedSchema):
+        return closed_import(schema)
+    children = schema.children()
+    if not children:
+        return schema
+    changed = [tool_input(child) for child in children]
+    if all(new is old for new, old in zip(changed, children, strict=True)):
+        return schema
+    return _rebuilt(schema, iter(changed))
+
+
+def _rebuilt(node: Schema, changed: Any) -> Schema:
+    """*node* made again with the schemas it holds taken, in :meth:`~Schema.children` order, from *changed*."""
+    updates: dict[str, Any] = {}
+    if isinstance(node, ObjectSchema):
+        updates["field_items"] = tuple((name, next(changed)) for name, _ in node.field_items)
+        if isinstance(node.extra, Schema):
+            updates["extra"] = next(changed)
+    elif isinstance(node, PatternPropertiesSchema):
+        updates["base"] = next(changed)
+        updates["patterns"] = tuple((pattern, next(changed)) for pattern, _ in node.patterns)
+    else:
+        for name in node._holds_schemas:
+            held = getattr(node, name)
+            updates[name] = tuple(next(changed) for _ in held) if isinstance(held, tuple) else next(changed)
+    return dataclasses.replace(node, **updates)  # type: ignore[type-var]
