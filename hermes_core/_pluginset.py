@@ -15,6 +15,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import Any, final
 
+from hermes_core._approval import Approver
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._guard import GuardedPath, check_guarded_files
@@ -193,8 +194,16 @@ class PluginSet:
         """The directories the healthy plugins' tools may write, each with the plugin that said so."""
         return tuple((str(p.origin), root) for p in self.plugins if p.ok for root in p.write_roots)
 
-    def runtime(self, *, grants: Iterable[str] = (), providers: Iterable[PermissionProvider] = ()) -> Runtime:
+    def runtime(
+        self,
+        *,
+        grants: Iterable[str] = (),
+        providers: Iterable[PermissionProvider] = (),
+        approver: Approver | None = None,
+    ) -> Runtime:
         """A runtime of the healthy plugins' tools, schemas, providers (asked first) and resources, plus *providers*.
+
+        *approver* answers the providers' asks, as ``Runtime(approver=...)``'s does (None: an ask is a denial).
 
         The runtime is not opened: ``with runtime:`` (or ``runtime.open()``)
         opens the plugins' resources, and an error opening one names its plugin.
@@ -212,6 +221,7 @@ class PluginSet:
             schemas=self.schemas,
             resources=self.resources,
             resource_labels=self.resource_labels,
+            approver=approver,
         )
 
 
