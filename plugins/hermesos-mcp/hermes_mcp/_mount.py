@@ -1,9 +1,11 @@
 """Mounting: one server's listed tools as hermes tools named ``<server>.<tool>``, calling it through a pool.
 
-Each tool's input schema is imported with ``from_json_schema(closed=True)``
-(a misspelt argument is an issue with a "did you mean", never dropped, and
-invalid arguments never reach the server), its output schema (when it has
-one) checks ``structuredContent``, and its title and annotations become the
+Each tool's input schema is imported closed, as every tool takes an imported
+input (``define_tool`` would close it; ``from_json_schema(closed=True)`` does it
+in the one import): a misspelt argument is an issue with a "did you mean",
+never dropped, and invalid arguments never reach the server; a document that
+says ``additionalProperties`` keeps what it says. Its output schema (when it
+has one) checks ``structuredContent``, and its title and annotations become the
 tool's title and hints. A tool that cannot be hosted (its name, its schemas)
 is skipped with a problem; keywords the import cannot check are problems too,
 and the tool is mounted.
@@ -106,7 +108,7 @@ def _mount_one(
         document = tool.get("inputSchema", {"type": "object"})
         if isinstance(document, Mapping) and "type" not in document and "$ref" not in document:
             document = {**document, "type": "object"}  # MCP says an object; some servers leave "type" out
-        input_schema = s.from_json_schema(document, closed=True)
+        input_schema = s.from_json_schema(document, closed=True)  # what define_tool takes: closed, imported once
         output = tool.get("outputSchema")
         output_schema = None if output is None else s.from_json_schema(output)
         for imported in (input_schema, output_schema):
