@@ -45,6 +45,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
+    lenient: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Declare a tool from a plain or ``async`` function: its schemas come from its type hints.
 
@@ -81,6 +82,7 @@ def tool(
         destructive: as for :func:`define_tool`.
         idempotent: as for :func:`define_tool`.
         open_world: as for :func:`define_tool`.
+        lenient: as for :func:`define_tool`.
 
     Returns:
         A decorator turning the function into a :class:`Tool`, exactly as
@@ -114,6 +116,7 @@ def tool(
             timeout=timeout,
             inline=inline,
             client_hints=client_hints,
+            lenient=lenient,
         )
 
     return decorate
@@ -129,6 +132,7 @@ def _from_function(
     timeout: float | None,
     inline: bool,
     client_hints: ToolHints,
+    lenient: bool | None = None,
 ) -> Tool:
     from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
 
@@ -208,6 +212,7 @@ def _from_function(
         hints=client_hints,
         media=media,
         context=contextual,
+        lenient=lenient,
     )
 
 

@@ -76,6 +76,12 @@ class Tool:
             progress, log messages, cancellation, a person's confirmation. True
             when given, and found by itself when the handler's own code calls
             ``current_call()``; a call of a tool without it sets no context.
+        lenient: whether an input that fails its check is repaired where that
+            is unambiguous and lossless (``"5"`` for an integer, see
+            :mod:`hermes_core.schema._repair`) before ``INPUT_INVALID`` is
+            reported: True, False, or None (the default) for the choice of
+            whatever calls it (an adapter's, else the runtime's). The tool's
+            own choice wins.
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -92,6 +98,7 @@ class Tool:
     hints: ToolHints = field(default_factory=ToolHints)
     media: bool = False
     context: bool = False
+    lenient: bool | None = None
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -125,6 +132,10 @@ class Tool:
             raise InvalidDefinitionError(decl, "context", f"must be True or False, got {_describe(self.context)}")
         if not self.context and calls_current_call(self.handler):
             derive(self, context=True)
+        if self.lenient is not None and not isinstance(self.lenient, bool):
+            raise InvalidDefinitionError(
+                decl, "lenient", f"must be True, False or None (the caller's choice), got {_describe(self.lenient)}"
+            )
         if not isinstance(self.hints, ToolHints):
             raise InvalidDefinitionError(
                 decl, "hints", f"must be a ToolHints such as ToolHints(read_only=True), got {_describe(self.hints)}"
@@ -320,6 +331,7 @@ def define_tool(
     open_world: bool | None = None,
     media: bool = False,
     context: bool = False,
+    lenient: bool | None = None,
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -363,6 +375,10 @@ def define_tool(
             (:func:`~hermes_core.current_call`) through code it calls; a
             handler that calls ``current_call()`` in its own code is found
             without it.
+        lenient: repair an input that fails its check where that is
+            unambiguous and lossless, reporting each repair (True), never
+            (False), or as the adapter or the runtime calling it says (None,
+            the default). The tool's own choice wins.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -392,6 +408,7 @@ def define_tool(
         ),
         media=media,
         context=context,
+        lenient=lenient,
     )
 
 
