@@ -19,6 +19,12 @@ process could not open for writing is not replaced; a named pipe, socket or
 device is refused by its type before it is opened; and a path ending in ``/``
 names a directory, never a file.
 
+Long work reports progress to the running call (:func:`hermes_core.current_call`):
+``fs.list`` of a directory of more than :data:`LIST_PROGRESS_STEP` entries,
+every that many entries read, and ``fs.read`` of more than
+:data:`READ_PROGRESS_STEP` bytes, every that many bytes. Either stops early
+when the caller has given up on the call. Smaller work reports nothing.
+
 Some names are protected inside any root (:data:`DEFAULT_PROTECTED`): what
 would turn a write into code execution or a configuration change (version
 control internals, a folder holding ``pyvenv.cfg``, ``*.pth``,
@@ -63,10 +69,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, final
 
 from hermes_core import (
+    CallContext,
     InputRejected,
     InvalidDefinitionError,
     Tool,
     ToolFailedError,
+    current_call,
     define_tool,
     hookimpl,
     reject,
@@ -82,6 +90,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_PROTECTED",
     "DEFAULT_READ_PROTECTED",
+    "LIST_PROGRESS_STEP",
     "MAX_BYTES_LIMIT",
     "MAX_LIST_ENTRIES",
     "MAX_READ_ENV",
@@ -89,6 +98,7 @@ __all__ = [
     "PATH_SCHEMA",
     "PROTECT_ENV",
     "PROTECT_READS_ENV",
+    "READ_PROGRESS_STEP",
     "ROOT_ENV",
     "UNPROTECT_ENV",
     "__version__",
@@ -162,6 +172,10 @@ DEFAULT_PROTECTED: Final = tuple(_PROTECTED_WHY)
 DEFAULT_READ_PROTECTED: Final = (".ssh", ".gnupg", ".aws", ".netrc", ".env*")
 #: The most entries one ``fs.list`` returns; ``offset`` pages through the rest.
 MAX_LIST_ENTRIES: Final = 1000
+#: ``fs.list`` reports progress on a directory of more entries than this, once per this many read.
+LIST_PROGRESS_STEP: Final = 1000
+#: ``fs.read`` reports progress on a read of more bytes than this, once per this many read.
+READ_PROGRESS_STEP: Final = 4 * 1024 * 1024
 
 _DECL = "hermes_fs.make_tools()"
 _VERSION = "1.0.0"
@@ -597,6 +611,40 @@ def _pread(fd: int, count: int, offset: int) -> bytes:
     return b"".join(chunks)
 
 
+def _pread_reporting(fd: int, count: int, offset: int, *, expected: int, call: CallContext, shown: str) -> bytes:
+    """:func:`_pread` in steps of :data:`READ_PROGRESS_STEP` bytes, each reported to *call* as read of *expected*.
+
+    Stops if the call was given up on: its result would be dropped.
+    """
+    chunks: list[bytes] = []
+    done = 0
+    while done < count:
+        if done and done < expected:
+            _report(call, done, expected, f"reading {shown}: {done} of {expected} bytes")
+        step = min(count - done, READ_PROGRESS_STEP)
+        chunk = _pread(fd, step, offset + done)
+        chunks.append(chunk)
+        done += len(chunk)
+        if len(chunk) < step:  # the end of the file
+            break
+    return b"".join(chunks)
+
+
+def _running_call() -> CallContext | None:
+    """The running call's context (the tool is defined with ``context=True``), or None for a handler called alone."""
+    try:
+        return current_call()
+    except LookupError:
+        return None
+
+
+def _report(call: CallContext, done: int, total: int | None, message: str) -> None:
+    """Report progress to *call*, first stopping if its caller has given up on it (its result would be dropped)."""
+    if call.cancelled:
+        raise ToolFailedError("the call was given up on before it finished", retryable=True)
+    call.progress(done, total, message)
+
+
 def _span(data: bytes, want: int, *, inside: bool) -> tuple[int, int]:
     """Where the text of a part starts and ends in *data*, on character boundaries.
 
@@ -800,6 +848,7 @@ class _Workspace:
         offset: int = args["offset"]
         limit: int | None = args.get("limit")
         shown = _show(parts)
+        call = _running_call()
         with self.regular_file(parts) as (fd, st):
             if offset > st.st_size:
                 raise reject(
@@ -819,7 +868,11 @@ class _Workspace:
             want = self.max_read if limit is None else limit
             # 3 more bytes to step over the rest of a character the offset falls inside, 4 to finish the
             # last character and to see whether anything follows.
-            data = _pread(fd, want + 7, offset)
+            expected = min(want + 7, st.st_size - offset)  # what the file holds from the offset on, as of now
+            if call is not None and expected > READ_PROGRESS_STEP:
+                data = _pread_reporting(fd, want + 7, offset, expected=expected, call=call, shown=shown)
+            else:
+                data = _pread(fd, want + 7, offset)
         start, end = _span(data, want, inside=offset > 0)
         try:
             content = data[start:end].decode("utf-8")
@@ -831,6 +884,8 @@ class _Workspace:
                 f"names {shown}, which is not UTF-8 text: the byte at offset {bad} does not decode; "
                 f"hermesos-fs reads text files only{before if bad > offset + start else ''}",
             ) from None
+        if call is not None and len(data) > READ_PROGRESS_STEP:  # the last step, once the text is decoded
+            call.progress(len(data), len(data), f"read {shown}: {len(data)} bytes")
         return {
             "path": "/".join(parts),
             "content": content,
@@ -909,9 +964,11 @@ class _Workspace:
         """``fs.list``: one page of a directory's entries, sorted by name."""
         parts = self.readable(args["path"])
         offset: int = args["offset"]
+        call = _running_call()
+        shown = _show(parts)
         with self.directory(parts, len(parts)) as fd:
-            # A name that is not valid UTF-8 cannot be written in JSON, nor named in a later call.
-            names = sorted(name for name in os.listdir(fd) if _encodable(name))
+            names, read = _directory_names(fd, call, shown)
+            names.sort()
             entries: list[dict[str, Any]] = []
             page = names[offset : offset + args["limit"]]
             for name in page:
@@ -919,6 +976,8 @@ class _Workspace:
                 if found is not None:  # deleted since it was listed
                     kind = _kind(found.st_mode)
                     entries.append({"name": name, "type": kind, "size": found.st_size if kind == "file" else None})
+        if call is not None and read > LIST_PROGRESS_STEP:  # the last step, once the page is made
+            call.progress(read, read, f"listed {shown}: {read} entries")
         following = offset + len(page)
         return {
             "path": "/".join(parts) or ".",
@@ -1009,6 +1068,28 @@ class _Workspace:
                     ) from None
                 raise
         return {"path": "/".join(parts), "type": kind}
+
+
+def _directory_names(fd: int, call: CallContext | None, shown: str) -> tuple[list[str], int]:
+    """The names in the directory *fd* that JSON can carry, and how many entries were read.
+
+    A name that is not valid UTF-8 cannot be written in JSON, nor named in a
+    later call, so it is left out. Given the running *call*, every
+    :data:`LIST_PROGRESS_STEP` entries read are reported as progress (the
+    total is not known until the end), and reading stops if the call was
+    given up on.
+    """
+    names: list[str] = []
+    read = 0
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            # Before the entry is counted: a report says more are coming, so the last one always moves forward.
+            if read and call is not None and not read % LIST_PROGRESS_STEP:
+                _report(call, read, None, f"listing {shown}: {read} entries so far")
+            read += 1
+            if _encodable(name := entry.name):
+                names.append(name)
+    return names, read
 
 
 def _encodable(name: str) -> bool:
@@ -1141,6 +1222,8 @@ def _open_root(root: str, declaration: str, field: str | None, advice: str) -> i
         ) from None
 
 
+# The tools that report progress on long work: their calls set a context (current_call()), the others' do not.
+_REPORTING: Final = frozenset({"fs.read", "fs.list"})
 # What each tool tells clients (MCP hosts) about itself. Every one stays inside the workspace: none is open-world.
 # A repeated write, mkdir or delete with the same input has no further effect: all are idempotent.
 _HINTS: dict[str, dict[str, Any]] = {
@@ -1194,6 +1277,7 @@ def _tools(ws: _Workspace) -> list[Tool]:
             output=output,
             permissions=[permission],
             handler=_handler(name, operation),
+            context=name in _REPORTING,
             **_HINTS[name],
         )
 

@@ -595,7 +595,7 @@ SYSTEM_FAILURES = [
     Failure(
         "fs.list",
         {"path": "sub"},
-        "listdir",
+        "scandir",
         errno.ENOMEM,
         None,
         True,
