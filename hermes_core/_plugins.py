@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from hermes_core._approval import Approver
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._loading import canonicalize_name, contributions, load_one, new_manager, register
 from hermes_core._permissions import PermissionProvider, env_grants
@@ -168,6 +169,7 @@ def load_runtime(
     providers: Iterable[PermissionProvider] = (),
     disable: Iterable[str] = (),
     only: Iterable[str] | None = None,
+    approver: Approver | None = None,
 ) -> Runtime:
     """Discover the installed plugins, check all they contribute, and return a runtime of their tools.
 
@@ -183,10 +185,13 @@ def load_runtime(
             ``HERMESOS_DISABLE_PLUGINS``.
         only: load these distributions' plugins and no other, as for
             :func:`discover_plugins`.
+        approver: who answers a provider's ask, as ``Runtime(approver=...)``'s
+            (None: an ask is a denial); ``hermesos serve`` passes
+            :func:`hermes_core.serve.elicit_approval`.
 
     Raises:
         InvalidDefinitionError: as :func:`discover_plugins`, or a malformed grant.
         PluginLoadError: as :func:`discover_plugins`.
     """
     found = discover_plugins(disable=disable, strict=True, only=only)
-    return found.runtime(grants=(*grants, *env_grants()), providers=providers)
+    return found.runtime(grants=(*grants, *env_grants()), providers=providers, approver=approver)

@@ -31,6 +31,12 @@ the SDK's; what this module adds is what a client is shown and told:
 * A client that cancels a call (``notifications/cancelled``, or closing the
   response stream over HTTP) cancels the task running it: an ``async``
   handler gets ``CancelledError``.
+* While a call runs, its progress reports are ``notifications/progress``
+  (when the request carried a progress token) and its log messages
+  ``notifications/message`` (at the levels the client asked for; the server
+  declares the ``logging`` capability and takes ``logging/setLevel``). With
+  :func:`elicit_approval` as the runtime's approver, an approval is asked of
+  the client's user through MCP elicitation (see :mod:`hermes_core._serve_calls`).
 * Permissions are the runtime's: nothing a client sends grants anything.
 
 The SDK is imported only by the functions that need it: :func:`mcp_tools`
@@ -54,6 +60,7 @@ from hermes_core._content import Content
 from hermes_core._door import ARGUMENTS_MAX, Door, mcp_content, result_text
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
+from hermes_core._serve_calls import Levels, elicit_approval, serve_call
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
 from hermes_core.schema import AnySchema
@@ -66,6 +73,8 @@ if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from hermes_core._context import Listeners
+
 __all__ = [
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
@@ -76,6 +85,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "MCP_PATH",
     "check_exposure",
+    "elicit_approval",
     "http_settings",
     "is_loopback",
     "mcp_http_app",
@@ -162,10 +172,15 @@ class _Tools:
         self.media = media  # the wire names of the tools whose result is content
         self.door = Door(runtime, names, timeout=timeout, where="mcp_server()")
 
-    async def call(self, wire: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON."""
+    async def call(
+        self, wire: str, arguments: Mapping[str, Any] | None, listeners: Listeners | None = None
+    ) -> dict[str, Any]:
+        """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON.
+
+        *listeners* hear the call's progress and log messages.
+        """
         try:
-            value = await self.door.call(wire, arguments)
+            value = await self.door.call(wire, arguments, listeners)
         except ToolError as error:
             return self.failure(error)
         if wire in self.media:
@@ -239,12 +254,18 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     tools = _Tools(runtime, timeout)
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in tools.listing])
     input_schemas = {entry["name"]: entry["inputSchema"] for entry in tools.listing}
+    levels = Levels()
+    to_wire = {} if tools.door.names is None else tools.door.names.to_wire
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return listing  # one page, whatever the cursor; the SDK writes it out afresh for every request
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
-        return await tools.call(params.name, params.arguments)
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        return await serve_call(ctx, params, tools.call, levels, to_wire)
+
+    async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        levels.set(ctx, params.level)  # the floor of this connection's log messages (the 2025 protocol's)
+        return types.EmptyResult()
 
     server: Server[Any] = Server(
         name, version=__version__, on_list_tools=list_tools, get_tool_input_schema=input_schemas.get
@@ -254,6 +275,9 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     # fifth of a round trip in memory, bench_mcp.py). The handler is registered as the
     # constructor's on_call_tool would be, under the same method and parameter type.
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    # Registered, not passed to the constructor (which warns that the 2026 protocol deprecates it): a
+    # handler of logging/setLevel is what declares the logging capability to a client of the 2025 one.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     return server
 
 

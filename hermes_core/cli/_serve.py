@@ -102,7 +102,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     port = serve.DEFAULT_PORT if args.port is None else args.port
     try:
-        runtime = found.runtime(grants=(*args.grant, *env_grants()))
+        # A provider's ask is put to the client's user (MCP elicitation), where the client can be asked.
+        runtime = found.runtime(grants=(*args.grant, *env_grants()), approver=serve.elicit_approval)
         serve.mcp_tools(runtime)  # two tools of one wire name: refused before any resource opens
     except ToolError as error:  # a malformed grant, two tools of one wire name: before anything is served
         return out.report(error, args)

@@ -1,0 +1,408 @@
+"""One ``tools/call`` of :mod:`hermes_core.serve` while it runs: what it tells its MCP client, and what it asks.
+
+* **Progress.** When the request carried a progress token (``_meta.progressToken``),
+  each :class:`~hermes_core._context.Progress` the call reports is a
+  ``notifications/progress`` (``progressToken``, ``progress``, ``total``,
+  ``message``), in the order reported, all of them before the result.
+* **Log messages.** Each :meth:`~hermes_core.CallContext.log` is a
+  ``notifications/message`` (``level``, ``logger``: the tool's wire name,
+  ``data``: the message) when the client asked for that level: with the 2025
+  protocol, every level unless the connection's ``logging/setLevel`` set a
+  floor; with the 2026 protocol, only at or above the level the request's
+  ``_meta`` asks for (``io.modelcontextprotocol/logLevel``), none without it.
+* **Approval.** :func:`elicit_approval` is an approver (``Runtime(approver=...)``)
+  that asks the user of the client whose request is running, through MCP
+  elicitation: an ``elicitation/create`` request (the 2025 protocol, on a
+  transport that carries a server's requests: stdio), or an
+  ``input_required`` result the client answers by calling again with its
+  answer (the 2026 protocol, on stdio and stateless HTTP alike). Where the
+  client cannot be asked, a permission's ask is ``PERMISSION_DENIED`` with
+  ``reason="no_approver"`` and a detail saying why; a handler's own question
+  (``confirm``) is answered no.
+
+The reports of a plain handler come from a worker thread: they hop to the
+event loop serving the request, which sends them in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import weakref
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
+
+from hermes_core._approval import Approval, ApprovalRequest, audit, audit_enabled
+from hermes_core._context import LEVELS, Listeners, LogMessage, Progress
+from hermes_core._errors import PermissionDeniedError
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+
+__all__ = ["Levels", "elicit_approval", "serve_call"]
+
+_logger = logging.getLogger("hermes_core.serve")
+
+#: Why the client was not asked: the detail of the ``PERMISSION_DENIED`` a model reads (``reason="no_approver"``).
+NO_REQUEST: Final = "no MCP request is being served here, so there is no client to ask"
+NO_ELICITATION: Final = (
+    "the MCP client that made the call cannot ask its user: it did not declare the elicitation capability"
+)
+NO_BACK_CHANNEL: Final = (
+    "the MCP client cannot be asked over stateless HTTP with protocol version {version}, which has no way to "
+    "carry a question from the server (version 2026-07-28 has)"
+)
+NO_ANSWER: Final = "the MCP client did not answer the question: it replied with an error"
+#: Why a handler's own question mid-call (``confirm``) is answered no under the 2026 protocol.
+MID_CALL: Final = "protocol version {version} cannot carry a question while a call runs, only before its handler starts"
+#: What an audit record names as the source of a denial because the client could not be asked.
+SOURCE: Final = "approver (the MCP client cannot be asked)"
+#: The most characters of a call's input shown in a question.
+INPUT_SHOWN: Final = 500
+_STANDS_IN = "the MCP client is being asked; its answer comes with its next call"  # replaced by input_required
+
+_current: ContextVar[_Call | None] = ContextVar("hermes_core.serve.call", default=None)
+_AT_OR_ABOVE: Final = {level: frozenset(LEVELS[index:]) for index, level in enumerate(LEVELS)}
+_NONE: Final[frozenset[str]] = frozenset()
+
+
+class Levels:
+    """The log level each client connection asked for with ``logging/setLevel`` (the 2025 protocol's), and the gate.
+
+    A connection is known by its ``initialize`` parameters, held by the SDK as
+    long as the connection lives; a stateless HTTP request has none, so its
+    level is not kept and every level is sent.
+    """
+
+    __slots__ = ("__weakref__", "_modern", "_set")
+
+    def __init__(self) -> None:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415 - the SDK, only when serving
+
+        self._modern = frozenset(MODERN_PROTOCOL_VERSIONS)
+        self._set: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+    def is_modern(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether *ctx*'s request speaks a per-request-envelope protocol (2026-07-28), with no server requests."""
+        return ctx.protocol_version in self._modern
+
+    def set(self, ctx: ServerRequestContext[Any, Any], level: str) -> None:
+        """Remember *level* for the connection of *ctx* (nothing, when the request stands alone)."""
+        key = ctx.session.client_params
+        if key is None:
+            return
+        ident = id(key)
+        forget = weakref.ref(self)
+
+        def gone(_: Any) -> None:
+            levels = forget()
+            if levels is not None:
+                levels._set.pop(ident, None)
+
+        self._set[ident] = (weakref.ref(key, gone), level)
+
+    def allowed(self, ctx: ServerRequestContext[Any, Any]) -> frozenset[str]:
+        """The levels of log message the client of *ctx* takes for this request (empty: none)."""
+        if ctx.protocol_version in self._modern:
+            from mcp_types import LOG_LEVEL_META_KEY  # noqa: PLC0415 - imported already: the SDK serves
+
+            requested = ctx.meta.get(LOG_LEVEL_META_KEY) if ctx.meta else None
+            return _AT_OR_ABOVE.get(requested, _NONE) if isinstance(requested, str) else _NONE
+        key = ctx.session.client_params
+        found = self._set.get(id(key)) if key is not None else None
+        if found is None or found[0]() is not key:
+            return _AT_OR_ABOVE["debug"]
+        return _AT_OR_ABOVE.get(found[1], _NONE)
+
+
+# -- one call -------------------------------------------------------------------------------------
+
+
+async def serve_call(
+    ctx: ServerRequestContext[Any, Any],
+    params: types.CallToolRequestParams,
+    call: Callable[[str, Any, Listeners | None], Awaitable[dict[str, Any]]],
+    levels: Levels,
+    to_wire: Mapping[str, str],
+) -> Any:
+    """Run *call* (the wire name, the arguments, who hears the call) as the ``tools/call`` of *ctx*.
+
+    While it runs, :func:`elicit_approval` asks this request's client. Every
+    notice the call reports is sent before this returns. Returns what *call*
+    returned, or an ``InputRequiredResult`` when the client must answer a
+    question and call again (the 2026 protocol).
+    """
+    here = _Call(ctx, params, levels, to_wire)
+    token = _current.set(here)
+    notices = here.notices
+    try:
+        result = await call(params.name, params.arguments, notices.listeners)
+    except BaseException:
+        notices.abort()
+        raise
+    finally:
+        _current.reset(token)
+    await notices.close()
+    if here.pending:
+        import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+
+        return types.InputRequiredResult(input_requests=here.pending)
+    return result
+
+
+class _Call:
+    """One ``tools/call`` being served: its request, the client's answers it brought, the questions it leaves."""
+
+    __slots__ = ("answers", "ctx", "modern", "notices", "pending", "to_wire", "wire")
+
+    def __init__(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        levels: Levels,
+        to_wire: Mapping[str, str],
+    ) -> None:
+        self.ctx = ctx
+        self.wire = params.name
+        self.to_wire = to_wire
+        self.modern = levels.is_modern(ctx)
+        self.answers = params.input_responses if self.modern else None
+        self.pending: dict[str, Any] = {}
+        # Progress is always heard: the SDK sends it only when the client asked for it (a progress token,
+        # or an in-process client's callback, which no token shows); a tool that reports none costs nothing.
+        self.notices = _Notices(ctx, self.wire, levels.allowed(ctx))
+
+    async def ask(self, request: ApprovalRequest) -> Approval:
+        """Ask this request's client *request*, by the means its protocol and transport have."""
+        ctx = self.ctx
+        if not _elicits(ctx.session.client_capabilities):
+            return _cannot(request, NO_ELICITATION)
+        tool = self.to_wire.get(request.tool.name, request.tool.name)
+        offers_always = ctx.request is None  # one client per server (stdio); over HTTP, a runtime serves many
+        message, schema = _message(tool, request), _schema(tool, request, offers_always)
+        if self.modern:
+            if request.message is not None:
+                return _cannot(request, MID_CALL.format(version=ctx.protocol_version))
+            key = _key(tool, request, message, schema)
+            answer = (self.answers or {}).get(key)
+            if answer is None:
+                import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+
+                form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+                self.pending[key] = types.ElicitRequest(params=form)
+                # The call stops here; serve_call answers the request with the question instead.
+                raise PermissionDeniedError(
+                    request.tool.name, request.permissions[0], reason="no_approver", detail=_STANDS_IN
+                )
+            return _approval(request, answer, offers_always)
+        if not ctx.session.can_send_request:
+            return _cannot(request, NO_BACK_CHANNEL.format(version=ctx.protocol_version))
+        try:
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except Exception as error:  # an error reply, a malformed one, a transport that refused
+            _logger.warning(
+                "%s (call %s): the MCP client did not answer the approval question: %s",
+                tool,
+                request.call_id,
+                type(error).__name__,
+            )
+            return _cannot(request, NO_ANSWER)
+        return _approval(request, answer, offers_always)
+
+
+class _Notices:
+    """A call's progress and log messages, sent to its client in the order reported, from any thread."""
+
+    __slots__ = ("_closed", "_ctx", "_levels", "_loop", "_posted", "_queue", "_sender", "_wire", "listeners")
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], wire: str, levels: frozenset[str]) -> None:
+        self._ctx = ctx
+        self._wire = wire
+        self._levels = levels
+        self._loop = asyncio.get_running_loop()
+        self._queue: deque[Progress | LogMessage] = deque()
+        self._sender: asyncio.Task[None] | None = None
+        self._closed = False
+        self._posted = False  # whether anything was ever reported: a call that reported nothing ends at once
+        self.listeners = Listeners(self._post, self._log if levels else None)
+
+    def _log(self, message: LogMessage) -> None:
+        if message.level in self._levels:
+            self._post(message)
+
+    def _post(self, notice: Progress | LogMessage) -> None:
+        """Hand *notice* to the event loop (this may be a plain handler's worker thread)."""
+        self._posted = True
+        with contextlib.suppress(RuntimeError):  # a closed loop: the server has stopped, there is no one to tell
+            self._loop.call_soon_threadsafe(self._push, notice)
+
+    def _push(self, notice: Progress | LogMessage) -> None:
+        if self._closed:  # a worker thread reporting after its call ended: the response has gone
+            return
+        self._queue.append(notice)
+        if self._sender is None:
+            self._sender = self._loop.create_task(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while self._queue:
+                notice = self._queue.popleft()
+                try:
+                    await self._one(notice)
+                except Exception as error:  # a notice is advice: a client that left misses it, the call goes on
+                    _logger.debug("%s: a notice was not sent: %s", self._wire, type(error).__name__)
+        finally:
+            self._sender = None
+
+    async def _one(self, notice: Progress | LogMessage) -> None:
+        session = self._ctx.session
+        if isinstance(notice, Progress):
+            await session.report_progress(notice.done, notice.total, notice.message)
+            return
+        import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+
+        params = types.LoggingMessageNotificationParams(level=notice.level, data=notice.message, logger=self._wire)
+        await session.send_notification(
+            types.LoggingMessageNotification(params=params), related_request_id=self._ctx.request_id
+        )
+
+    async def close(self) -> None:
+        """Send what is left, once the call has ended; nothing reported later is sent."""
+        if not self._posted:
+            self._closed = True
+            return
+        await asyncio.sleep(0)  # reports posted just before the call ended are pushed first
+        self._closed = True
+        sender = self._sender
+        if sender is not None:
+            await sender
+
+    def abort(self) -> None:
+        """The call was given up on (cancelled): send nothing more."""
+        self._closed = True
+        if self._sender is not None:
+            self._sender.cancel()
+
+
+# -- the approver ---------------------------------------------------------------------------------
+
+
+async def elicit_approval(request: ApprovalRequest) -> Approval:
+    """An approver that asks the user of the MCP client whose call is being served, through MCP elicitation.
+
+    Use it as ``Runtime(approver=elicit_approval)`` for a runtime served by
+    :func:`~hermes_core.serve.mcp_server` (``hermesos serve`` does). The
+    client's user sees what asks (the tool, by its wire name), the permissions
+    and the reasons the providers gave (or the handler's question), and the
+    call's input, at most 500 characters of it. Accept approves this call;
+    over stdio the form also has an ``always`` box, which approves every later
+    such call until the server stops (over HTTP, where one runtime serves many
+    clients, it is not offered). Decline and cancel decline the call: the
+    model reads that a person declined it.
+
+    How the question travels: with protocol versions up to 2025-11-25, as an
+    ``elicitation/create`` request, which needs a transport that carries a
+    server's requests (stdio; not stateless HTTP); with 2026-07-28, as an
+    ``input_required`` result, answered by the client calling again with its
+    answer (any transport), which can ask only before the handler starts.
+
+    Where the client cannot be asked (it did not declare the elicitation
+    capability; stateless HTTP under 2025-11-25; it replied with an error; no
+    MCP request is being served), a permission's ask is refused as if there
+    were no approver: ``PERMISSION_DENIED`` with ``reason="no_approver"`` and
+    a detail saying why, recorded as denied in the audit log; a handler's
+    own question (``confirm``) is answered no.
+
+    Raises:
+        PermissionDeniedError: as above.
+    """
+    here = _current.get()
+    if here is None:
+        return _cannot(request, NO_REQUEST)
+    return await here.ask(request)
+
+
+def _elicits(capabilities: types.ClientCapabilities | None) -> bool:
+    """Whether a client with *capabilities* takes a form elicitation (a bare ``elicitation: {}`` is a form)."""
+    elicitation = None if capabilities is None else capabilities.elicitation
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _cannot(request: ApprovalRequest, why: str) -> Approval:
+    """What a question the client cannot be asked comes to: no for a handler's question, else a denial."""
+    if request.message is not None:
+        return Approval.decline(why)
+    if audit_enabled():
+        for permission in request.permissions:
+            audit(request.call_id, request.tool.name, permission, "denied", SOURCE)
+    raise PermissionDeniedError(request.tool.name, request.permissions[0], reason="no_approver", detail=why)
+
+
+def _approval(request: ApprovalRequest, answer: Any, offers_always: bool) -> Approval:
+    """The client's *answer* (an ``ElicitResult``) as an approval."""
+    import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+
+    if not isinstance(answer, types.ElicitResult):
+        return _cannot(request, NO_ANSWER)
+    if answer.action != "accept":  # decline, or cancel: dismissed without a yes
+        return Approval.decline()
+    content = answer.content
+    if offers_always and isinstance(content, dict) and content.get("always") is True:
+        return Approval.always()
+    return Approval.once()
+
+
+def _message(tool: str, request: ApprovalRequest) -> str:
+    """What the client's user reads: who asks, for what, with which input."""
+    if request.message is not None:
+        head = f"{tool} asks: {request.message}"
+        action = "Accept to answer yes; decline to answer no."
+    else:
+        permissions = " and ".join(f'"{permission}"' for permission in request.permissions)
+        noun = "permission" if len(request.permissions) == 1 else "permissions"
+        reasons = "; ".join(reason for reason in request.reasons if reason)
+        head = f"{tool} needs your approval to use the {permissions} {noun}" + (f" ({reasons})." if reasons else ".")
+        action = "Accept to allow this call; decline to refuse it."
+    return f"{head}\nInput: {_shown(request.input)}\n{action}"
+
+
+def _schema(tool: str, request: ApprovalRequest, offers_always: bool) -> dict[str, Any]:
+    """The form: nothing to fill in, or one ``always`` box (the simplest schemas elicitation allows)."""
+    if not offers_always:
+        return {"type": "object", "properties": {}}
+    if request.message is not None:
+        also = f"Answer yes whenever {tool} asks this again, until the server stops"
+    else:
+        also = f"Also approve every later call of {tool} that asks for this, until the server stops"
+    box = {"type": "boolean", "title": "Always", "description": also, "default": False}
+    return {"type": "object", "properties": {"always": box}}
+
+
+def _shown(value: Any) -> str:
+    """*value* as JSON, cut to :data:`INPUT_SHOWN` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= INPUT_SHOWN else text[: INPUT_SHOWN - 1] + "…"
+
+
+def _key(tool: str, request: ApprovalRequest, message: str, schema: Mapping[str, Any]) -> str:
+    """The key of a question in ``inputRequests``: a digest of all it shows and the whole input.
+
+    An answer counts only under the key of the question asked, so it answers
+    that question and no other (not the same tool with another input), and
+    any process serving the same tools reads it the same way.
+    """
+    try:
+        whole = json.dumps(request.input, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        whole = repr(request.input)
+    asked = json.dumps([tool, request.permissions, message, schema, whole], sort_keys=True)
+    return "hermesos-approval-" + hashlib.sha256(asked.encode("utf-8", "surrogatepass")).hexdigest()[:32]
