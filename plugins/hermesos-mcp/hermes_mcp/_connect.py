@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult
 
+    from hermes_mcp._caller import Caller
     from hermes_mcp._session import Connection
 else:
     # asyncio costs about 30 ms to import: a command that calls no mounted tool (hermesos call math.eval, with
@@ -243,27 +244,32 @@ class Pool:
             connections = dict(self._connections)
         return [name for name, c in connections.items() if c.client is not None]
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> CallToolResult:
         """Call *tool* of *server* from any event loop: on the pool's loop if it is open, else for this call alone.
 
         The server is started first if it is not running: its first call, or
-        its process has exited since the last one.
+        its process has exited since the last one. Its progress, log messages
+        and questions during the call go to *caller* (:mod:`hermes_mcp._elicit`).
 
         Raises:
             ServerFailure: the server could not be started or reached, or the connection failed.
         """
         if not self.is_open:
-            return await self._call_once(server, tool, arguments)
+            return await self._call_once(server, tool, arguments, caller)
         loop = self._loop or self._running()
         if _SESSION not in sys.modules:  # the SDK's import takes about a second: not on the caller's loop
             await asyncio.to_thread(importlib.import_module, _SESSION)
         connection = self._connection(server)
         if asyncio.get_running_loop() is loop:  # opened by aopen() on this loop: no hop
-            return await self._call_held(connection, tool, arguments)
-        future = asyncio.run_coroutine_threadsafe(self._call_held(connection, tool, arguments), loop)
+            return await self._call_held(connection, tool, arguments, caller)
+        future = asyncio.run_coroutine_threadsafe(self._call_held(connection, tool, arguments, caller), loop)
         return await asyncio.wrap_future(future)
 
-    async def _call_held(self, connection: Connection, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def _call_held(
+        self, connection: Connection, tool: str, arguments: dict[str, Any], caller: Caller | None
+    ) -> CallToolResult:
         """On the pool's loop: the call on *connection*, its server started first if it is not running.
 
         The start runs in a task of its own, which a call given up on (its
@@ -283,16 +289,18 @@ class Pool:
                 starting = self._starting[name] = asyncio.ensure_future(connection.ensure())
                 starting.add_done_callback(_retrieved)
             await asyncio.shield(starting)
-        return await connection.call(tool, arguments)
+        return await connection.call(tool, arguments, caller)
 
-    async def _call_once(self, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def _call_once(
+        self, server: str, tool: str, arguments: dict[str, Any], caller: Caller | None
+    ) -> CallToolResult:
         """The call on a pool of its own, opened and closed around it (on a worker thread: both wait)."""
         once = Pool([self.servers[server]])
         # Closed whatever happens, even if this task is cancelled: the thread closing it runs to the end.
         closing: asyncio.Future[None] | None = None
         try:
             await asyncio.to_thread(once.open)
-            return await once.call(server, tool, arguments)
+            return await once.call(server, tool, arguments, caller)
         finally:
             closing = asyncio.ensure_future(asyncio.to_thread(once.close))
             await asyncio.shield(closing)

@@ -23,6 +23,7 @@ from hermes_core import (
     ToolFailedError,
     ToolHints,
     case_key,
+    current_call,
     define_tool,
     is_name,
     shorten,
@@ -60,15 +61,26 @@ def _output(result: CallToolResult) -> Any:
 
 
 def _handler(pool: Pool, server: str, remote: str) -> Callable[[dict[str, Any]], Any]:
-    """The handler of the mounted tool *remote* of *server*: the call, its result or failure as hermes says it."""
+    """The handler of the mounted tool *remote* of *server*: the call, its result or failure as hermes says it.
+
+    The server's progress, log messages and questions during the call go to
+    the call's context (:mod:`hermes_mcp._elicit`).
+    """
 
     async def call(arguments: dict[str, Any]) -> Any:
+        from hermes_mcp._caller import Caller  # noqa: PLC0415 - asyncio's, imported at the first call, not at load
+
+        caller = Caller(current_call(), server)
         try:
-            result = await pool.call(server, remote, arguments)
+            result = await pool.call(server, remote, arguments, caller)
         except ServerFailure as failure:
             raise failure.tool_failed() from None
         except ParamsRefused as refused:
             raise refused.rejected() from None
+        if (
+            caller.failure is not None
+        ):  # the approver failed when the server asked: the call's fault, as for a local tool
+            raise caller.failure
         if result.is_error:
             said = _text_of(result).strip() or "no text"
             if said.startswith(_INVALID_PARAMS_TEXT):
@@ -129,6 +141,7 @@ def _mount_one(
             "handler": mounted_handler(_handler(pool, server.name, remote), media=output_schema is None),
             "timeout": server.timeout,
             "hints": _hints(tool),
+            "context": True,  # the server's progress, log messages and questions go to the call's context
         }
         own = tool.get("serverVersion")
         if isinstance(own, str):  # the server's version, when it is a semantic version (define_tool says)

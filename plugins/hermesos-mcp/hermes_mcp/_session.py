@@ -3,6 +3,13 @@
 Importing the SDK costs about a second; a load whose listings all come from
 the cache never pays it (:mod:`hermes_mcp._connect` imports this module when
 a pool opens).
+
+A call passes on what the server reports while it runs to the local call
+that made it (:class:`~hermes_mcp._caller.Caller`): its progress
+notifications, its log messages and its questions (:mod:`hermes_mcp._elicit`).
+The session declares the elicitation capability, and asks for log messages
+from ``debug`` up (on a connection of the current protocol a server sends none
+unless asked); whoever listens to the local call chooses what to show.
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ from mcp import Client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
 
 from hermes_core import shorten
+from hermes_mcp._caller import Caller
 from hermes_mcp._config import ServerConfig
+from hermes_mcp._elicit import InFlight, answer
 from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure
 from hermes_mcp._streams import Overflow, StderrTail, bounded_http_client, stdio_transport
 
@@ -34,6 +44,16 @@ _KEPT = ("name", "title", "description", "inputSchema", "outputSchema", "annotat
 _MAX_PAGES: Final = 100
 # What of a failed server's stderr a message quotes: its last lines, this many characters at most.
 _STDERR_QUOTED: Final = 300
+# A call answered with InputRequiredResult is sent again with the answers: this many times at most (the SDK's
+# own default), each time with at most this many questions, put to the approver one after another.
+_ROUNDS_MAX: Final = 10
+_QUESTIONS_MAX: Final = 8
+# A server that asks to be called again with nothing to answer is called again after a pause: 50 ms, doubling to 250.
+_PAUSE_FIRST: Final = 0.05
+_PAUSE_MAX: Final = 0.25
+_RESULT: Final = TypeAdapter[types.CallToolResult | types.InputRequiredResult](
+    types.CallToolResult | types.InputRequiredResult
+)
 
 
 def _leaf(error: BaseException) -> BaseException:
@@ -71,6 +91,7 @@ async def connect(
     stderr: StderrTail | None = None,
     refusals: list[int] | None = None,
     overflow: Overflow | None = None,
+    in_flight: InFlight | None = None,
 ) -> AsyncIterator[Client]:
     """A connected SDK ``Client`` of *server*; stopped when left.
 
@@ -82,8 +103,16 @@ async def connect(
             appended (the SDK reports them as one JSON-RPC error, whatever they were).
         overflow: counts the messages cut off at the entry's
             ``max_result_bytes`` (default: a new one).
+        in_flight: the calls in flight on the connection, which the
+            server's log messages and questions go to; None: the client
+            declares no elicitation and asks for no log messages.
     """
     overflow = Overflow(server.max_result_bytes) if overflow is None else overflow
+    relay: dict[str, Any] = (
+        {}
+        if in_flight is None
+        else {"logging_callback": in_flight.on_log, "elicitation_callback": in_flight.on_elicit, "log_level": "debug"}
+    )
     if server.command is not None:
         env = get_default_environment()
         env.update({name: os.environ[name] for name in server.pass_env if name in os.environ})
@@ -92,7 +121,7 @@ async def connect(
         transport = stdio_transport(
             server.command, list(server.args), env, server.cwd, overflow=overflow, stderr=stderr
         )
-        async with Client(transport, cache=None) as client:
+        async with Client(transport, cache=None, **relay) as client:
             yield client
         return
     assert server.url is not None
@@ -109,7 +138,9 @@ async def connect(
             overflow, headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), event_hooks=hooks
         ) as http,
         # The events of a stream are bounded by the client's responses (max_result_bytes), not the SDK's 1 MiB.
-        Client(streamable_http_client(server.url, http_client=http, max_sse_event_size=None), cache=None) as client,
+        Client(
+            streamable_http_client(server.url, http_client=http, max_sse_event_size=None), cache=None, **relay
+        ) as client,
     ):
         yield client
 
@@ -193,6 +224,7 @@ class Connection:
         self._stderr = StderrTail(server.max_stderr_bytes)
         self._overflow = Overflow(server.max_result_bytes)
         self._refusals: list[int] = []
+        self._in_flight = InFlight(server.name)
 
     async def ensure(self) -> Client:
         """The connected client, starting the server first if it is not running.
@@ -228,7 +260,7 @@ class Connection:
         overflowed = self._overflow.count
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + server.startup_timeout) as scope:
-                async with connect(server, self._stderr, self._refusals, self._overflow) as client:
+                async with connect(server, self._stderr, self._refusals, self._overflow, self._in_flight) as client:
                     listing = await list_tools(client)
                     scope.deadline = math.inf  # started: the session is held until it is stopped
                     self.client, self.listing, self.failure = client, listing, None
@@ -254,8 +286,8 @@ class Connection:
                 ready.set_exception(ServerFailure(server.name, "was stopped while it started"))
             ready.exception()  # retrieved, so an unawaited failure is never logged as lost
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        """Call *tool* on the server, starting it if needed.
+    async def call(self, tool: str, arguments: dict[str, Any], caller: Caller | None = None) -> types.CallToolResult:
+        """Call *tool* on the server, starting it if needed; what it reports meanwhile goes to *caller*.
 
         Raises:
             ParamsRefused: the server answered with a JSON-RPC "invalid
@@ -267,7 +299,10 @@ class Connection:
         client = await self.ensure()
         overflowed = self._overflow.count
         try:
-            return await call_tool(client, tool, arguments)
+            with self._in_flight.holding(caller):
+                return await call_tool(client, tool, arguments, caller)
+        except _Unanswered as error:
+            raise ServerFailure(self.server.name, str(error), retryable=False) from None
         except MCPError as error:
             if self._overflow.count > overflowed:
                 if self.server.command is not None:  # the session is closed: the next call starts the server again
@@ -299,18 +334,72 @@ class Connection:
         self._stderr.clear()
 
 
-async def call_tool(client: Client, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+class _Unanswered(Exception):  # noqa: N818 - the server asked what no call may answer
+    """A server asked for more input than a call answers, or for input hermesos does not give."""
+
+
+async def call_tool(
+    client: Client, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+) -> types.CallToolResult:
     """``tools/call`` on *client*'s session, its result unchecked against the output schema (the runtime checks it).
+
+    The server's progress notifications go to *caller*, and so do its
+    questions when it answers with ``InputRequiredResult`` (the current
+    protocol's way to ask): they are answered (:func:`hermes_mcp._elicit.answer`)
+    and the call is sent again with the answers, at most ten times.
+    Without a *caller*, every question is declined.
 
     On a 2026 connection, a ``HEADER_MISMATCH`` (the session had not listed
     the tool, or its schema changed) is answered as the SDK's ``Client`` does:
     list again, and send once more.
+
+    Raises:
+        MCPError: the server answered with an error, or the connection failed.
+        _Unanswered: the server asked for input more than ten times, more
+            than eight questions at once, or for something other than a question.
     """
-    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
-    try:
-        return await client.session.send_request(request, types.CallToolResult)
-    except MCPError as error:
-        if error.code != types.HEADER_MISMATCH:
-            raise
-    await list_tools(client)
-    return await client.session.send_request(request, types.CallToolResult)
+    progress = None if caller is None else caller.progress
+    responses: types.InputResponses | None = None
+    state: str | None = None
+    pause = _PAUSE_FIRST
+    for _ in range(_ROUNDS_MAX + 1):
+        params = types.CallToolRequestParams(
+            name=tool, arguments=arguments, input_responses=responses, request_state=state
+        )
+        request = types.CallToolRequest(params=params)
+        try:
+            result = await client.session.send_request(request, _RESULT, progress_callback=progress)
+        except MCPError as error:
+            if error.code != types.HEADER_MISMATCH:
+                raise
+            await list_tools(client)
+            result = await client.session.send_request(request, _RESULT, progress_callback=progress)
+        if isinstance(result, types.CallToolResult):
+            return result
+        state = result.request_state
+        if result.input_requests:
+            responses, pause = await _answers(result.input_requests, caller), _PAUSE_FIRST
+        else:  # called again with nothing to answer: after a pause, longer each time
+            await asyncio.sleep(pause)
+            responses, pause = None, min(pause * 2, _PAUSE_MAX)
+    raise _Unanswered(
+        f"asked for more input {_ROUNDS_MAX} times in one call (InputRequiredResult), more than a call answers; "
+        f"the call was given up"
+    )
+
+
+async def _answers(requests: types.InputRequests, caller: Caller | None) -> types.InputResponses:
+    """The answers to a server's questions, one after another (a person answers one at a time)."""
+    if len(requests) > _QUESTIONS_MAX:
+        raise _Unanswered(f"asked {len(requests)} questions at once, more than the {_QUESTIONS_MAX} a call answers")
+    responses: types.InputResponses = {}
+    for key, request in requests.items():
+        if not isinstance(request, types.ElicitRequest):
+            raise _Unanswered(
+                f"asked for {request.method}, which hermesos does not give MCP servers (it answers questions, "
+                f"elicitation/create, only)"
+            )
+        responses[key] = (
+            types.ElicitResult(action="decline") if caller is None else await answer(caller, request.params)
+        )
+    return responses
