@@ -2,6 +2,12 @@
 
 A media tool's content is printed as a summary (each image, sound or file:
 its type and size, not its bytes), and written to files with ``--save-media DIR``.
+
+A person is in the loop on stderr: a call that needs approval (a policy's
+``ask``, a tool's own question) is asked about on a terminal (yes, no,
+always), approved with ``--approve``, and otherwise refused; the call's
+progress is a live bar on a terminal and plain lines elsewhere, and its log
+messages are lines.
 """
 
 from __future__ import annotations
@@ -11,11 +17,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, TERMINATED, Usage, add_common, add_grant, add_timeout
 from hermes_core.cli._running import Terminated, while_open
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hermes_core._approval import Approval, ApprovalRequest, Approver
+    from hermes_core._context import LogMessage, Progress
 
 #: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -101,7 +113,8 @@ def _missing_name(args: argparse.Namespace) -> None:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from hermes_core._door import Door  # noqa: PLC0415 - only commands that call a tool need it
+    from hermes_core._context import Listeners  # noqa: PLC0415 - only commands that call a tool need it
+    from hermes_core._door import Door  # noqa: PLC0415
     from hermes_core._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
     from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
@@ -119,8 +132,9 @@ def _call(args: argparse.Namespace) -> int:
     if out.fatal(found):
         out.report_problems(found.problems, args)
         return PROBLEMS
+    line = out.StatusLine()  # stderr's live line: the clock, the bar; held while a person is asked
     try:
-        runtime = found.runtime(grants=(*args.grant, *env_grants()))
+        runtime = found.runtime(grants=(*args.grant, *env_grants()), approver=_approver(args.approve, line))
     except ToolError as error:
         return out.report(error, args)
     # The front door every edge calls through, here by the tools' own names: a person typed the name, and
@@ -129,8 +143,13 @@ def _call(args: argparse.Namespace) -> int:
 
     def call() -> int:
         try:
-            with out.waiting(f"calling {args.tool}"):  # its server, if it has one, may be starting
-                output = door.call_sync(args.tool, value)
+            # Its server, if it has one, may be starting; a progress report takes over from the clock.
+            with out.waiting(f"calling {args.tool}", status=line) as quiet:
+                shown = _Shown(args.tool, line, quiet, debug=args.debug)
+                try:
+                    output = door.call_sync(args.tool, value, Listeners(shown.progress, shown.log))
+                finally:
+                    line.clear()  # the bar, once the call is over, before what it printed
         except PermissionDeniedError as error:
             return out.report(error, args, None if args.json else out.permission_hint(error, args.grant))
         except ToolNotFoundError as error:
@@ -155,6 +174,150 @@ def _call(args: argparse.Namespace) -> int:
     except Terminated:
         print("hermesos: terminated", file=sys.stderr)
         return TERMINATED
+
+
+# -- a person in the loop: approval, progress and log messages, on stderr ---------------------------
+
+#: The most characters of a call's input the approval prompt shows.
+INPUT_SHOWN = 500
+#: Seconds between two progress lines on a stream that is not a terminal (the line that completes the total
+#: is always printed): a long call's log stays readable.
+PROGRESS_EVERY = 1.0
+PROMPT = "Allow? [y]es / [n]o / [a]lways: "
+_ANSWERS = {"y": "once", "yes": "once", "n": "decline", "no": "decline", "a": "always", "always": "always"}
+
+
+def _approver(approve: bool, status: out.StatusLine) -> Approver | None:
+    """Who answers the asks of this call: --approve, else the person at the terminal, else nobody (a denial)."""
+    if approve:
+        return _Approve(status)
+    if _is_terminal(sys.stdin) and _is_terminal(status.stream):
+        return _Ask(status)
+    return None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (OSError, ValueError):  # closed
+        return False
+
+
+def _asked_about(request: ApprovalRequest) -> str:
+    """What a request asks, in a few words: ``fs.write (fs:write)``, or the tool's question."""
+    if request.message is not None:
+        return f"{request.tool.name}: {out.printable(request.message)}"
+    return f"{request.tool.name} ({', '.join(request.permissions)})"
+
+
+class _Approve:
+    """``--approve``: every ask of this call approved, each said on stderr as it happens."""
+
+    def __init__(self, status: out.StatusLine) -> None:
+        self.status = status
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        from hermes_core._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
+
+        self.status.say(f"hermesos: approved with --approve: {_asked_about(request)}")
+        return Approval.once()
+
+
+class _Ask:
+    """The person at the terminal, asked on stderr and answering on stdin: yes, no or always.
+
+    ``n`` declines; whatever follows it on the line (``n not that file``) is
+    the decline's message, passed on in the error. The end of the input
+    (Ctrl-D) declines.
+    """
+
+    def __init__(self, status: out.StatusLine) -> None:
+        self.status = status
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        from hermes_core._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
+
+        with self.status.held() as stream:
+            style = out.Style(stream)
+            _write(stream, _request_text(request, style))
+            while True:
+                _write(stream, style.bold(PROMPT))
+                line = sys.stdin.readline()
+                if not line:  # the end of the input: nobody to say yes
+                    _write(stream, "\n")
+                    return Approval.decline()
+                word, _, rest = line.strip().partition(" ")
+                decision = _ANSWERS.get(word.lower().rstrip(":,.;"))
+                if decision == "once":
+                    return Approval.once()
+                if decision == "always":
+                    return Approval.always()
+                if decision == "decline":
+                    return Approval.decline(rest.strip() or None)
+                _write(
+                    stream,
+                    "Answer y to allow this call, n to decline it (n and a message: the message is passed on), "
+                    "or a to allow it and the same ask again within this command.\n",
+                )
+
+
+def _request_text(request: ApprovalRequest, style: out.Style) -> str:
+    """The request as the person reads it: the tool, what asks and why, the input (shortened)."""
+    tool = style.bold(request.tool.name)
+    if request.message is not None:
+        lines = [f"hermesos: {tool} asks: {out.printable(request.message)}"]
+    else:
+        lines = [f"hermesos: {tool} needs your approval"]
+        for permission, reason in zip(request.permissions, request.reasons, strict=True):
+            why = f" ({out.printable(reason)})" if reason else ""
+            lines.append(f"  permission: {permission}{why}")
+    shown = json.dumps(request.input, ensure_ascii=False, default=repr)
+    lines.append(f"  input: {_shorten(out.printable(shown), INPUT_SHOWN)}")
+    return "\n".join(lines) + "\n"
+
+
+def _write(stream: Any, text: str) -> None:
+    stream.write(text)
+    stream.flush()
+
+
+class _Shown:
+    """One call's progress and log messages on stderr: a live bar on a terminal, plain lines elsewhere.
+
+    The first report stops the "calling..." clock: the bar says the call is
+    alive. Log messages are lines (``fs.list: warning: ...``); debug ones only
+    with --debug.
+    """
+
+    def __init__(self, tool: str, status: out.StatusLine, quiet: Callable[[], None], *, debug: bool) -> None:
+        self.tool = tool
+        self.status = status
+        self.quiet = quiet
+        self.debug = debug
+        self.last = -math.inf  # when the last plain line was printed
+
+    def progress(self, report: Progress) -> None:
+        import time  # noqa: PLC0415 - imported already: the clock of waiting()
+
+        self.quiet()
+        if self.status.live:
+            self.status.show(out.progress_text(report.done, report.total, report.message, bar=True))
+            return
+        now = time.monotonic()
+        complete = report.total is not None and report.done >= report.total
+        if now - self.last < PROGRESS_EVERY and not complete:
+            return
+        self.last = now
+        self.status.say(f"progress: {out.progress_text(report.done, report.total, report.message, bar=False)}")
+
+    def log(self, message: LogMessage) -> None:
+        if message.level == "debug" and not self.debug:
+            return
+        style = out.Style(self.status.stream)
+        level = message.level
+        shown = style.red(level) if level in ("error", "critical", "alert", "emergency") else level
+        shown = style.yellow(level) if level == "warning" else shown
+        self.status.say(f"{self.tool}: {shown}: {out.printable(message.message, lines=True)}")
 
 
 def _is_content(output: Any) -> bool:
@@ -243,6 +406,12 @@ def add_parsers(subcommands: Any) -> None:
     call.add_argument("input", nargs="?", help="the input as JSON, or - to read it from stdin (default: {})")
     add_grant(call)
     add_timeout(call, "the most seconds the tool may take (default: the tool's own limit, if any)")
+    call.add_argument(
+        "--approve",
+        action="store_true",
+        help="approve every ask of this call (a policy's ask list, the tool's own question), each said on stderr; "
+        "without it, a call that asks is asked about on a terminal (stdin and stderr) and refused elsewhere",
+    )
     call.add_argument(
         "--save-media",
         metavar="DIR",

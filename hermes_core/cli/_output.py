@@ -11,7 +11,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from hermes_core.cli._args import GRANTS_ENV
@@ -19,6 +19,12 @@ from hermes_core.cli._args import GRANTS_ENV
 if TYPE_CHECKING:
     from hermes_core._errors import PermissionDeniedError, ToolError
     from hermes_core._plugins import PluginOrigin, PluginProblem, PluginSet
+
+#: What ``hermesos call`` says after a call that needed approval and had nobody to ask (no terminal).
+APPROVE_HINT = (
+    "hermesos call asks a person only on a terminal (stdin and stderr): run it on one to be asked, "
+    "or pass --approve to approve every ask of this call."
+)
 
 #: The exit status of ``hermesos call`` for each error code (by its value: ``ErrorCode`` is a ``StrEnum``).
 EXIT_STATUSES: dict[str, int] = {
@@ -94,7 +100,7 @@ WAIT_EVERY = 5.0
 
 
 @contextlib.contextmanager
-def waiting(what: str, stream: IO[str] | None = None) -> Iterator[None]:
+def waiting(what: str, stream: IO[str] | None = None, status: StatusLine | None = None) -> Iterator[Callable[[], None]]:
     """While the block runs past :data:`WAIT_QUIET` seconds, say on stderr that *what* is under way.
 
     On a terminal, one live line (``hermesos: loading the plugins... 3 s``),
@@ -102,45 +108,189 @@ def waiting(what: str, stream: IO[str] | None = None) -> Iterator[None]:
     pipe, a file), a plain line, then another every :data:`WAIT_EVERY` seconds.
     A block that ends within :data:`WAIT_QUIET` seconds prints nothing. The
     clock runs on a thread of its own, so the block may wait on anything.
+
+    The block is given a function that stops the clock early (its line
+    erased), for when the block has something better to show, such as a
+    progress bar. *status*: the live line to draw on, shared with what else
+    the block shows (default: a new one on *stream*, else stderr).
     """
     import threading  # noqa: PLC0415 - imported already by the commands that wait; not by --help
     import time  # noqa: PLC0415
 
-    out = sys.stderr if stream is None else stream
-    live = out.isatty() and os.environ.get("TERM") != "dumb"
+    line = StatusLine(stream) if status is None else status
     done = threading.Event()
     began = time.monotonic()
-    shown = False
+    said: list[str] = []  # the clock's last live text, to erase it and nothing else
 
     def say() -> None:
-        nonlocal shown
         if done.wait(WAIT_QUIET):
             return
         while True:
             seconds = time.monotonic() - began
-            try:
-                if live:
-                    out.write(f"\r\033[Khermesos: {what}... {seconds:.0f} s")
-                else:
-                    out.write(f"hermesos: {what}... ({seconds:.0f} s)\n")
-                out.flush()
-            except (OSError, ValueError):  # the stream went away: nothing more to say
-                return
-            shown = True
-            if done.wait(0.25 if live else WAIT_EVERY):
+            if line.live:
+                said[:] = [f"hermesos: {what}... {seconds:.0f} s"]
+                line.show(said[0])
+            else:
+                line.say(f"hermesos: {what}... ({seconds:.0f} s)")
+            if done.wait(0.25 if line.live else WAIT_EVERY):
                 return
 
     clock = threading.Thread(target=say, name="hermesos-waiting", daemon=True)
+
+    def stop() -> None:
+        done.set()
+        if clock.ident is not None and clock is not threading.current_thread():
+            clock.join()
+        if said:
+            line.clear(only=said[0])
+
     clock.start()
     try:
-        yield
+        yield stop
     finally:
-        done.set()
-        clock.join()
-        if live and shown:
-            with contextlib.suppress(OSError, ValueError):
-                out.write("\r\033[K")
-                out.flush()
+        stop()
+
+
+# -- a live line on a terminal, and what a tool says made safe to show there ------------------
+
+
+class StatusLine:
+    """The one live line a command keeps at the foot of a terminal, and the lines it prints above that.
+
+    :meth:`show` draws the live line in place (a carriage return, the line
+    erased, the text cut to the terminal's width so that it never wraps);
+    :meth:`clear` erases it; :meth:`say` prints a line of its own above it;
+    while :meth:`held` (a person is being asked something), the live line is
+    erased and nothing draws it. Not on a terminal (``live`` is False),
+    :meth:`show` draws nothing: plain lines are printed with :meth:`say`.
+    Any thread may write; one write at a time. A stream that went away
+    (closed, a broken pipe) makes every write do nothing.
+    """
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        import threading  # noqa: PLC0415 - see waiting
+
+        self.stream = sys.stderr if stream is None else stream
+        self.live = self.stream.isatty() and os.environ.get("TERM") != "dumb"
+        self._lock = threading.RLock()
+        self._text: str | None = None  # the live line's text, shown or held
+        self._drawn = False
+        self._held = 0
+
+    def show(self, text: str) -> None:
+        """Make *text* (one line, already :func:`printable`) the live line, drawn now unless held."""
+        if not self.live:
+            return
+        with self._lock:
+            self._text = text
+            if not self._held:
+                self._write(f"\r\033[K{_fit(text, self.stream)}")
+                self._drawn = True
+
+    def clear(self, only: str | None = None) -> None:
+        """Erase the live line and forget it (*only*: if it still shows that text)."""
+        with self._lock:
+            if only is not None and self._text != only:
+                return
+            self._text = None
+            self._erase()
+
+    def say(self, text: str) -> None:
+        """Print *text* and a line break, above the live line (drawn again under it)."""
+        with self._lock:
+            self._erase()
+            self._write(text + "\n")
+            if self._text is not None and not self._held:
+                self.show(self._text)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[IO[str]]:
+        """While the block runs, the live line is erased and not drawn; the block writes on the stream it is given."""
+        with self._lock:
+            self._held += 1
+            self._erase()
+        try:
+            yield self.stream
+        finally:
+            with self._lock:
+                self._held -= 1
+                if self._text is not None and not self._held:
+                    self.show(self._text)
+
+    def _erase(self) -> None:
+        if self._drawn:
+            self._write("\r\033[K")
+            self._drawn = False
+
+    def _write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # the stream went away: nothing more to say
+            self.stream.write(text)
+            self.stream.flush()
+
+
+def _fit(text: str, stream: IO[str]) -> str:
+    """*text* cut to one character less than the terminal's width (a full line would wrap on some terminals)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns or 80  # 0: a terminal that never said its size
+    except (OSError, ValueError, AttributeError):
+        columns = 80
+    from hermes_core._issues import shorten  # noqa: PLC0415 - --help and --version import nothing of the core
+
+    return shorten(text, max(columns - 1, 10))
+
+
+# C0 and C1 control characters, DEL, and the marks that reorder text (bidirectional overrides and
+# isolates): shown escaped, so that a tool's or a server's text cannot move the cursor, recolour the
+# terminal, rewrite what was shown above, or make text read other than it is.
+_ESCAPES: dict[int, str] = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
+_ONE_LINE: dict[int, str] = {**_ESCAPES, 0x09: " "}
+_LINES: dict[int, str] = {**_ESCAPES, 0x09: "\t", 0x0A: "\n"}
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """*text* from a tool, a server or a file, safe to write on a terminal: its control characters escaped.
+
+    An escape character is shown as the four characters backslash, ``x1b``.
+    *lines*: keep its line breaks (and tabs); else it is one line: a line
+    break is shown escaped, a tab as a space.
+    """
+    return text.translate(_LINES if lines else _ONE_LINE)
+
+
+def number(value: float) -> str:
+    """A number for a person: ``3``, ``2.5``, ``1e+20``; a whole number without ``.0``."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+#: The width of the progress bar's bar, in characters.
+BAR_WIDTH = 24
+
+
+def progress_text(done: float, total: float | None, message: str | None, *, bar: bool) -> str:
+    """One progress report as a line: ``3/10 scanning foo``; with *bar*, ``[#######...] 3/10  30% scanning foo``.
+
+    Without a *total*, only *done* and the message: there is nothing to measure it against.
+    """
+    said = f" {printable(message)}" if message else ""
+    if total is None:
+        return f"{number(done)}{said}"
+    counted = f"{number(done)}/{number(total)}"
+    if not bar:
+        return f"{counted}{said}"
+    share = min(max(done / total, 0.0), 1.0)
+    filled = int(share * BAR_WIDTH)
+    return f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {counted} {share * 100:3.0f}%{said}"
 
 
 # -- what an operator can do about it ---------------------------------------------------
@@ -219,10 +369,18 @@ def report(error: ToolError, args: argparse.Namespace, hint: str | None = None) 
     return EXIT_STATUSES[error.code.value]
 
 
-def permission_hint(error: PermissionDeniedError, grants: Sequence[str]) -> str:
-    """How to grant what was denied, or, when it was granted (*grants*), that a provider denied it."""
+def permission_hint(error: PermissionDeniedError, grants: Sequence[str]) -> str | None:
+    """How to grant what was denied, or, when it was granted (*grants*), that a provider denied it.
+
+    For a call that needed a person's approval and found nobody to ask, how
+    to be asked or to approve it; for a call a person declined, nothing.
+    """
     from hermes_core._permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
 
+    if error.reason == "declined":
+        return None
+    if error.reason == "no_approver":
+        return APPROVE_HINT
     if StaticGrants((*grants, *env_grants())).allows(error.permission):
         return (
             f"{error.permission} is granted, but a permission provider denied it (a deny wins over any grant); "
