@@ -181,6 +181,8 @@ class _Call:
     async def ask(self, request: ApprovalRequest) -> Approval:
         """Ask this request's client *request*, by the means its protocol and transport have."""
         ctx = self.ctx
+        if not self.modern and not ctx.session.can_send_request:  # stateless HTTP: not even the handshake is kept
+            return _cannot(request, NO_BACK_CHANNEL.format(version=ctx.protocol_version))
         if not _elicits(ctx.session.client_capabilities):
             return _cannot(request, NO_ELICITATION)
         tool = self.to_wire.get(request.tool.name, request.tool.name)
@@ -201,8 +203,6 @@ class _Call:
                     request.tool.name, request.permissions[0], reason="no_approver", detail=_STANDS_IN
                 )
             return _approval(request, answer, offers_always)
-        if not ctx.session.can_send_request:
-            return _cannot(request, NO_BACK_CHANNEL.format(version=ctx.protocol_version))
         try:
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except Exception as error:  # an error reply, a malformed one, a transport that refused
