@@ -25,6 +25,12 @@ pattern that applies matches it, True; otherwise None (no opinion).
 
 A malformed file is an :class:`~hermes_core.InvalidDefinitionError` at load,
 naming the file and the line; it is never taken as an empty policy.
+
+The audit file: when ``HERMESOS_POLICY_AUDIT`` names a file, every record of
+the ``hermes_core.audit`` logger (every permission decision) is appended to
+it as one JSON line, from the load on (see :func:`set_audit_file`). It is
+guarded as the policy file is: the loader refuses a plugin whose tools may
+write where it lies, since a tool must not rewrite its own audit trail.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ import errno
 import json
 import os
 import re
+import stat
+import threading
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,17 +65,21 @@ from hermes_core import schema as s
 from hermes_core.schema import NAME_PATTERN
 
 __all__ = [
+    "AUDIT_ENV",
+    "AUDIT_FIELDS",
     "DEFAULT_MAX_BYTES",
     "MAX_BYTES_ENV",
     "MAX_MAX_BYTES",
     "POLICY_ENV",
     "USER_FILE",
     "PolicyProvider",
+    "find_audit_file",
     "find_policy_file",
     "hermes_guarded_paths",
     "hermes_permission_providers",
     "load_policy",
     "parse_policy",
+    "set_audit_file",
 ]
 
 #: The environment variable naming the policy file; when set (and not empty), no other place is looked at.
@@ -78,6 +90,10 @@ USER_FILE: Final = "hermesos/policy.toml"
 MAX_BYTES_ENV: Final = "HERMESOS_POLICY_MAX_BYTES"
 #: The default of that bound: 1 MiB.
 DEFAULT_MAX_BYTES: Final = 1024 * 1024
+#: The environment variable naming the audit file, to which every permission decision is appended as a JSON line.
+AUDIT_ENV: Final = "HERMESOS_POLICY_AUDIT"
+#: The keys of each line of the audit file, in order: the fields of a ``hermes_core.audit`` record, never the input.
+AUDIT_FIELDS: Final = ("call_id", "tool", "permission", "decision", "source", "time")
 
 _POLICY_SETTING = s.string(min_length=1, description="the path of a TOML policy file")
 #: The largest value of ``HERMESOS_POLICY_MAX_BYTES``: 1 GiB.
@@ -704,6 +720,200 @@ class _Locator:
                 self.take()
 
 
+# -- the audit file ------------------------------------------------------------------------
+
+_AUDIT_SETTING = s.string(
+    min_length=1, description="the path of the audit file, such as ~/.local/state/hermesos/audit.jsonl"
+)
+_AUDIT_LOGGER: Final = "hermes_core.audit"
+_INFO: Final = 20  # logging.INFO: logging is imported only when there is an audit file (start-up, docs/performance.md)
+_AUDIT_FLAGS: Final = (
+    os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+)
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+_audit_lock = threading.Lock()
+_attached: Any = None  # the handler this plugin put on the hermes_core.audit logger, if any
+
+
+def find_audit_file(environ: Mapping[str, str] | None = None) -> str | None:
+    """The audit file ``HERMESOS_POLICY_AUDIT`` names (absolute, ``~`` expanded), or None when it is unset or blank."""
+    named: str | None = setting(AUDIT_ENV, _AUDIT_SETTING, default=None, environ=environ)
+    return None if named is None else os.path.abspath(os.path.expanduser(named))
+
+
+def set_audit_file(path: str | os.PathLike[str] | None) -> None:
+    """Append every record of the ``hermes_core.audit`` logger to the file at *path* from now on; None: stop.
+
+    Each record is one line of JSON, an object of :data:`AUDIT_FIELDS`
+    (``call_id``, ``tool``, ``permission``, ``decision``, ``source``, ``time``
+    in seconds since the epoch), written with one ``write`` to a file opened
+    for appending, so it is in the file when the call goes on. The file is
+    created with permissions 0600 if it does not exist; it must be a regular
+    file with a single hard link. The logger is the process's, so there is one
+    audit file per process: a later call replaces it (the same file is kept
+    open, not opened twice).
+
+    Records are opt-in (see :func:`hermes_core.Runtime`'s audit records): if
+    the logger's own level does not ask for ``INFO``, it is set to ``INFO``
+    and the logger stops passing its records on to its ancestors' handlers
+    (the root logger's, which would print each on stderr); both are put back
+    when the file is replaced or stopped. A logger the application set to
+    ``INFO`` or lower itself is left as it is. This is what the plugin does at
+    load with ``HERMESOS_POLICY_AUDIT``; call it for a runtime built without
+    plugin discovery.
+
+    Raises:
+        InvalidDefinitionError: *path* is a directory, not a regular file, has
+            more than one hard link, or cannot be opened for appending (its
+            directory does not exist, it may not be written); the file in use
+            before, if any, is kept.
+    """
+    _audit_to(None if path is None else os.path.abspath(os.fspath(path)), "set_audit_file()", "path")
+
+
+def _audit_to(path: str | None, declaration: str, field: str | None) -> None:
+    """Make *path* (absolute) the audit file, or stop writing one; errors name *declaration* and *field*."""
+    global _attached  # noqa: PLW0603 - one audit file per process, as there is one audit logger
+    with _audit_lock:
+        current = _attached
+        if path is not None and current is not None and current.path == path and _still(current.fd, path):
+            return
+        fd = None if path is None else _open_audit(path, declaration, field)  # refused: the file in use stays
+        if current is None and fd is None:
+            return
+        import logging  # noqa: PLC0415 - only with an audit file (start-up, docs/performance.md)
+
+        logger = logging.getLogger(_AUDIT_LOGGER)
+        if current is not None:
+            logger.removeHandler(current)
+            current.close()
+            if current.changed is not None and logger.level == _INFO:  # unless someone has set it since
+                logger.setLevel(current.changed[0])
+                logger.propagate = current.changed[1]
+            _attached = None
+        if fd is not None and path is not None:
+            handler = _handler_class()(path, fd)
+            if not logger.level or logger.level > _INFO:  # records are not asked for: ask, for this file only
+                handler.changed = (logger.level, logger.propagate)
+                logger.setLevel(_INFO)
+                logger.propagate = False
+            logger.addHandler(handler)
+            _attached = handler
+
+
+def _still(fd: int, path: str) -> bool:
+    """Whether the open *fd* is still the file at *path* (not moved away and replaced, as a log rotation does)."""
+    try:
+        held, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _open_audit(path: str, declaration: str, field: str | None) -> int:
+    """The file *path* opened for appending (made, 0600, if missing), after checking what it is."""
+
+    def refuse(detail: str) -> NoReturn:
+        raise InvalidDefinitionError(declaration, field, f'names "{path}", {detail}')
+
+    try:
+        found: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            refuse("a symbolic link leading nowhere; name the audit file itself, or fix the link")
+        found = None
+    except OSError as error:
+        refuse(f"which could not be looked up ({_reason(error)}); fix the path or its directories' permissions")
+    if found is not None:
+        _check_audit(found, path, refuse)
+    try:
+        fd = os.open(path, _AUDIT_FLAGS, 0o600)
+    except FileNotFoundError:
+        refuse(f'whose directory "{os.path.dirname(path)}" does not exist; create it, or name a file in another')
+    except OSError as error:
+        refuse(
+            f"which could not be opened for appending ({_reason(error)}); name a file this user may write, "
+            f"or unset {AUDIT_ENV}"
+        )
+    try:
+        _check_audit(os.fstat(fd), path, refuse)  # what was opened: it may have changed since the look
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_audit(found: os.stat_result, path: str, refuse: Any) -> None:
+    """Refuse what *found* says is no audit file: a directory, a special file, a file with other names."""
+    if stat.S_ISDIR(found.st_mode):
+        refuse(f'which is a directory; name a file in it, such as "{os.path.join(path, "audit.jsonl")}"')
+    for test, kind in _KINDS:
+        if test(found.st_mode):
+            refuse(f"which is {kind}, not a regular file; an audit file is a regular file records are appended to")
+    if found.st_nlink > 1:
+        refuse(
+            f"which has {found.st_nlink} hard links: a tool could rewrite the audit trail through another one; "
+            "keep a single link to the file"
+        )
+
+
+def _audit_line(record: Any) -> bytes:
+    """One record as a line of JSON: the fields of :data:`AUDIT_FIELDS` (null where the record has none)."""
+    fields = {name: getattr(record, name, None) for name in AUDIT_FIELDS}
+    if fields["time"] is None:
+        fields["time"] = record.created
+    return (json.dumps(fields, default=str) + "\n").encode("utf-8")
+
+
+_handler_type: Any = None
+
+
+def _handler_class() -> Any:
+    """The class of the audit file's handler: a ``logging.Handler``, made on first use (logging is imported then)."""
+    global _handler_type  # noqa: PLW0603 - made once, when the first audit file is opened
+    if _handler_type is not None:
+        return _handler_type
+    import logging  # noqa: PLC0415 - see _INFO
+
+    class AuditFile(logging.Handler):
+        """Appends each record to an open file as one line of JSON, with one write, under the handler's lock."""
+
+        def __init__(self, path: str, fd: int) -> None:
+            super().__init__()
+            self.path, self.fd = path, fd
+            self.changed: tuple[int, bool] | None = None  # the logger's level and propagate before this file set them
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                view = memoryview(_audit_line(record))
+                while view:
+                    view = view[os.write(self.fd, view) :]
+            except Exception:  # a full disk: logging reports it on stderr, and the call goes on
+                self.handleError(record)
+
+        def close(self) -> None:
+            self.acquire()
+            try:
+                fd, self.fd = self.fd, -1
+                if fd >= 0:
+                    os.close(fd)
+            finally:
+                self.release()
+            super().close()
+
+        def __repr__(self) -> str:
+            return f"<AuditFile {self.path}>"
+
+    _handler_type = AuditFile
+    return AuditFile
+
+
 # -- the hook ------------------------------------------------------------------------------
 
 
@@ -712,24 +922,33 @@ def hermes_permission_providers() -> list[PolicyProvider]:
     """Contribute the policy file's provider; with no policy file, a provider with no opinion on anything.
 
     Called when plugins are loaded: the file is found and read here, once, up
-    to ``HERMESOS_POLICY_MAX_BYTES`` bytes (default 1 MiB).
+    to ``HERMESOS_POLICY_MAX_BYTES`` bytes (default 1 MiB). Then the audit file
+    ``HERMESOS_POLICY_AUDIT`` names is opened (:func:`set_audit_file`); with
+    the setting unset, an audit file an earlier load in this process opened is
+    closed.
 
     Raises:
         InvalidDefinitionError: as :func:`find_policy_file` and :func:`load_policy`,
-            or ``HERMESOS_POLICY_MAX_BYTES`` is not a positive integer.
+            or ``HERMESOS_POLICY_MAX_BYTES`` is not a positive integer, or the
+            audit file cannot be used (the declaration is ``setting
+            HERMESOS_POLICY_AUDIT``; see :func:`set_audit_file`).
 
     """
     max_bytes: int = setting(MAX_BYTES_ENV, _MAX_BYTES_SETTING, default=DEFAULT_MAX_BYTES)
     path = find_policy_file()
-    return [PolicyProvider() if path is None else load_policy(path, max_bytes=max_bytes)]
+    provider = PolicyProvider() if path is None else load_policy(path, max_bytes=max_bytes)
+    _audit_to(find_audit_file(), f"setting {AUDIT_ENV}", None)
+    return [provider]
 
 
 @hookimpl
 def hermes_guarded_paths() -> list[str]:
-    """The policy file in use, and where the user's would be read: whoever writes either decides the grants.
+    """The policy file in use, where the user's would be read, and the audit file, if there is one.
 
-    The loader refuses to start when a directory a tool may write holds one
-    (besides refusing the provider, whose ``files`` lie there).
+    Whoever writes either policy decides the grants, and whoever writes the
+    audit file rewrites the record of them. The loader refuses to start when
+    a directory a tool may write holds one (besides refusing the provider,
+    whose ``files`` lie there).
     """
-    paths = [find_policy_file(), user_config_file("policy.toml")]
+    paths = [find_policy_file(), user_config_file("policy.toml"), find_audit_file()]
     return list(dict.fromkeys(str(path) for path in paths if path is not None))

@@ -18,6 +18,7 @@ from typing import Any
 import hermes_policy
 import pytest
 from hermes_policy import (
+    AUDIT_ENV,
     DEFAULT_MAX_BYTES,
     MAX_BYTES_ENV,
     POLICY_ENV,
@@ -78,6 +79,7 @@ def no_ambient_policy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each test starts with no policy: no HERMESOS_POLICY, an empty working directory and config directory."""
     monkeypatch.delenv(POLICY_ENV, raising=False)
     monkeypatch.delenv(MAX_BYTES_ENV, raising=False)
+    monkeypatch.delenv(AUDIT_ENV, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("APPDATA", str(tmp_path / "config"))
     (tmp_path / "work").mkdir()
