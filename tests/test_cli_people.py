@@ -1,0 +1,328 @@
+"""``hermesos call`` with a person in the loop: approval asked on a real pseudo-terminal, progress and log messages.
+
+Every test runs the real console script in a subprocess, with a policy file
+whose ``ask`` list names the test tool's permission (``HERMESOS_POLICY``):
+on a pseudo-terminal, answered yes, no and always; without one, refused
+with how to approve, and approved with ``--approve``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from hermes_core import PermissionDeniedError
+from hermes_core.cli import _output as out
+
+if TYPE_CHECKING:
+    from conftest import Site
+
+HERMES = Path(sys.executable).with_name("hermesos")
+DENIED = out.EXIT_STATUSES["PERMISSION_DENIED"]
+#: Seconds the terminal may stay silent before a test gives up on the command (a hang, not a slow machine).
+SILENCE = 120
+
+PEOPLE = """
+from hermes_core import current_call
+
+
+def save(args):
+    return {"saved": args["path"]}
+
+
+def purge(args):
+    call = current_call()
+    answers = [call.confirm_sync(args["question"]) for _ in range(args["times"])]
+    return {"deleted": all(answers)}
+
+
+def scan(args):
+    call = current_call()
+    call.log("info", f"scanning {args['count']} files")
+    call.log("debug", "the first is f1")
+    call.log("warning", "f3 is \\x1b[2Jodd")
+    for done in range(1, args["count"] + 1):
+        call.progress(done, args["count"], f"scanning f{done}")
+    return {"scanned": args["count"]}
+
+
+@hookimpl
+def hermes_tools():
+    path = s.object({"path": s.string()})
+    question = s.object({"question": s.string(), "times": s.optional(s.integer(), default=1)})
+    return [
+        define_tool(name="unit.save", description="d", version="1.0.0", input=path, permissions=["unit:save"],
+                    handler=save),
+        define_tool(name="unit.purge", description="d", version="1.0.0", input=question, handler=purge),
+        define_tool(name="unit.scan", description="d", version="1.0.0", input=s.object({"count": s.integer()}),
+                    handler=scan),
+        define_tool(name="unit.quiet", description="d", version="1.0.0", input=s.object({}), handler=lambda a: 1),
+    ]
+"""
+
+SAVE = ["call", "unit.save", '{"path": "notes/todo.txt"}']
+
+
+@pytest.fixture
+def policy(site: Site) -> Path:
+    """The test tools installed, and a policy file asking a person for unit:save (outside the file tools' root)."""
+    site.install(site.plugin(PEOPLE))
+    path = site.path / "policy.toml"
+    path.write_text('ask = ["unit:save"]\n')
+    return path
+
+
+def _environment(site: Site, policy: Path, **env: str) -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "TERM"))}
+    environment.update(
+        PYTHONPATH=str(site.path),
+        HERMESOS_FS_ROOT=str(site.path / "fs-root"),
+        HERMESOS_POLICY=str(policy),
+        TERM="xterm",
+        **env,
+    )
+    return environment
+
+
+# What the command says while it waits, on a machine slow enough (hermes_core.cli._output.waiting): not
+# what these tests are about. On a terminal, each frame of the live line and the erase that ends them.
+_CLOCK_LINES = re.compile(r"^hermesos: [^\n]*\.\.\. \(\d+ s\)\n", re.MULTILINE)
+_CLOCK_FRAMES = re.compile(r"(\r\x1b\[Khermesos: [^\r\n]*?\.\.\. \d+ s)+(\r\x1b\[K)?")
+
+
+def script(site: Site, policy: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command with no terminal: stdin empty, stdout and stderr pipes."""
+    done = subprocess.run(
+        [str(HERMES), *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=_environment(site, policy, **env),
+        check=False,
+    )
+    done.stderr = _CLOCK_LINES.sub("", done.stderr)
+    return done
+
+
+def on_a_terminal(site: Site, policy: Path, *argv: str, answers: tuple[bytes, ...] = ()) -> tuple[int, str]:
+    """The command on a pseudo-terminal (stdin, stdout and stderr); each answer typed when a new prompt shows.
+
+    Returns its exit status and everything the terminal showed, its line ends as ``\\n``.
+    """
+    main_fd, child_fd = pty.openpty()
+    environment = _environment(site, policy)
+    with subprocess.Popen(
+        [str(HERMES), *argv], stdin=child_fd, stdout=child_fd, stderr=child_fd, env=environment
+    ) as proc:
+        os.close(child_fd)
+        shown = b""
+        typed = 0
+        while True:
+            ready, _, _ = select.select([main_fd], [], [], SILENCE)
+            if not ready:
+                proc.kill()
+                pytest.fail(f"the command said nothing for {SILENCE} s; the terminal showed: {shown.decode()!r}")
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:  # the terminal closes when the command exits
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if shown.count(b"Allow?") > typed and typed < len(answers):
+                os.write(main_fd, answers[typed])
+                typed += 1
+        status = proc.wait()
+    os.close(main_fd)
+    assert typed == len(answers), f"{typed} of {len(answers)} answers asked for: {shown.decode()!r}"
+    return status, _CLOCK_FRAMES.sub("", shown.decode()).replace("\r\n", "\n")
+
+
+def reason(policy: Path) -> str:
+    """What hermesos-policy says about an ask from *policy*."""
+    return f'the policy "{policy.resolve()}" asks a person to approve it'
+
+
+# -- on a terminal: the person answers ----------------------------------------------------------------
+
+
+def test_yes_on_a_terminal_shows_the_tool_the_permission_its_reason_and_the_input_then_runs(
+    site: Site, policy: Path
+) -> None:
+    status, shown = on_a_terminal(site, policy, *SAVE, answers=(b"y\n",))
+    assert status == 0
+    assert (
+        "hermesos: \033[1munit.save\033[0m needs your approval\n"
+        f"  permission: unit:save ({reason(policy)})\n"
+        '  input: {"path": "notes/todo.txt"}\n'
+        "\033[1mAllow? [y]es / [n]o / [a]lways: \033[0my\n"  # the answer, as the terminal echoes it
+    ) in shown
+    assert shown.endswith('{\n  "saved": "notes/todo.txt"\n}\n')
+
+
+def test_no_on_a_terminal_declines_with_the_runtimes_error_and_its_exit_status(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(site, policy, *SAVE, answers=(b"n\n",))
+    assert status == DENIED
+    declined = PermissionDeniedError("unit.save", "unit:save", reason="declined")
+    assert shown.endswith(f"\033[31mPERMISSION_DENIED\033[0m: {declined}\n")  # no hint: a person said no
+    assert "saved" not in shown
+
+
+def test_what_follows_no_is_the_declines_message(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(site, policy, *SAVE, answers=(b"no, write notes/done.txt instead\n",))
+    assert status == DENIED
+    declined = PermissionDeniedError("unit.save", "unit:save", reason="declined", detail="write notes/done.txt instead")
+    assert shown.endswith(f"PERMISSION_DENIED\033[0m: {declined}\n")
+    assert 'saying: "write notes/done.txt instead"' in shown
+
+
+def test_always_approves_the_same_question_again_within_the_command(site: Site, policy: Path) -> None:
+    purge = ["call", "unit.purge", '{"question": "Delete 3 files?", "times": 2}']
+    status, shown = on_a_terminal(site, policy, *purge, answers=(b"a\n",))
+    assert status == 0
+    assert shown.count("Allow?") == 1  # asked once, approved twice
+    assert "hermesos: \033[1munit.purge\033[0m asks: Delete 3 files?\n" in shown
+    assert shown.endswith('{\n  "deleted": true\n}\n')
+    status, shown = on_a_terminal(site, policy, *purge, answers=(b"y\n", b"yes\n"))
+    assert (status, shown.count("Allow?")) == (0, 2)  # yes is this once: asked again
+    assert shown.endswith('{\n  "deleted": true\n}\n')
+
+
+def test_a_tools_question_answered_no_is_its_handlers_to_act_on(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(
+        site, policy, "call", "unit.purge", '{"question": "Delete 3 files?"}', answers=(b"n\n",)
+    )
+    assert status == 0
+    assert shown.endswith('{\n  "deleted": false\n}\n')
+
+
+def test_an_answer_that_is_none_of_them_is_asked_again_and_the_end_of_input_declines(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(site, policy, *SAVE, answers=(b"maybe\n", b"y\n"))
+    assert status == 0
+    assert "Answer y to allow this call, n to decline it" in shown
+    status, shown = on_a_terminal(site, policy, *SAVE, answers=(b"\x04",))  # Ctrl-D
+    assert status == DENIED
+    assert PermissionDeniedError("unit.save", "unit:save", reason="declined").message in shown
+
+
+def test_the_prompt_works_within_a_time_limit(site: Site, policy: Path) -> None:
+    # With --timeout, the approver waits on a worker thread: the answer is read there.
+    status, shown = on_a_terminal(site, policy, *SAVE, "--timeout", "600", answers=(b"y\n",))
+    assert status == 0
+    assert shown.endswith('{\n  "saved": "notes/todo.txt"\n}\n')
+
+
+def test_a_tools_text_reaches_the_terminal_with_its_control_characters_escaped(site: Site, policy: Path) -> None:
+    purge = ["call", "unit.purge", json.dumps({"question": "Delete \x1b[2J\u202efiles?"})]
+    status, shown = on_a_terminal(site, policy, *purge, answers=(b"y\n",))
+    assert status == 0
+    assert "asks: Delete \\x1b[2J\\u202efiles?\n" in shown
+    assert "\x1b[2J" not in shown
+    assert "\u202e" not in shown
+
+
+def test_approve_on_a_terminal_asks_nobody(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(site, policy, *SAVE, "--approve")
+    assert status == 0
+    assert "Allow?" not in shown
+    assert "hermesos: approved with --approve: unit.save (unit:save)\n" in shown
+
+
+# -- without a terminal: refused, unless --approve ------------------------------------------------------
+
+
+def test_without_a_terminal_an_ask_is_refused_saying_how_to_approve(site: Site, policy: Path) -> None:
+    done = script(site, policy, *SAVE)
+    assert (done.returncode, done.stdout) == (DENIED, "")
+    refused = PermissionDeniedError(
+        "unit.save", "unit:save", reason="no_approver", detail=f'"unit:save": {reason(policy)}'
+    )
+    assert done.stderr == f"PERMISSION_DENIED: {refused}\n{out.APPROVE_HINT}\n"
+    assert "--approve" in out.APPROVE_HINT
+    as_json = script(site, policy, *SAVE, "--json")
+    assert as_json.returncode == DENIED
+    assert json.loads(as_json.stderr) == refused.to_dict()
+
+
+def test_approve_without_a_terminal_runs_the_call_and_says_each_approval(site: Site, policy: Path) -> None:
+    done = script(site, policy, *SAVE, "--approve")
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"saved": "notes/todo.txt"})
+    assert done.stderr == "hermesos: approved with --approve: unit.save (unit:save)\n"
+    purge = script(site, policy, "call", "unit.purge", '{"question": "Delete 3 files?", "times": 2}', "--approve")
+    assert (purge.returncode, json.loads(purge.stdout)) == (0, {"deleted": True})
+    assert purge.stderr == "hermesos: approved with --approve: unit.purge: Delete 3 files?\n" * 2
+
+
+def test_without_a_terminal_a_tools_question_is_answered_no(site: Site, policy: Path) -> None:
+    done = script(site, policy, "call", "unit.purge", '{"question": "Delete 3 files?"}')
+    assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, {"deleted": False}, "")
+
+
+def test_the_help_names_approve(site: Site, policy: Path) -> None:
+    done = script(site, policy, "call", "--help")
+    assert "--approve" in done.stdout
+    assert "refused elsewhere" in " ".join(done.stdout.split())
+
+
+# -- progress and log messages ------------------------------------------------------------------------
+
+
+def test_progress_is_a_bar_redrawn_in_place_on_a_terminal_and_cleared_at_the_end(site: Site, policy: Path) -> None:
+    status, shown = on_a_terminal(site, policy, "call", "unit.scan", '{"count": 10}')
+    assert status == 0
+    # The first report and the one completing the total are never dropped; those between may be (50 ms apart).
+    assert "\r\033[K[##" + "." * 22 + "] 1/10  10% scanning f1" in shown
+    assert "\r\033[K[########################] 10/10 100% scanning f10\r\033[K{\n" in shown
+    assert shown.endswith('{\n  "scanned": 10\n}\n')
+    assert "unit.scan: info: scanning 10 files\n" in shown
+    assert "unit.scan: \033[33mwarning\033[0m: f3 is \\x1b[2Jodd\n" in shown
+    assert "progress:" not in shown
+
+
+def test_progress_is_plain_lines_without_a_terminal_and_log_messages_are_lines(site: Site, policy: Path) -> None:
+    done = script(site, policy, "call", "unit.scan", '{"count": 10}')
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"scanned": 10})
+    lines = done.stderr.splitlines()
+    assert lines[:2] == ["unit.scan: info: scanning 10 files", "unit.scan: warning: f3 is \\x1b[2Jodd"]
+    progress = lines[2:]
+    # At most one a second after the first, and always the one that completes the total.
+    assert progress[0] == "progress: 1/10 scanning f1"
+    assert progress[-1] == "progress: 10/10 scanning f10"
+    assert all(re.fullmatch(r"progress: \d+/10 scanning f\d+", line) for line in progress)
+    assert "\r" not in done.stderr
+    assert (
+        "unit.scan: debug: the first is f1"
+        in script(site, policy, "call", "unit.scan", '{"count": 1}', "--debug").stderr
+    )
+
+
+def test_a_tool_that_reports_nothing_shows_nothing(site: Site, policy: Path) -> None:
+    done = script(site, policy, "call", "unit.quiet")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "1\n", ""), done.stderr
+    status, shown = on_a_terminal(site, policy, "call", "unit.quiet")
+    assert (status, shown) == (0, "1\n")
+
+
+# -- the pieces, in process ------------------------------------------------------------------------------
+
+
+def test_progress_text_with_and_without_a_total() -> None:
+    assert out.progress_text(3, 10, "scanning foo", bar=False) == "3/10 scanning foo"
+    assert out.progress_text(3, 10, None, bar=True) == "[#######.................] 3/10  30%"
+    assert out.progress_text(2.5, None, "reading", bar=True) == "2.5 reading"
+    assert out.progress_text(1, 3, "a\nb\x1b", bar=False) == "1/3 a\\x0ab\\x1b"
+
+
+def test_printable_escapes_what_would_control_a_terminal() -> None:
+    assert out.printable("a\x1b[31mb\x07\x9b\u202e\tc") == "a\\x1b[31mb\\x07\\x9b\\u202e c"
+    assert out.printable("one\ntwo\tthree", lines=True) == "one\ntwo\tthree"
+    assert out.printable("é 日本 🙂") == "é 日本 🙂"
