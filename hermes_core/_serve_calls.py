@@ -80,17 +80,16 @@ class Levels:
     level is not kept and every level is sent.
     """
 
-    __slots__ = ("__weakref__", "_modern", "_set")
+    __slots__ = ("__weakref__", "_key", "_set", "modern")
 
     def __init__(self) -> None:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415 - the SDK, only when serving
+        from mcp_types import LOG_LEVEL_META_KEY  # noqa: PLC0415 - the SDK, only when serving
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415
 
-        self._modern = frozenset(MODERN_PROTOCOL_VERSIONS)
+        #: The per-request-envelope protocol versions (2026-07-28), which have no server requests.
+        self.modern = frozenset(MODERN_PROTOCOL_VERSIONS)
+        self._key = LOG_LEVEL_META_KEY
         self._set: dict[int, tuple[weakref.ref[Any], str]] = {}
-
-    def is_modern(self, ctx: ServerRequestContext[Any, Any]) -> bool:
-        """Whether *ctx*'s request speaks a per-request-envelope protocol (2026-07-28), with no server requests."""
-        return ctx.protocol_version in self._modern
 
     def set(self, ctx: ServerRequestContext[Any, Any], level: str) -> None:
         """Remember *level* for the connection of *ctx* (nothing, when the request stands alone)."""
@@ -107,12 +106,10 @@ class Levels:
 
         self._set[ident] = (weakref.ref(key, gone), level)
 
-    def allowed(self, ctx: ServerRequestContext[Any, Any]) -> frozenset[str]:
+    def allowed(self, ctx: ServerRequestContext[Any, Any], modern: bool) -> frozenset[str]:
         """The levels of log message the client of *ctx* takes for this request (empty: none)."""
-        if ctx.protocol_version in self._modern:
-            from mcp_types import LOG_LEVEL_META_KEY  # noqa: PLC0415 - imported already: the SDK serves
-
-            requested = ctx.meta.get(LOG_LEVEL_META_KEY) if ctx.meta else None
+        if modern:
+            requested = ctx.meta.get(self._key) if ctx.meta else None
             return _AT_OR_ABOVE.get(requested, _NONE) if isinstance(requested, str) else _NONE
         key = ctx.session.client_params
         found = self._set.get(id(key)) if key is not None else None
@@ -138,9 +135,10 @@ async def serve_call(
     returned, or an ``InputRequiredResult`` when the client must answer a
     question and call again (the 2026 protocol).
     """
-    here = _Call(ctx, params, levels, to_wire)
+    modern = ctx.protocol_version in levels.modern
+    here = _Call(ctx, params, modern, to_wire)
+    notices = _Notices(ctx, params.name, levels.allowed(ctx, modern))
     token = _current.set(here)
-    notices = here.notices
     try:
         result = await call(params.name, params.arguments, notices.listeners)
     except BaseException:
@@ -148,7 +146,10 @@ async def serve_call(
         raise
     finally:
         _current.reset(token)
-    await notices.close()
+    if notices.posted:
+        await notices.close()
+    else:
+        notices.closed = True  # a plain handler on a worker thread may outlive a call that timed out
     if here.pending:
         import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
 
@@ -159,24 +160,20 @@ async def serve_call(
 class _Call:
     """One ``tools/call`` being served: its request, the client's answers it brought, the questions it leaves."""
 
-    __slots__ = ("answers", "ctx", "modern", "notices", "pending", "to_wire", "wire")
+    __slots__ = ("ctx", "modern", "params", "pending", "to_wire")
 
     def __init__(
         self,
         ctx: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
-        levels: Levels,
+        modern: bool,
         to_wire: Mapping[str, str],
     ) -> None:
         self.ctx = ctx
-        self.wire = params.name
+        self.params = params
+        self.modern = modern
         self.to_wire = to_wire
-        self.modern = levels.is_modern(ctx)
-        self.answers = params.input_responses if self.modern else None
-        self.pending: dict[str, Any] = {}
-        # Progress is always heard: the SDK sends it only when the client asked for it (a progress token,
-        # or an in-process client's callback, which no token shows); a tool that reports none costs nothing.
-        self.notices = _Notices(ctx, self.wire, levels.allowed(ctx))
+        self.pending: dict[str, Any] | None = None  # the questions this call leaves the client (the 2026 protocol)
 
     async def ask(self, request: ApprovalRequest) -> Approval:
         """Ask this request's client *request*, by the means its protocol and transport have."""
@@ -192,12 +189,12 @@ class _Call:
             if request.message is not None:
                 return _cannot(request, MID_CALL.format(version=ctx.protocol_version))
             key = _key(tool, request, message, schema)
-            answer = (self.answers or {}).get(key)
+            answer = (self.params.input_responses or {}).get(key)
             if answer is None:
                 import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
 
                 form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
-                self.pending[key] = types.ElicitRequest(params=form)
+                self.pending = {**(self.pending or {}), key: types.ElicitRequest(params=form)}
                 # The call stops here; serve_call answers the request with the question instead.
                 raise PermissionDeniedError(
                     request.tool.name, request.permissions[0], reason="no_approver", detail=_STANDS_IN
@@ -217,19 +214,24 @@ class _Call:
 
 
 class _Notices:
-    """A call's progress and log messages, sent to its client in the order reported, from any thread."""
+    """A call's progress and log messages, sent to its client in the order reported, from any thread.
 
-    __slots__ = ("_closed", "_ctx", "_levels", "_loop", "_posted", "_queue", "_sender", "_wire", "listeners")
+    Progress is always heard: the SDK sends it only when the client asked for
+    it (a progress token, or an in-process client's callback, which no token
+    shows), and a tool that reports none costs nothing more.
+    """
+
+    __slots__ = ("_ctx", "_levels", "_loop", "_queue", "_sender", "_wire", "closed", "listeners", "posted")
 
     def __init__(self, ctx: ServerRequestContext[Any, Any], wire: str, levels: frozenset[str]) -> None:
         self._ctx = ctx
         self._wire = wire
         self._levels = levels
         self._loop = asyncio.get_running_loop()
-        self._queue: deque[Progress | LogMessage] = deque()
+        self._queue: deque[Progress | LogMessage] | None = None
         self._sender: asyncio.Task[None] | None = None
-        self._closed = False
-        self._posted = False  # whether anything was ever reported: a call that reported nothing ends at once
+        self.closed = False
+        self.posted = False  # whether anything was reported: a call that reported nothing has nothing to wait for
         self.listeners = Listeners(self._post, self._log if levels else None)
 
     def _log(self, message: LogMessage) -> None:
@@ -238,21 +240,25 @@ class _Notices:
 
     def _post(self, notice: Progress | LogMessage) -> None:
         """Hand *notice* to the event loop (this may be a plain handler's worker thread)."""
-        self._posted = True
+        self.posted = True
         with contextlib.suppress(RuntimeError):  # a closed loop: the server has stopped, there is no one to tell
             self._loop.call_soon_threadsafe(self._push, notice)
 
     def _push(self, notice: Progress | LogMessage) -> None:
-        if self._closed:  # a worker thread reporting after its call ended: the response has gone
+        if self.closed:  # a worker thread reporting after its call ended: the response has gone
             return
+        if self._queue is None:
+            self._queue = deque()
         self._queue.append(notice)
         if self._sender is None:
             self._sender = self._loop.create_task(self._send())
 
     async def _send(self) -> None:
+        queue = self._queue
+        assert queue is not None  # made by _push, which starts this
         try:
-            while self._queue:
-                notice = self._queue.popleft()
+            while queue:
+                notice = queue.popleft()
                 try:
                     await self._one(notice)
                 except Exception as error:  # a notice is advice: a client that left misses it, the call goes on
@@ -274,18 +280,15 @@ class _Notices:
 
     async def close(self) -> None:
         """Send what is left, once the call has ended; nothing reported later is sent."""
-        if not self._posted:
-            self._closed = True
-            return
         await asyncio.sleep(0)  # reports posted just before the call ended are pushed first
-        self._closed = True
+        self.closed = True
         sender = self._sender
         if sender is not None:
             await sender
 
     def abort(self) -> None:
         """The call was given up on (cancelled): send nothing more."""
-        self._closed = True
+        self.closed = True
         if self._sender is not None:
             self._sender.cancel()
 
