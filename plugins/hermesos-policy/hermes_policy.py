@@ -758,14 +758,14 @@ def set_audit_file(path: str | os.PathLike[str] | None) -> None:
     audit file per process: a later call replaces it (the same file is kept
     open, not opened twice).
 
-    Records are opt-in (see :func:`hermes_core.Runtime`'s audit records): if
-    the logger's own level does not ask for ``INFO``, it is set to ``INFO``
-    and the logger stops passing its records on to its ancestors' handlers
-    (the root logger's, which would print each on stderr); both are put back
-    when the file is replaced or stopped. A logger the application set to
-    ``INFO`` or lower itself is left as it is. This is what the plugin does at
-    load with ``HERMESOS_POLICY_AUDIT``; call it for a runtime built without
-    plugin discovery.
+    The runtime writes records only when the logger's own level asks for
+    ``INFO``. If it does not, it is set to ``INFO`` here, and the logger stops
+    passing its records on to its ancestors' handlers (a root logger's handler
+    would print each on stderr); both are put back when the file is replaced
+    or stopped. A logger the application set to ``INFO`` or lower itself is
+    left as it is. The plugin calls this at load with ``HERMESOS_POLICY_AUDIT``;
+    an application building its runtime without plugin discovery calls it
+    itself.
 
     Raises:
         InvalidDefinitionError: *path* is a directory, not a regular file, has
