@@ -3,7 +3,9 @@
 Runs the real ``hermesos`` command of this environment in a fresh temporary
 directory, whose ``files`` folder is the root hermesos-fs confines itself to
 (``HERMESOS_FS_ROOT``: the plugin has no default root), and prints each command
-as a shell would show it. Then one model turn through each SDK adapter: the
+as a shell would show it; then, with a policy that asks a person to approve
+every write, a write refused for want of anyone to ask and one approved with
+``--approve``, and a long listing's progress. Then one model turn through each SDK adapter: the
 real OpenAI and Anthropic clients, talking to a ``ScriptedModel`` on
 127.0.0.1 (no network, no key), are given the tools' definitions, receive
 two tool calls (one succeeds, one fails with an error that says where), and
@@ -62,6 +64,44 @@ STEPS = [
     ),
     ("Every plugin checked, every problem listed:", ["check"]),
 ]
+
+
+# -- a person in the loop: approval and progress -----------------------------------------------------
+
+POLICY = '[tools."fs.*"]\nask = ["fs:write"]\n'
+DONE = '{"path": "notes/done.txt", "content": "call Ada\\n"}'
+PEOPLE_STEPS = [
+    (
+        "Not on a terminal there is nobody to ask: the call is refused, saying how to approve it:",
+        ["call", "fs.write", DONE, "--grant", "fs:write"],
+    ),
+    (
+        "On a terminal, hermesos asks (yes / no / always); --approve approves every ask of the call, and says so:",
+        ["call", "fs.write", DONE, "--grant", "fs:write", "--approve"],
+    ),
+    (
+        "A long call reports its progress: fs.list of a folder of 2,500 files (on a terminal, a live bar):",
+        ["call", "fs.list", '{"path": "photos", "limit": 2}', "--grant", "fs:read"],
+    ),
+]
+
+
+def people(env: dict[str, str], workspace: str) -> None:
+    """A policy asking a person for every write, then approval refused and given, then a long listing's progress.
+
+    The policy lies beside the file tools' root, never in it (a tool that may write there could rewrite it).
+    Each command's stderr is shown as a pipe gets it: progress as plain lines, where a terminal has a live bar
+    that is erased when the call ends.
+    """
+    policy = Path(workspace) / "policy.toml"
+    policy.write_text(POLICY)
+    photos = Path(env["HERMESOS_FS_ROOT"]) / "photos"
+    photos.mkdir()
+    for number in range(1, 2501):
+        (photos / f"IMG_{number:04}.jpg").touch()
+    print(f"\n# A person in the loop: a policy asking a person to approve each write, HERMESOS_POLICY={policy.name}\n")
+    print(policy.read_text(), end="", flush=True)
+    _run_steps(PEOPLE_STEPS, {**env, "HERMESOS_POLICY": str(policy)}, workspace, piped=True)
 
 
 # -- a model turn through each SDK adapter ------------------------------------------------------------
@@ -212,12 +252,28 @@ def mcp_servers(env: dict[str, str], workspace: str) -> None:
     _run_steps(MCP_STEPS, mounted, workspace)
 
 
-def _run_steps(steps: list[tuple[str, list[str]]], env: dict[str, str], workspace: str) -> None:
+def _run_steps(steps: list[tuple[str, list[str]]], env: dict[str, str], workspace: str, *, piped: bool = False) -> None:
+    """Run each command as a shell would show it; stdin is empty, so no command waits for a person.
+
+    *piped*: stdout and stderr through one pipe, then shown: what a command says on stderr is shown as a
+    pipe gets it, never as a live line a terminal would erase.
+    """
     for title, argv in steps:
         if title:
             print(f"\n# {title}")
         print("$ hermesos " + shlex.join(argv), flush=True)
-        done = subprocess.run([str(HERMES), *argv], env=env, cwd=workspace, check=False)
+        done = subprocess.run(
+            [str(HERMES), *argv],
+            env=env,
+            cwd=workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if piped else None,
+            stderr=subprocess.STDOUT if piped else None,
+            text=True,
+            check=False,
+        )
+        if piped:
+            print(done.stdout, end="", flush=True)
         if done.returncode:
             print(f"(exit status {done.returncode})", flush=True)
 
@@ -231,6 +287,7 @@ def main() -> int:
         env["HERMESOS_FS_ROOT"] = str(files)
         print(f"# The file tools work in a folder of their own: HERMESOS_FS_ROOT={files.name}/", flush=True)
         _run_steps(STEPS, env, workspace)
+        people(env, workspace)
         model_turns(env, workspace)
         mcp_servers(env, workspace)
     print("\n# The core on its own: examples/core_demo.py\n", flush=True)

@@ -8,11 +8,14 @@ hermesos-mcp; these assertions pin what each part shows.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from hermes_core.cli._output import APPROVE_HINT
 
 DEMO = Path(__file__).parent.parent / "examples" / "demo.py"
 
@@ -64,3 +67,19 @@ def test_the_demo_mounts_an_mcp_server_and_refuses_a_misspelt_argument_before_th
         'INPUT_INVALID: weather.forecast was called with invalid input: "dayz" is an unexpected field; '
         'did you mean "days"?'
     ) in shown
+
+
+def test_the_demo_shows_an_approval_refused_without_a_terminal_and_given_with_approve(shown: str) -> None:
+    assert (
+        "# A person in the loop: a policy asking a person to approve each write, HERMESOS_POLICY=policy.toml" in shown
+    )
+    assert 'PERMISSION_DENIED: fs.write needs a person\'s approval for the "fs:write" permission' in shown
+    assert APPROVE_HINT in shown
+    assert "hermesos: approved with --approve: fs.write (fs:write)\n" in shown
+    assert '"path": "notes/done.txt",\n  "size": 9,\n  "created": true' in shown
+
+
+def test_the_demo_shows_a_long_listings_progress(shown: str) -> None:
+    # As a pipe gets it: plain lines, the one that completes the total always among them.
+    assert re.search(r"^progress: 2500/2500 .*'photos'", shown, re.MULTILINE)
+    assert '"total": 2500,\n  "next_offset": 2' in shown
