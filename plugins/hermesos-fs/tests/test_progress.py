@@ -7,7 +7,10 @@ Each test works on real files under ``tmp_path``. A listener is the caller's
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,3 +188,27 @@ def test_a_handler_called_outside_a_call_reports_nothing_and_works(root: Path) -
     assert listed["total"] == ENTRIES
     read = tools["fs.read"].handler({"path": "large.txt", "offset": 0})
     assert read["eof"] is True
+
+
+def test_the_hermesos_command_shows_a_long_listing_move_on_stderr(root: Path, tmp_path: Path) -> None:
+    """Not on a terminal, ``hermesos call`` writes each report as a line; the result is on stdout as ever."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "XDG_CONFIG_HOME"))}
+    env.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home), "HERMESOS_FS_ROOT": str(root)})
+    hermesos = str(Path(sys.executable).with_name("hermesos"))
+    done = subprocess.run(
+        [hermesos, "call", "fs.list", '{"path": "big", "limit": 1}', "--grant", "fs:read"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["entries"] == [{"name": "f00000", "type": "file", "size": 0}]
+    lines = done.stderr.splitlines()
+    assert len(lines) >= 2, done.stderr
+    assert f"{LIST_PROGRESS_STEP} listing 'big': {LIST_PROGRESS_STEP} entries so far" in lines[0]
+    assert f"{ENTRIES}/{ENTRIES} listed 'big': {ENTRIES} entries" in lines[-1]

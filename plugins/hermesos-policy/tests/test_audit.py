@@ -169,7 +169,7 @@ def test_every_decision_through_a_loaded_runtime_is_a_json_line_of_the_audit_fil
     assert (work / "root" / "a.txt").read_text(encoding="utf-8") == "SECRET-2"  # the approved call ran
 
 
-def test_the_real_command_appends_to_the_audit_file_and_prints_no_record(work: Path) -> None:
+def test_the_real_command_appends_every_decision_to_the_audit_file_and_prints_no_record(work: Path) -> None:
     audit = work / "log" / "audit.jsonl"
     audit.write_text('{"earlier": "line"}\n', encoding="utf-8")
     audit.chmod(0o640)
@@ -179,12 +179,23 @@ def test_the_real_command_appends_to_the_audit_file_and_prints_no_record(work: P
     assert listed.stderr == ""  # the records go to the file, not to stderr
     denied = hermesos(work, "call", "fs.delete", json.dumps({"path": "x"}), "--grant", "fs:*", **env)
     assert denied.returncode == 5, denied.stderr
+    write = json.dumps({"path": "a.txt", "content": "SECRET"})
+    approved = hermesos(work, "call", "fs.write", write, "--approve", **env)
+    assert approved.returncode == 0, approved.stderr
+    refused = hermesos(work, "call", "fs.write", write, **env)  # not on a terminal, and no --approve
+    assert refused.returncode == 5, refused.stderr
     first, *rest = audit.read_text(encoding="utf-8").splitlines()
     assert first == '{"earlier": "line"}'  # appended, never truncated
-    assert [(r["tool"], r["decision"]) for r in map(json.loads, rest)] == [
-        ("fs.list", "granted"),
-        ("fs.delete", "denied"),
+    records = [json.loads(line) for line in rest]
+    assert [(r["tool"], r["decision"], r["source"]) for r in records] == [
+        ("fs.list", "granted", "hermes_policy.PolicyProvider"),
+        ("fs.delete", "denied", "hermes_policy.PolicyProvider"),
+        ("fs.write", "asked", "hermes_policy.PolicyProvider"),
+        ("fs.write", "approved", "approver"),
+        ("fs.write", "asked", "hermes_policy.PolicyProvider"),
+        ("fs.write", "denied", "no approver"),
     ]
+    assert "SECRET" not in "\n".join(rest)
     assert stat.S_IMODE(audit.stat().st_mode) == 0o640  # an existing file keeps its permissions
 
 
