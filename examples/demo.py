@@ -5,16 +5,16 @@ directory, whose ``files`` folder is the root hermesos-fs confines itself to
 (``HERMESOS_FS_ROOT``: the plugin has no default root), and prints each command
 as a shell would show it; then, with a policy that asks a person to approve
 every write, a write refused for want of anyone to ask and one approved with
-``--approve``, and a long listing's progress. Then one model turn through each SDK adapter: the
-real OpenAI and Anthropic clients, talking to a ``ScriptedModel`` on
-127.0.0.1 (no network, no key), are given the tools' definitions, receive
-two tool calls (one succeeds, one fails with an error that says where), and
-send the results back. Then the MCP SDK's stdio client lists and calls the
-tools through ``hermesos serve``. Then an MCP server that knows nothing of
-hermes (``weather_server.py``, written with the MCP SDK) is mounted by
-hermesos-mcp: its tool is listed and called like any other, and a misspelt
-argument is refused with a "did you mean" before the call leaves the
-process. Last, ``core_demo.py``: the core on its own, with each of the seven
+``--approve``, and a long listing's progress. Then one model turn through
+each SDK adapter: the real OpenAI and Anthropic clients, talking to a
+``ScriptedModel`` on 127.0.0.1 (no network, no key), are given the tools'
+definitions, receive two tool calls (one succeeds, one fails with an error
+that says where), and send the results back. Then the MCP SDK's stdio
+client lists and calls the tools through ``hermesos serve``. Then an MCP
+server that knows nothing of hermes (``weather_server.py``, written with the
+MCP SDK) is mounted by hermesos-mcp: its tool is listed and called like any
+other, and a misspelt argument is refused with a "did you mean" before the
+call leaves the process. Last, ``core_demo.py``: the core on its own, with each of the seven
 error codes as a model receives it.
 """
 
