@@ -56,6 +56,8 @@ REPAIRED: list[tuple[str, s.Schema, Any, Any, str]] = [
     # boolean_string: the JSON literals, exactly
     ("true", s.boolean(), "true", True, "boolean_string"),
     ("false", s.boolean(), "false", False, "boolean_string"),
+    ("as Python writes it", s.boolean(), "True", True, "boolean_string"),
+    ("in any case", s.boolean(), "FALSE", False, "boolean_string"),
     # json_string: JSON text of an object or an array, where one is expected
     ("an object", s.object({"city": s.string()}), '{"city": "Oslo"}', {"city": "Oslo"}, "json_string"),
     ("an array", s.array(s.string()), '["a", "b"]', ["a", "b"], "json_string"),
@@ -115,10 +117,11 @@ NOT_REPAIRED: list[tuple[str, s.Schema, Any]] = [
     ("out of bounds once read", s.integer(maximum=14), "20"),
     ("a boolean for a number", s.integer(), True),
     ("a fraction, not a string", s.integer(), 5.5),
-    # booleans: only the JSON literals
-    ("True", s.boolean(), "True"),
-    ("TRUE", s.boolean(), "TRUE"),
+    # booleans: only the words true and false
     ("yes", s.boolean(), "yes"),
+    ("on", s.boolean(), "on"),
+    ("t", s.boolean(), "t"),
+    ("a longer word", s.boolean(), "truely"),
     ("1 for a boolean", s.boolean(), "1"),
     ("a number for a boolean", s.boolean(), 1),
     ("a space around true", s.boolean(), " true"),

@@ -15,8 +15,9 @@ sent is not accepted there:
   ``"0.1000000000000000000001"`` are not repaired); where an integer is
   expected, only an integral one (``"5.0"`` is 5, ``"5.5"`` is never
   repaired). ``"-0"`` becomes 0, as the JSON number ``-0`` reads.
-* ``boolean_string``: ``"true"`` or ``"false"``, exactly (``"True"``,
-  ``"TRUE"``, ``"yes"``, ``"1"`` are not), where a boolean is expected.
+* ``boolean_string``: ``"true"`` or ``"false"`` in any case (``"True"`` is
+  how Python writes it) and nothing else (``" true"``, ``"yes"``, ``"on"``,
+  ``"1"`` are not), where a boolean is expected.
 * ``json_string``: a string holding JSON text of an object where an object is
   expected, or of an array where an array is expected, read with the bounds
   of a call's arguments (:mod:`hermes_core._arguments`); what it holds is
@@ -104,6 +105,11 @@ _NOTE_VALUE = 40
 # A JSON number, exactly: no sign but "-", no leading zero, digits on both sides of ".", ASCII digits only.
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z", re.ASCII)
 _BOOLEANS: Final = {"true": True, "false": False}
+
+
+def _boolean(text: str) -> bool | None:
+    """The boolean *text* names (``true`` or ``false``, in any case), or None."""
+    return _BOOLEANS.get(text.lower()) if len(text) <= 5 else None  # no lowering of a long text: "false" is 5
 
 
 @final
@@ -245,9 +251,8 @@ class _Walk:
         if isinstance(node, IntegerSchema | NumberSchema):
             return self.number(isinstance(node, IntegerSchema), value, path)
         if isinstance(node, BooleanSchema):
-            if type(value) is str and value in _BOOLEANS:
-                return self.note(path, value, _BOOLEANS[value], "boolean_string")
-            return value
+            said = _boolean(value) if type(value) is str else None
+            return value if said is None else self.note(path, value, said, "boolean_string")
         if isinstance(node, EnumSchema | ConstSchema):
             members = node.values if isinstance(node, EnumSchema) else (node.value,)
             return self.member(members, value, path)
@@ -285,8 +290,9 @@ class _Walk:
         same = [member for member in members if type(member) is str and member.lower() == lowered]
         if len(same) == 1:
             return self.note(path, value, same[0], "enum_case")
-        if type(value) is str and value in _BOOLEANS and _BOOLEANS[value] in [m for m in members if type(m) is bool]:
-            return self.note(path, value, _BOOLEANS[value], "boolean_string")
+        said = _boolean(value)
+        if said is not None and any(type(member) is bool and member is said for member in members):
+            return self.note(path, value, said, "boolean_string")
         number = _number(value, integer=False)
         if number is not None:
             equal = [m for m in members if type(m) in (int, float) and json_equal(m, number)]
