@@ -117,7 +117,7 @@ class Caller:
             await asyncio.wait({answer})  # a withdrawn question ends the wait; only this task's cancellation raises
         finally:
             self._waiting.discard(waiting)
-            _withdraw(waiting)
+            _withdraw(waiting, self.loop)
         if answer.cancelled():
             return None
         error = answer.exception()
@@ -134,12 +134,15 @@ class Caller:
         """The call has ended: withdraw every question still waiting for the approver; ask no more."""
         self._closed = True
         for waiting in list(self._waiting):
-            _withdraw(waiting)
+            _withdraw(waiting, self.loop)
 
 
-def _withdraw(waiting: tuple[asyncio.Future[bool], concurrent.futures.Future[bool] | None]) -> None:
+def _withdraw(
+    waiting: tuple[asyncio.Future[bool], concurrent.futures.Future[bool] | None], loop: asyncio.AbstractEventLoop
+) -> None:
     answer, crossing = waiting
-    if crossing is not None:
-        # Cancelled now, while the call's loop still runs: it cancels the approver's task there.
+    if crossing is not None and not loop.is_closed():
+        # Cancelled now, while the call's loop still runs: that cancels the approver's task there. (A closed loop
+        # has cancelled its tasks already, and cancelling would only log that it is closed.)
         crossing.cancel()
     answer.cancel()

@@ -11,7 +11,8 @@ client could show as it is), ``delete`` (a yes-or-no question, no fields),
 ``subscribe`` (one boolean field), ``register`` (a field a person must type),
 ``visit`` (a URL, handshake-era only), ``hold`` (reports progress, then waits
 until the file named by ``PEOPLE_GATE`` exists), ``stall`` (asks to be called
-again, forever, with no question).
+again, forever, with no question). ``PEOPLE_PID_DIR`` names a directory that
+receives a file named after the server's pid.
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ async def _serve_legacy() -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get("PEOPLE_PID_DIR"):
+        Path(os.environ["PEOPLE_PID_DIR"], str(os.getpid())).write_text("")
     if os.environ.get("PEOPLE_LEGACY") == "1":
         anyio.run(_serve_legacy)
     else:

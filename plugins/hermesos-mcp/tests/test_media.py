@@ -26,6 +26,7 @@ from hermes_core.adapters import AnthropicTools, OpenAITools
 
 mcp = pytest.importorskip("mcp")
 
+import mcp_types as types  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
@@ -54,10 +55,18 @@ def _config(command: list[str]) -> str:
     return f'[servers.everything]\ncommand = "{command[0]}"\nargs = [{args}]\n'
 
 
+async def _decline(context: Any, params: Any) -> Any:
+    return types.ElicitResult(action="decline")
+
+
 async def _direct(command: list[str]) -> tuple[list[str], Any]:
-    """The server's tool names, and get-tiny-image's result, read by the SDK's client straight from the server."""
+    """The server's tool names, and get-tiny-image's result, read by the SDK's client straight from the server.
+
+    The client declares elicitation, as hermesos-mcp's does: the server lists its question tools only to such a client.
+    """
     params = StdioServerParameters(command=command[0], args=command[1:])
-    async with Client(stdio_client(params, errlog=subprocess.DEVNULL)) as client:  # type: ignore[arg-type]
+    connected = Client(stdio_client(params, errlog=subprocess.DEVNULL), elicitation_callback=_decline)  # type: ignore[arg-type]
+    async with connected as client:
         listing = await client.list_tools()
         return [tool.name for tool in listing.tools], await client.call_tool("get-tiny-image", {})
 
