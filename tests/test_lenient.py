@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -397,3 +400,19 @@ def test_a_tool_says_whether_it_is_lenient_and_none_leaves_it_to_the_caller() ->
     repaired = repair_input(entry, {"city": "Oslo", "days": "2"})
     assert repaired is not None
     assert repaired.parsed == {"city": "Oslo", "days": 2}
+
+
+def test_the_corpus_has_no_wrong_repair_and_leaves_no_repairable_call() -> None:
+    """bench/bench_lenient.py, smaller: it exits 1 on a wrong repair, or a repair of a call that is not repairable."""
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench_lenient.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--calls-per-tool", "20", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = json.loads(done.stdout)["counts"]
+    assert counts["repaired"] == counts["repairable"] > 0
+    assert counts.get("accepted, not as meant", 0) == 0
