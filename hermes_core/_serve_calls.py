@@ -91,20 +91,22 @@ class Levels:
         self._key = LOG_LEVEL_META_KEY
         self._set: dict[int, tuple[weakref.ref[Any], str]] = {}
 
-    def set(self, ctx: ServerRequestContext[Any, Any], level: str) -> None:
-        """Remember *level* for the connection of *ctx* (nothing, when the request stands alone)."""
+    async def set_level(self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> Any:
+        """The ``logging/setLevel`` handler: the level is kept for *ctx*'s connection (not when it stands alone)."""
+        import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+
         key = ctx.session.client_params
-        if key is None:
-            return
-        ident = id(key)
-        forget = weakref.ref(self)
+        if key is not None:
+            ident = id(key)
+            forget = weakref.ref(self)
 
-        def gone(_: Any) -> None:
-            levels = forget()
-            if levels is not None:
-                levels._set.pop(ident, None)
+            def gone(_: Any) -> None:
+                levels = forget()
+                if levels is not None:
+                    levels._set.pop(ident, None)
 
-        self._set[ident] = (weakref.ref(key, gone), level)
+            self._set[ident] = (weakref.ref(key, gone), params.level)
+        return types.EmptyResult()
 
     def allowed(self, ctx: ServerRequestContext[Any, Any], modern: bool) -> frozenset[str]:
         """The levels of log message the client of *ctx* takes for this request (empty: none)."""

@@ -31,12 +31,9 @@ the SDK's; what this module adds is what a client is shown and told:
 * A client that cancels a call (``notifications/cancelled``, or closing the
   response stream over HTTP) cancels the task running it: an ``async``
   handler gets ``CancelledError``.
-* While a call runs, its progress reports are ``notifications/progress``
-  (when the request carried a progress token) and its log messages
-  ``notifications/message`` (at the levels the client asked for; the server
-  declares the ``logging`` capability and takes ``logging/setLevel``). With
-  :func:`elicit_approval` as the runtime's approver, an approval is asked of
-  the client's user through MCP elicitation (see :mod:`hermes_core._serve_calls`).
+* A call's progress and log messages are MCP notifications, and with
+  :func:`elicit_approval` as the runtime's approver a person's approval is
+  asked of the client's user (MCP elicitation): see :mod:`hermes_core._serve_calls`.
 * Permissions are the runtime's: nothing a client sends grants anything.
 
 The SDK is imported only by the functions that need it: :func:`mcp_tools`
@@ -175,10 +172,7 @@ class _Tools:
     async def call(
         self, wire: str, arguments: Mapping[str, Any] | None, listeners: Listeners | None = None
     ) -> dict[str, Any]:
-        """Call the tool whose wire name is *wire*: the ``tools/call`` result, as wire JSON.
-
-        *listeners* hear the call's progress and log messages.
-        """
+        """Call the tool whose wire name is *wire*, which *listeners* hear: the ``tools/call`` result, as wire JSON."""
         try:
             value = await self.door.call(wire, arguments, listeners)
         except ToolError as error:
@@ -263,10 +257,6 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         return await serve_call(ctx, params, tools.call, levels, to_wire)
 
-    async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        levels.set(ctx, params.level)  # the floor of this connection's log messages (the 2025 protocol's)
-        return types.EmptyResult()
-
     server: Server[Any] = Server(
         name, version=__version__, on_list_tools=list_tools, get_tool_input_schema=input_schemas.get
     )
@@ -277,7 +267,7 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
     # Registered, not passed to the constructor (which warns that the 2026 protocol deprecates it): a
     # handler of logging/setLevel is what declares the logging capability to a client of the 2025 one.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, levels.set_level)
     return server
 
 
