@@ -29,7 +29,8 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_core.serve import ERROR_META_KEY
+from hermes_core import Approval, load_runtime
+from hermes_core.serve import ERROR_META_KEY, elicit_approval
 
 mcp = pytest.importorskip("mcp")
 
@@ -496,6 +497,25 @@ def test_an_answer_counts_only_for_the_question_it_answers(env: Env, http_url: s
             assert (env.workspace / "a.txt").read_text() == "one"
 
     run(scenario)
+
+
+def test_load_runtime_takes_the_approver_and_elicit_approval_needs_a_request(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In process, with no MCP request being served, there is no client to ask: refused, saying so."""
+    for name, value in env.vars.items():
+        if name != "PYTHONPATH":
+            monkeypatch.setenv(name, value)
+    runtime = load_runtime(approver=elicit_approval)
+    refused = runtime.observe_sync("fs.write", {"path": "todo.txt", "content": "buy milk"})["error"]
+    assert (refused["reason"], refused["detail"]) == (
+        "no_approver",
+        "no MCP request is being served here, so there is no client to ask",
+    )
+    assert not (env.workspace / "todo.txt").exists()
+    approved = load_runtime(approver=lambda request: Approval.once())
+    assert approved.observe_sync("fs.write", {"path": "todo.txt", "content": "buy milk"})["ok"]
+    assert (env.workspace / "todo.txt").read_text() == "buy milk"
 
 
 # -- the TypeScript SDK's 1.x client, on which many hosts are built ------------------------------------
