@@ -12,6 +12,11 @@ so :func:`answer` puts only the questions a yes or a no can answer:
   declined without asking anyone, and the reason is a ``warning`` log message
   of the call.
 
+The approver's request carries the server's words (at most 1,000
+characters), then who asked: ``Delete 3 files? (asked by the MCP server
+"files")``; for a yes-or-no field, its title and description first
+(``Subscribe? (Subscribe: Send me the digest; asked by ...)``).
+
 No is ``decline``, and so is a runtime without an approver (the context's
 ``confirm`` answers no). A call that ends before the answer (it was
 cancelled, or ran out of time) withdraws the question: ``cancel``.
@@ -63,7 +68,7 @@ _logger = logging.getLogger("hermes_mcp")
 
 
 def _yes_or_no(schema: Any) -> tuple[dict[str, Any], str] | None:
-    """What a yes sends for a form of *schema*, and what to add to the question; None if a yes cannot answer it."""
+    """What a yes sends for a form of *schema*, and its field's words for the question; None if a yes cannot answer."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not properties:
         return {}, ""
@@ -73,7 +78,7 @@ def _yes_or_no(schema: Any) -> tuple[dict[str, Any], str] | None:
     if not isinstance(field, Mapping) or field.get("type") != "boolean":
         return None
     said = [str(field[key]) for key in ("title", "description") if isinstance(field.get(key), str) and field[key]]
-    return {str(name): True}, f" ({shorten(': '.join(said), 300)})" if said else ""
+    return {str(name): True}, f"{shorten(': '.join(said), 300)}; " if said else ""
 
 
 def _fields(schema: Any) -> str:
@@ -105,8 +110,8 @@ async def answer(caller: Caller, params: types.ElicitRequestParams) -> types.Eli
             f"questions that ask for no data or for one yes-or-no field",
         )
         return _DECLINE
-    content, detail = yes
-    approved = await caller.confirm(f'The MCP server "{server}" asks: {said}{detail}')
+    content, label = yes
+    approved = await caller.confirm(f'{said} ({label}asked by the MCP server "{server}")')
     if approved is None:
         return _CANCEL
     return types.ElicitResult(action="accept", content=content) if approved else _DECLINE

@@ -225,7 +225,7 @@ def test_a_question_is_put_to_the_approver_of_the_call(people: People, answer: A
     if answer is None:
         return
     (request,) = asked
-    assert request.message == 'The MCP server "people" asks: Delete 3 files?'
+    assert request.message == 'Delete 3 files? (asked by the MCP server "people")'
     assert (request.tool.name, request.permissions, request.input) == ("people.delete", (), {"count": 3})
 
 
@@ -263,7 +263,7 @@ def test_one_yes_or_no_field_is_answered_true_by_a_yes(people: People) -> None:
     with people.runtime(_approver(Approval.once(), asked)) as runtime:
         assert runtime.call_sync("people.subscribe", {}) == {"result": "subscribe: accept True"}
     assert [request.message for request in asked] == [
-        'The MCP server "people" asks: Subscribe to the digest? (Subscribe: Send me the weekly digest)'
+        'Subscribe to the digest? (Subscribe: Send me the weekly digest; asked by the MCP server "people")'
     ]
 
 
@@ -369,7 +369,7 @@ def test_a_question_is_withdrawn_when_its_call_runs_out_of_time(people: People, 
                 assert await runtime.call("people.work", {"steps": 1}) == {"result": "1 steps"}
 
         asyncio.run(scenario())
-    assert withdrawn == ['The MCP server "people" asks: Delete 9 files?']
+    assert withdrawn == ['Delete 9 files? (asked by the MCP server "people")']
 
 
 def test_an_approver_that_fails_fails_the_call_as_for_a_local_tool(people: People) -> None:
@@ -464,3 +464,71 @@ def test_the_reference_servers_progress_and_questions(everything: list[str], tmp
     assert warning.message.startswith(
         'the MCP server "everything" asked for the fields "name", "check", "firstLine", "email", "homepage" and '
     )
+
+
+# -- through hermesos serve ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_through_hermesos_serve_a_client_sees_the_progress_logs_and_question(current: People, mode: str) -> None:
+    """A mounted server's progress, log messages and question, forwarded by ``hermesos serve`` to its client."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    config = current.root / "mcp.toml"
+    config.write_text(
+        f"[servers.people]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
+        f"env = {{ PEOPLE_PID_DIR = {json.dumps(str(current.pids))} }}\n"
+    )
+    env = {
+        **os.environ,
+        "HERMESOS_MCP_CONFIG": str(config),
+        "HERMESOS_MCP_CACHE_DIR": str(current.root / "serve-cache"),
+        "HERMESOS_MCP_REFRESH": "",
+        "XDG_CONFIG_HOME": str(current.root / "config"),
+        "HERMESOS_POLICY": "",
+        "HERMESOS_GRANTS": "",
+        "HERMESOS_DISABLE_PLUGINS": "hermesos-fs",
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "hermes_core", "serve", "--grant", "mcp:people"], env=env
+    )
+    reports: list[tuple[float, float | None, str | None]] = []
+    logged: list[tuple[str, str | None, Any]] = []
+    asked: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append((params.level, params.logger, params.data))
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"always": False})
+
+    async def scenario() -> tuple[Any, Any]:
+        with (current.root / "serve.log").open("a") as errlog:
+            client = Client(
+                stdio_client(params, errlog=errlog),
+                mode=mode,
+                logging_callback=on_log,
+                elicitation_callback=person,
+                log_level="debug",  # the 2026 protocol's per-request opt-in (no effect on the 2025 one)
+            )
+            async with client:
+                work = await client.call_tool("people_work", {"steps": 4}, progress_callback=on_progress)
+                delete = await client.call_tool("people_delete", {"count": 2})
+                return work.structured_content, delete.structured_content
+
+    work, delete = asyncio.run(scenario())
+    assert work == {"result": "4 steps"}
+    _in_order([Progress(*report) for report in reports], WORK_PROGRESS)
+    assert logged == [(entry.level, "people_work", entry.message) for entry in WORK_LOG]  # logger: the wire name
+    if mode == "legacy":  # the 2025 protocol over stdio: serve asks its client's user mid-call
+        assert delete == {"result": "delete: accept"}
+        assert len(asked) == 1
+        assert asked[0].startswith('people_delete asks: Delete 2 files? (asked by the MCP server "people")\n')
+    else:  # the 2026 protocol asks a client only before a call starts: a question mid-call is answered no
+        assert delete == {"result": "delete: decline"}
+        assert asked == []
