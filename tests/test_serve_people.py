@@ -13,6 +13,7 @@ logging and elicitation callbacks are what a host would give it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -500,12 +501,13 @@ def test_an_answer_counts_only_for_the_question_it_answers(env: Env, http_url: s
 
 
 def test_load_runtime_takes_the_approver_and_elicit_approval_needs_a_request(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """In process, with no MCP request being served, there is no client to ask: refused, saying so."""
+    """In process, with no MCP request being served, there is no client to ask: refused, saying so, and audited."""
     for name, value in env.vars.items():
         if name != "PYTHONPATH":
             monkeypatch.setenv(name, value)
+    caplog.set_level(logging.INFO, logger="hermes_core.audit")  # its own level: the records are asked for
     runtime = load_runtime(approver=elicit_approval)
     refused = runtime.observe_sync("fs.write", {"path": "todo.txt", "content": "buy milk"})["error"]
     assert (refused["reason"], refused["detail"]) == (
@@ -513,6 +515,10 @@ def test_load_runtime_takes_the_approver_and_elicit_approval_needs_a_request(
         "no MCP request is being served here, so there is no client to ask",
     )
     assert not (env.workspace / "todo.txt").exists()
+    audited = [record.__dict__ for record in caplog.records if record.name == "hermes_core.audit"]
+    decided = [(record["permission"], record["decision"], record["source"]) for record in audited]
+    assert decided[-1] == ("fs:write", "denied", "approver (the MCP client cannot be asked)")
+    assert decided[-2][:2] == ("fs:write", "asked")
     approved = load_runtime(approver=lambda request: Approval.once())
     assert approved.observe_sync("fs.write", {"path": "todo.txt", "content": "buy milk"})["ok"]
     assert (env.workspace / "todo.txt").read_text() == "buy milk"
