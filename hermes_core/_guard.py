@@ -276,6 +276,6 @@ def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[st
                     writer,
                     field,
                     f'names "{root}" as a directory its tools may write, but it {collision}, so a tool could '
-                    "change what runs or what is granted; give the tools a folder of their own, such as a new "
-                    "workspace folder, that holds none of these",
+                    "change what runs or what is granted, or the record of it; give the tools a folder of their "
+                    "own, such as a new workspace folder, that holds none of these",
                 )

@@ -144,16 +144,17 @@ def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[em
 
 @hookspec
 def hermes_guarded_paths() -> Iterable[str | os.PathLike[str]]:  # type: ignore[empty-body]
-    """Say which files and directories this plugin reads to decide what runs or what is granted.
+    """Say which files and directories decide what runs or what is granted here, or keep the record of it.
 
     Called once per load, after this plugin's ``hermes_write_roots``. A
     configuration file naming programs to start, a cache of tool listings, a
-    policy: whoever may write one of these chooses what the plugin does. The
-    loader refuses to start when any plugin's write root (``hermes_write_roots``)
-    is, contains or lies inside one of them, naming the root, the path and
-    this plugin. The core guards its own list besides (its configuration
-    directory, the interpreter, every plugin's source, the home directory);
-    a plugin lists only what is its own.
+    policy, an audit file: whoever may write one of these chooses what the
+    plugin does, or what it is seen to have done. The loader refuses to start
+    when any plugin's write root (``hermes_write_roots``) is, contains or lies
+    inside one of them, naming the root, the path and this plugin. The core
+    guards its own list besides (its configuration directory, the
+    interpreter, every plugin's source, the home directory); a plugin lists
+    only what is its own.
 
     Returns:
         An iterable of file or directory paths (strings or path-like); they

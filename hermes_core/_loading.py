@@ -342,7 +342,7 @@ def _yielding(origin: PluginOrigin, tools: Mapping[str, Tool], results: list[Any
 
 def _guarded(origin: PluginOrigin, paths: Iterable[str]) -> tuple[GuardedPath, ...]:
     """The paths a plugin said it decides from (hermes_guarded_paths), saying so in messages."""
-    what = f"a path plugin {origin.distribution} reads to decide what runs or what is granted (hermes_guarded_paths)"
+    what = f"a path plugin {origin.distribution} guards (hermes_guarded_paths)"
     return tuple(GuardedPath(path, what) for path in paths)
 
 

@@ -140,10 +140,10 @@ def test_the_mcp_listing_cache_or_configuration_under_the_root_stops_the_load(bo
     (root / "cache").mkdir(parents=True)
     cached = hermesos(box, "tools", "list", HERMESOS_FS_ROOT=str(root), HERMESOS_MCP_CACHE_DIR=str(root / "cache"))
     line = broken_fs_line(cached)
-    assert f'but it contains "{root}/cache", a path plugin hermesos-mcp reads to decide what runs or what' in line
+    assert f'but it contains "{root}/cache", a path plugin hermesos-mcp guards (hermes_guarded_paths)' in line
     (root / "mcp.toml").write_text("")
     named = hermesos(box, "tools", "list", HERMESOS_FS_ROOT=str(root), HERMESOS_MCP_CONFIG=str(root / "mcp.toml"))
-    assert f'but it contains "{root}/mcp.toml", a path plugin hermesos-mcp reads' in broken_fs_line(named)
+    assert f'but it contains "{root}/mcp.toml", a path plugin hermesos-mcp guards' in broken_fs_line(named)
 
 
 # -- protected names inside a root ----------------------------------------------------------------------

@@ -563,8 +563,8 @@ def test_a_root_holding_a_path_a_plugin_guards_stops_the_load_naming_root_path_a
     message = _writer_refused(site, writer)
     assert (
         f'hermes_write_roots names "{root}" as a directory its tools may write, but it contains "{listing}", a path '
-        f"plugin {guard} reads to decide what runs or what is granted (hermes_guarded_paths), so a tool could "
-        "change what runs or what is granted; give the tools a folder of their own"
+        f"plugin {guard} guards (hermes_guarded_paths), so a tool could "
+        "change what runs or what is granted, or the record of it; give the tools a folder of their own"
     ) in message
     assert "unit.guards" in discover_plugins(strict=False).runtime().tools  # the guarding plugin stays
 
