@@ -397,7 +397,8 @@ def add_parsers(subcommands: Any) -> None:
         description="Call a tool through the runtime (permissions, input and output checked) and print its "
         "output as JSON. On a tool error, print the error on stderr (with --json, its to_dict() JSON); "
         "a handler that raised is the error TOOL_FAILED, and --debug adds the traceback of what it raised. "
-        "Options may come before or after the name and the input.",
+        "The progress a tool reports is shown on stderr (a live bar on a terminal, plain lines elsewhere), and "
+        "its log messages as lines. Options may come before or after the name and the input.",
         epilog=f"Exit statuses: 0 ok, 1 a plugin is broken, 2 usage (the input is not a JSON value, the tool's "
         f"name is missing, a malformed --grant), {codes}.",
     )
