@@ -22,12 +22,39 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hermes_core.schema._alternatives import ImportedSchema
+from hermes_core.schema._alternatives import ImportedSchema, LinkSchema, NeverSchema, RefSchema
 from hermes_core.schema._containers import ObjectSchema, PatternPropertiesSchema
 from hermes_core.schema._import import from_json_schema
-from hermes_core.schema._nodes import Schema
+from hermes_core.schema._nodes import (
+    AnySchema,
+    BooleanSchema,
+    ConstSchema,
+    EnumSchema,
+    IntegerSchema,
+    NullSchema,
+    NumberSchema,
+    Schema,
+    StringSchema,
+)
 
 __all__ = ["closed_import", "tool_input"]
+
+# The nodes that hold no schema: nothing in them to close (a ref's and a link's targets are not theirs).
+_LEAVES = frozenset(
+    {
+        AnySchema,
+        BooleanSchema,
+        ConstSchema,
+        EnumSchema,
+        IntegerSchema,
+        LinkSchema,
+        NeverSchema,
+        NullSchema,
+        NumberSchema,
+        RefSchema,
+        StringSchema,
+    }
+)
 
 
 def closed_import(schema: ImportedSchema) -> ImportedSchema:
@@ -52,15 +79,19 @@ def tool_input(schema: Schema) -> Schema:
     by silence. An ``s.ref`` is not followed: a named schema is the runtime's,
     and keeps what it says.
     """
+    if type(schema) in _LEAVES:  # most of a tool's input: answered without asking for children
+        return schema
     if isinstance(schema, ImportedSchema):
         return closed_import(schema)
     children = schema.children()
-    if not children:
-        return schema
-    changed = [tool_input(child) for child in children]
-    if all(new is old for new, old in zip(changed, children, strict=True)):
-        return schema
-    return _rebuilt(schema, iter(changed))
+    changed: list[Schema] | None = None
+    for index, child in enumerate(children):
+        new = tool_input(child)
+        if new is not child:
+            if changed is None:
+                changed = list(children)
+            changed[index] = new
+    return schema if changed is None else _rebuilt(schema, iter(changed))
 
 
 def _rebuilt(node: Schema, changed: Any) -> Schema:
