@@ -416,3 +416,35 @@ def test_the_corpus_has_no_wrong_repair_and_leaves_no_repairable_call() -> None:
     counts = json.loads(done.stdout)["counts"]
     assert counts["repaired"] == counts["repairable"] > 0
     assert counts.get("accepted, not as meant", 0) == 0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        "",
+        "{}",
+        '{"a": [1, 2.5, "x", null, true]}',
+        ' {"a": 1}\n',
+        '{"a": 1',
+        '{"a": 1} x',
+        "[" * 100_000 + "]" * 100_000,
+        '{"n": ' + "1" * 5000 + "}",
+        '{"n": NaN}',
+        " " * (ARGUMENTS_MAX + 1),
+        {"already": "parsed"},
+        b'{"bytes": 1}',
+    ],
+    ids=lambda raw: repr(raw)[:30],
+)
+def test_the_arguments_are_read_as_the_front_door_reads_them(raw: Any) -> None:
+    """_arguments is the reader the front door's parse_arguments is; the same answer for any text."""
+    from hermes_core import _door
+
+    def answer(parse: Any) -> Any:
+        try:
+            return ("value", parse("t.x", raw))
+        except Exception as error:
+            return ("error", type(error).__name__, error.to_dict() if hasattr(error, "to_dict") else str(error))
+
+    assert repr(answer(parse_arguments)) == repr(answer(_door.parse_arguments))  # repr: NaN is not equal to itself
