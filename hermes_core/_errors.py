@@ -272,11 +272,12 @@ class PermissionDeniedError(ToolError):
             (the first of those a provider asked approval for, when it was not given).
         reason: ``"not_granted"`` (nothing granted it, or a provider denied
             it), ``"no_approver"`` (a provider asked for a person's approval
-            and the runtime has no approver) or ``"declined"`` (the approver
-            declined this call).
+            and the runtime has no approver), ``"unreachable"`` (the approver
+            could ask no person: an MCP client that cannot ask its user, say)
+            or ``"declined"`` (the approver declined this call).
         detail: for ``"declined"``, the person's message to the model; for
             ``"no_approver"``, what the providers said about why approval is
-            needed; else None.
+            needed; for ``"unreachable"``, why no person could be asked; else None.
 
     Raises:
         ValueError: *reason* is not one of the three.
@@ -291,7 +292,7 @@ class PermissionDeniedError(ToolError):
         tool: str,
         permission: str,
         *,
-        reason: Literal["not_granted", "no_approver", "declined"] = "not_granted",
+        reason: Literal["not_granted", "no_approver", "unreachable", "declined"] = "not_granted",
         detail: str | None = None,
     ) -> None:
         if reason not in _DENIALS:
@@ -310,6 +311,13 @@ class PermissionDeniedError(ToolError):
                 "and this runtime has no approver, so the call was not made",
                 _NO_APPROVER_ADVICE,
             )
+        elif reason == "unreachable":
+            why = f" ({detail})" if detail else ""
+            text = format_message(
+                f'{tool} needs a person\'s approval for the "{permission}" permission, and no person could be '
+                f"asked{why}, so the call was not made",
+                _UNREACHABLE_ADVICE,
+            )
         else:
             text = format_message(
                 f'{tool} requires the "{permission}" permission, which was not granted', _PERMISSION_ADVICE
@@ -317,8 +325,12 @@ class PermissionDeniedError(ToolError):
         super().__init__(text)
 
 
-_DENIALS = ("not_granted", "no_approver", "declined")
+_DENIALS = ("not_granted", "no_approver", "unreachable", "declined")
 _DECLINED_ADVICE = "Do not call it again unless they ask you to."
+_UNREACHABLE_ADVICE = (
+    "To allow it, call it from a client that can ask its user, or grant the permission in the policy "
+    "instead of asking. Retrying with different arguments will not help."
+)
 _NO_APPROVER_ADVICE = (
     "To allow it, pass an approver (Runtime(approver=...)), or grant the permission in the policy "
     "instead of asking. Retrying with different arguments will not help."

@@ -17,7 +17,7 @@
   ``input_required`` result the client answers by calling again with its
   answer (the 2026 protocol, on stdio and stateless HTTP alike). Where the
   client cannot be asked, a permission's ask is ``PERMISSION_DENIED`` with
-  ``reason="no_approver"`` and a detail saying why; a handler's own question
+  ``reason="unreachable"`` and a detail saying why; a handler's own question
   (``confirm``) is answered no.
 
 The reports of a plain handler come from a worker thread: they hop to the
@@ -49,7 +49,7 @@ __all__ = ["Levels", "elicit_approval", "serve_call"]
 
 _logger = logging.getLogger("hermes_core.serve")
 
-#: Why the client was not asked: the detail of the ``PERMISSION_DENIED`` a model reads (``reason="no_approver"``).
+#: Why the client was not asked: the detail of the ``PERMISSION_DENIED`` a model reads (``reason="unreachable"``).
 NO_REQUEST: Final = "no MCP request is being served here, so there is no client to ask"
 NO_ELICITATION: Final = (
     "the MCP client that made the call cannot ask its user: it did not declare the elicitation capability"
@@ -199,7 +199,7 @@ class _Call:
                 self.pending = {**(self.pending or {}), key: types.ElicitRequest(params=form)}
                 # The call stops here; serve_call answers the request with the question instead.
                 raise PermissionDeniedError(
-                    request.tool.name, request.permissions[0], reason="no_approver", detail=_STANDS_IN
+                    request.tool.name, request.permissions[0], reason="unreachable", detail=_STANDS_IN
                 )
             return _approval(request, answer, offers_always)
         try:
@@ -319,8 +319,8 @@ async def elicit_approval(request: ApprovalRequest) -> Approval:
 
     Where the client cannot be asked (it did not declare the elicitation
     capability; stateless HTTP under 2025-11-25; it replied with an error; no
-    MCP request is being served), a permission's ask is refused as if there
-    were no approver: ``PERMISSION_DENIED`` with ``reason="no_approver"`` and
+    MCP request is being served), a permission's ask is refused:
+    ``PERMISSION_DENIED`` with ``reason="unreachable"`` and
     a detail saying why, recorded as denied in the audit log; a handler's
     own question (``confirm``) is answered no.
 
@@ -346,7 +346,7 @@ def _cannot(request: ApprovalRequest, why: str) -> Approval:
     if audit_enabled():
         for permission in request.permissions:
             audit(request.call_id, request.tool.name, permission, "denied", SOURCE)
-    raise PermissionDeniedError(request.tool.name, request.permissions[0], reason="no_approver", detail=why)
+    raise PermissionDeniedError(request.tool.name, request.permissions[0], reason="unreachable", detail=why)
 
 
 def _approval(request: ApprovalRequest, answer: Any, offers_always: bool) -> Approval:

@@ -117,8 +117,8 @@ DECLINED = "PERMISSION_DENIED: A person declined this call of fs_write.\nDo not 
 def cannot_ask(why: str) -> str:
     """What the model reads when the client could not ask its user, *why* being the reason."""
     return (
-        f'PERMISSION_DENIED: fs_write needs a person\'s approval for the "fs:write" permission ({why}), and this '
-        "runtime has no approver, so the call was not made.\nTo allow it, pass an approver (Runtime(approver=...)), "
+        f'PERMISSION_DENIED: fs_write needs a person\'s approval for the "fs:write" permission, and no person could '
+        f"be asked ({why}), so the call was not made.\nTo allow it, call it from a client that can ask its user, "
         "or grant the permission in the policy instead of asking. Retrying with different arguments will not help."
     )
 
@@ -397,7 +397,7 @@ def test_a_client_without_elicitation_is_refused_saying_why(env: Env, mode: str)
             result = await client.call_tool("fs_write", {"path": "todo.txt", "content": "buy milk"})
             assert text(result) == cannot_ask(NO_ELICITATION)
             error = error_of(result)
-            assert (error["reason"], error["detail"]) == ("no_approver", NO_ELICITATION)
+            assert (error["reason"], error["detail"]) == ("unreachable", NO_ELICITATION)
             assert not (env.workspace / "todo.txt").exists()
 
     run(scenario)
@@ -511,7 +511,7 @@ def test_load_runtime_takes_the_approver_and_elicit_approval_needs_a_request(
     runtime = load_runtime(approver=elicit_approval)
     refused = runtime.observe_sync("fs.write", {"path": "todo.txt", "content": "buy milk"})["error"]
     assert (refused["reason"], refused["detail"]) == (
-        "no_approver",
+        "unreachable",
         "no MCP request is being served here, so there is no client to ask",
     )
     assert not (env.workspace / "todo.txt").exists()
