@@ -22,7 +22,9 @@ call of a local tool starts none), keeps it for the next call while the
 runtime is open, and stops every server it started when the runtime closes;
 a runtime that is never opened connects for each call. ``hermesos check``
 starts each server whose listing came from the cache and compares the two
-(:meth:`Pool.check`).
+(:meth:`Pool.check`). While a call runs, the server's progress and log
+messages are the call's, and its questions (elicitation) are put to the
+runtime's approver when a yes or a no answers them (:mod:`hermes_mcp._elicit`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ says ``additionalProperties`` keeps what it says. Its output schema (when it
 has one) checks ``structuredContent``, and its title and annotations become the
 tool's title and hints. A tool that cannot be hosted (its name, its schemas)
 is skipped with a problem; keywords the import cannot check are problems too,
-and the tool is mounted.
+and the tool is mounted. Each tool uses its call's context: what its server
+reports and asks during a call goes to that call (:mod:`hermes_mcp._elicit`).
 """
 
 from __future__ import annotations

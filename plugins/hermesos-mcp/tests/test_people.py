@@ -6,7 +6,8 @@ current one (2026-07-28), where a question comes back as the call's
 ``InputRequiredResult``, and the handshake era (2025-11-25), where it is an
 ``elicitation/create`` request sent during the call. The reference server
 ``@modelcontextprotocol/server-everything`` (TypeScript, from npm, installed
-at test time) does the same on the TypeScript SDK.
+at test time) does the same on the TypeScript SDK. The last tests go through
+the real ``hermesos serve`` and ``hermesos call`` commands.
 """
 
 from __future__ import annotations
@@ -532,3 +533,38 @@ def test_through_hermesos_serve_a_client_sees_the_progress_logs_and_question(cur
     else:  # the 2026 protocol asks a client only before a call starts: a question mid-call is answered no
         assert delete == {"result": "delete: decline"}
         assert asked == []
+
+
+def test_through_hermesos_call_the_question_is_approved_only_with_approve(current: People) -> None:
+    config = current.root / "call.toml"
+    config.write_text(
+        f"[servers.people]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
+        f"env = {{ PEOPLE_PID_DIR = {json.dumps(str(current.pids))} }}\n"
+    )
+    env = {
+        **os.environ,
+        "HERMESOS_MCP_CONFIG": str(config),
+        "HERMESOS_MCP_CACHE_DIR": str(current.root / "call-cache"),
+        "HERMESOS_MCP_REFRESH": "",
+        "XDG_CONFIG_HOME": str(current.root / "config"),
+        "HERMESOS_POLICY": "",
+        "HERMESOS_GRANTS": "",
+        "HERMESOS_DISABLE_PLUGINS": "hermesos-fs",
+    }
+
+    def call(*options: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "hermes_core", "call", "--grant", "mcp:people", *options]
+        return subprocess.run(
+            [*command, "people.delete", '{"count": 2}'],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    refused, approved = call(), call("--approve")
+    assert (refused.returncode, json.loads(refused.stdout)) == (0, {"result": "delete: decline"})
+    assert (approved.returncode, json.loads(approved.stdout)) == (0, {"result": "delete: accept"})
+    assert 'Delete 2 files? (asked by the MCP server "people")' in approved.stderr
