@@ -326,6 +326,13 @@ def test_a_repair_in_words_and_the_note_a_model_reads() -> None:
         '"celsius". Next time, send them as read.'
     )
     assert repairs_note(repairs).endswith("; and 1 more. Next time, send them as read.")
+    assert repairs[0].to_dict() == {
+        "path": ["radius"],
+        "sent": "5",
+        "became": 5,
+        "rule": "numeric_string",
+        "message": '"radius": "5" read as 5',
+    }
 
 
 # -- bounds ----------------------------------------------------------------------------------------------

@@ -53,8 +53,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import field
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Final, Literal, final
 
@@ -130,12 +129,22 @@ class Repair:
     rule: RepairRule
 
     def __str__(self) -> str:
-        """The repair in words: ``"radius": "5" read as 5``; ``"where": an object sent as JSON text, read as it``."""
+        """The repair in words: ``"radius": "5" read as 5``, ``"where": an object sent as a string of JSON, ...``."""
         where = f'"{format_path(self.path)}"' if self.path else "the input"
         if self.rule == "json_string":
             held = "an object" if isinstance(self.became, dict) else "an array"
             return f"{where}: {held} sent as a string of JSON, read as {held}"
         return f"{where}: {_quoted(self.sent)} read as {_quoted(self.became)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The repair as JSON data, as an issue is in an error's ``to_dict()``: the path a list, and the words."""
+        return {
+            "path": list(self.path),
+            "sent": self.sent,
+            "became": self.became,
+            "rule": self.rule,
+            "message": str(self),
+        }
 
 
 @final
@@ -151,10 +160,10 @@ class Repaired:
 
     input: Any
     parsed: Any
-    repairs: tuple[Repair, ...] = field(default=())
+    repairs: tuple[Repair, ...]
 
 
-def repairs_note(repairs: tuple[Repair, ...] | list[Repair]) -> str:
+def repairs_note(repairs: Sequence[Repair]) -> str:
     """The one short line a model is shown after a repaired call's result: what was assumed.
 
     At most five repairs are named, each value shortened; the line ends by
