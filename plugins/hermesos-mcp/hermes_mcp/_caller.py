@@ -8,8 +8,8 @@ the call's, and calls the caller from there:
 * :meth:`Caller.progress` and :meth:`Caller.log` pass what the server reports
   on to the call's context, on the pool's thread (a listener is called on the
   thread that reports, as the core says); what no client could show as it is
-  (progress below zero, a total of zero, a long message) is made showable or
-  dropped, never an error of the call.
+  (progress below zero, a total of zero, a long message, an escape sequence)
+  is made showable or dropped, never an error of the call.
 * :meth:`Caller.confirm` asks the runtime's approver, through the context's
   ``confirm``, on the event loop awaiting the call: an ``async`` approver
   waits where its caller expects it (a web UI's loop), not on the pool's.
@@ -32,12 +32,26 @@ if TYPE_CHECKING:
 
     from hermes_core import CallContext
 
-__all__ = ["MESSAGE_MAX", "PROGRESS_MESSAGE_MAX", "Caller"]
+__all__ = ["MESSAGE_MAX", "PROGRESS_MESSAGE_MAX", "Caller", "plain"]
 
 #: The most characters of a server's log message (or question) passed on; the rest is cut off with "...".
 MESSAGE_MAX: Final = 2000
 #: The most characters of a progress report's message passed on: a line under a bar.
 PROGRESS_MESSAGE_MAX: Final = 200
+
+
+def plain(text: str, *, lines: bool = False) -> str:
+    """*text* with every character that is not printable as a space: a server's words shown to a person.
+
+    Escape sequences and control characters (a terminal's colours, a carriage
+    return that rewrites the line, a right-to-left override) could make a
+    question or a log line read as something hermesos said. With *lines*, line
+    breaks and tabs are kept (a log message of several lines).
+    """
+    if text.isprintable():
+        return text
+    kept = "\n\t" if lines else ""
+    return "".join(char if char.isprintable() or char in kept else " " for char in text)
 
 
 @final
@@ -84,12 +98,12 @@ class Caller:
         if total is not None and (not math.isfinite(total) or total <= 0):
             total = None
         if message is not None:
-            message = shorten(message, PROGRESS_MESSAGE_MAX)
+            message = shorten(plain(message), PROGRESS_MESSAGE_MAX)
         self.context.progress(progress, total, message)
 
     def log(self, level: LoggingLevel, text: str) -> None:
-        """A log message of the server during this call: the call's, at the same level, shortened."""
-        self.context.log(level, shorten(text, MESSAGE_MAX))
+        """A log message of the server during this call (made plain and bounded already): the call's, at its level."""
+        self.context.log(level, text)
 
     async def confirm(self, question: str) -> bool | None:
         """Ask the runtime's approver *question* for this call: True for yes, False for no.
@@ -126,7 +140,7 @@ class Caller:
         self.failure = (
             error
             if isinstance(error, ToolError)
-            else ToolFailedError(f"the approver failed while the MCP server {self.server!r} asked a question")
+            else ToolFailedError(f'the approver failed while the MCP server "{self.server}" asked a question')
         )
         return None
 

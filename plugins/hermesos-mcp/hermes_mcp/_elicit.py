@@ -13,7 +13,7 @@ so :func:`answer` puts only the questions a yes or a no can answer:
   of the call.
 
 The approver's request carries the server's words (at most 1,000
-characters), then who asked: ``Delete 3 files? (asked by the MCP server
+characters, made :func:`~hermes_mcp._caller.plain`), then who asked: ``Delete 3 files? (asked by the MCP server
 "files")``; for a yes-or-no field, its title and description first
 (``Subscribe? (Subscribe: Send me the digest; asked by ...)``).
 
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import mcp_types as types
 
 from hermes_core import shorten
-from hermes_mcp._caller import MESSAGE_MAX, Caller
+from hermes_mcp._caller import MESSAGE_MAX, Caller, plain
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext
@@ -78,13 +78,13 @@ def _yes_or_no(schema: Any) -> tuple[dict[str, Any], str] | None:
     if not isinstance(field, Mapping) or field.get("type") != "boolean":
         return None
     said = [str(field[key]) for key in ("title", "description") if isinstance(field.get(key), str) and field[key]]
-    return {str(name): True}, f"{shorten(': '.join(said), 300)}; " if said else ""
+    return {str(name): True}, f"{shorten(plain(': '.join(said)), 300)}; " if said else ""
 
 
 def _fields(schema: Any) -> str:
     """The names of the fields a form asks for, quoted, for a message."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    names = [f'"{shorten(str(name), 40)}"' for name in properties] if isinstance(properties, Mapping) else []
+    names = [f'"{shorten(plain(str(name)), 40)}"' for name in properties] if isinstance(properties, Mapping) else []
     more = len(names) - _FIELDS_SHOWN
     shown = ", ".join(names[:_FIELDS_SHOWN]) + (f" and {more} more" if more > 0 else "")
     return f"the field{'s' if len(names) > 1 else ''} {shown}" if names else "fields"
@@ -93,11 +93,11 @@ def _fields(schema: Any) -> str:
 async def answer(caller: Caller, params: types.ElicitRequestParams) -> types.ElicitResult:
     """The answer to the question *params* that *caller*'s call caused: its approver's, if a yes or a no answers it."""
     server = caller.server
-    said = shorten(params.message, QUESTION_MAX)
+    said = shorten(plain(params.message), QUESTION_MAX)
     if isinstance(params, types.ElicitRequestURLParams):
         caller.log(
             "warning",
-            f'the MCP server "{server}" asked for a person to open {shorten(params.url, 200)} ("{said}"); '
+            f'the MCP server "{server}" asked for a person to open {shorten(plain(params.url), 200)} ("{said}"); '
             f"declined without asking anyone: hermesos asks its approver for a yes or a no, and opens no page",
         )
         return _DECLINE
@@ -121,7 +121,7 @@ def log_text(params: types.LoggingMessageNotificationParams) -> str:
     """A server's log message as text: its data (a string, else its JSON), after its logger's name if it gave one."""
     data = params.data
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-    return shorten(f"{params.logger}: {text}" if params.logger else text, MESSAGE_MAX)
+    return shorten(plain(f"{params.logger}: {text}" if params.logger else text, lines=True), MESSAGE_MAX)
 
 
 @final
@@ -179,7 +179,7 @@ class InFlight:
         _logger.warning(
             'MCP server "%s" asked "%s" %s; declined without asking anyone',
             self.server,
-            shorten(params.message, QUESTION_MAX),
+            shorten(plain(params.message), QUESTION_MAX),
             self._unattributed(),
         )
         return _DECLINE

@@ -402,6 +402,8 @@ def test_a_question_or_a_log_message_outside_any_call_goes_to_the_plugins_logger
         answered = asyncio.run(in_flight.on_elicit(None, question))  # type: ignore[arg-type]
         asyncio.run(in_flight.on_log(types.LoggingMessageNotificationParams(level="info", data={"rows": 3})))
         asyncio.run(in_flight.on_log(types.LoggingMessageNotificationParams(level="error", logger="db", data="down")))
+        escaped = types.LoggingMessageNotificationParams(level="warning", data="\x1b[2K\rhermesos: ok\nline 2\u202e")
+        asyncio.run(in_flight.on_log(escaped))
     assert answered == types.ElicitResult(action="decline")
     assert [(record.levelname, record.getMessage()) for record in caplog.records] == [
         (
@@ -410,6 +412,7 @@ def test_a_question_or_a_log_message_outside_any_call_goes_to_the_plugins_logger
         ),
         ("INFO", 'MCP server "far": {"rows": 3}'),
         ("ERROR", 'MCP server "far": db: down'),
+        ("WARNING", 'MCP server "far":  [2K hermesos: ok\nline 2 '),  # no escape sequence reaches a terminal
     ]
 
 
