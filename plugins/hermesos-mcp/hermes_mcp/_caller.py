@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MESSAGE_MAX", "PROGRESS_MESSAGE_MAX", "Caller", "plain"]
 
-#: The most characters of a server's log message (or question) passed on; the rest is cut off with "...".
+#: The most characters of a server's log message passed on; the rest is cut off with "...".
 MESSAGE_MAX: Final = 2000
 #: The most characters of a progress report's message passed on: a line under a bar.
 PROGRESS_MESSAGE_MAX: Final = 200

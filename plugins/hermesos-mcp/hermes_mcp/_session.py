@@ -355,14 +355,15 @@ async def call_tool(
 
     Raises:
         MCPError: the server answered with an error, or the connection failed.
-        _Unanswered: the server asked for input more than ten times, more
-            than eight questions at once, or for something other than a question.
+        _Unanswered: the server still asked for input after ten rounds of
+            answers, asked more than eight questions at once, or asked for
+            something other than a question.
     """
     progress = None if caller is None else caller.progress
     responses: types.InputResponses | None = None
     state: str | None = None
     pause = _PAUSE_FIRST
-    for _ in range(_ROUNDS_MAX + 1):
+    for rounds in range(_ROUNDS_MAX + 1):
         params = types.CallToolRequestParams(
             name=tool, arguments=arguments, input_responses=responses, request_state=state
         )
@@ -376,6 +377,8 @@ async def call_tool(
             result = await client.session.send_request(request, _RESULT, progress_callback=progress)
         if isinstance(result, types.CallToolResult):
             return result
+        if rounds == _ROUNDS_MAX:  # not answered: nobody is asked for an answer that would not be sent
+            break
         state = result.request_state
         if result.input_requests:
             responses, pause = await _answers(result.input_requests, caller), _PAUSE_FIRST
@@ -383,8 +386,8 @@ async def call_tool(
             await asyncio.sleep(pause)
             responses, pause = None, min(pause * 2, _PAUSE_MAX)
     raise _Unanswered(
-        f"asked for more input {_ROUNDS_MAX} times in one call (InputRequiredResult), more than a call answers; "
-        f"the call was given up"
+        f"still asked for more input (InputRequiredResult) after {_ROUNDS_MAX} rounds of answers, more than a call "
+        f"answers; the call was given up"
     )
 
 

@@ -11,7 +11,9 @@ client could show as it is), ``delete`` (a yes-or-no question, no fields),
 ``subscribe`` (one boolean field), ``register`` (a field a person must type),
 ``visit`` (a URL, handshake-era only), ``hold`` (reports progress, then waits
 until the file named by ``PEOPLE_GATE`` exists), ``stall`` (asks to be called
-again, forever, with no question). ``PEOPLE_PID_DIR`` names a directory that
+again, forever, with no question), ``crowd`` (nine questions at once) and
+``sample`` (asks for a completion of the client's model), the last three of
+the current protocol. ``PEOPLE_PID_DIR`` names a directory that
 receives a file named after the server's pid.
 """
 
@@ -29,7 +31,19 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import METHOD_NOT_FOUND, ErrorData, InputRequiredResult, JSONRPCError, JSONRPCRequest
+from mcp_types import (
+    METHOD_NOT_FOUND,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    JSONRPCRequest,
+    SamplingMessage,
+    TextContent,
+)
 from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")  # the SDK marks logging deprecated in the current protocol; it still sends it
@@ -127,6 +141,21 @@ async def hold(ctx: Context) -> str:
 async def stall(ctx: Context) -> str | InputRequiredResult:
     """Ask to be called again, forever, with nothing to answer."""
     return InputRequiredResult(request_state=f"round-{ctx.request_state or ''}x")
+
+
+@server.tool()
+async def crowd() -> str | InputRequiredResult:
+    """Ask nine questions at once."""
+    ask = ElicitRequestFormParams(message="Again?", requested_schema={"type": "object", "properties": {}})
+    return InputRequiredResult(input_requests={f"q{n}": ElicitRequest(params=ask) for n in range(9)})
+
+
+@server.tool()
+async def sample() -> str | InputRequiredResult:
+    """Ask the client's model for a completion."""
+    message = SamplingMessage(role="user", content=TextContent(type="text", text="Say hi"))
+    asked = CreateMessageRequest(params=CreateMessageRequestParams(messages=[message], max_tokens=5))
+    return InputRequiredResult(input_requests={"model": asked})
 
 
 async def _serve_legacy() -> None:

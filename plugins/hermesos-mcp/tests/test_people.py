@@ -387,10 +387,29 @@ def test_a_server_that_asks_to_be_called_again_forever_is_given_up(current: Peop
     with current.runtime() as runtime, pytest.raises(ToolFailedError) as caught:
         runtime.call_sync("people.stall", {})
     assert caught.value.detail == (
-        'the MCP server "people" asked for more input 10 times in one call (InputRequiredResult), more than a '
-        "call answers; the call was given up"
+        'the MCP server "people" still asked for more input (InputRequiredResult) after 10 rounds of answers, more '
+        "than a call answers; the call was given up"
     )
     assert caught.value.retryable is False
+
+
+@pytest.mark.parametrize(
+    ("tool", "detail"),
+    [
+        ("people.crowd", 'the MCP server "people" asked 9 questions at once, more than the 8 a call answers'),
+        (
+            "people.sample",
+            'the MCP server "people" asked for sampling/createMessage, which hermesos does not give MCP servers (it '
+            "answers questions, elicitation/create, only)",
+        ),
+    ],
+)
+def test_a_server_that_asks_too_much_or_for_a_model_fails_the_call(current: People, tool: str, detail: str) -> None:
+    asked: list[ApprovalRequest] = []
+    with current.runtime(_approver(Approval.once(), asked)) as runtime, pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync(tool, {})
+    assert (caught.value.detail, caught.value.retryable) == (detail, False)
+    assert asked == []
 
 
 def test_a_question_or_a_log_message_outside_any_call_goes_to_the_plugins_logger(
