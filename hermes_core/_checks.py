@@ -17,7 +17,15 @@ from hermes_core._issues import shorten
 from hermes_core._names import case_key, check_name
 from hermes_core._permissions import PermissionProvider
 from hermes_core._tools import Tool
-from hermes_core.schema import NullableSchema, ObjectSchema, OptionalSchema, RefSchema, Schema, UnionSchema
+from hermes_core.schema import (
+    ImportedSchema,
+    NullableSchema,
+    ObjectSchema,
+    OptionalSchema,
+    RefSchema,
+    Schema,
+    UnionSchema,
+)
 from hermes_core.schema._validators import default_problem, follow_refs
 
 __all__ = [
@@ -152,18 +160,27 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
         if tool.input.has_refs:
             _check_refs(decl, "input", tool.input, refs)
             target = follow_refs(tool.input, refs)
-            if not isinstance(target, ObjectSchema):
+            # The rule define_tool holds a tool's own input to: an object schema, or an import of one.
+            shape = target.root if isinstance(target, ImportedSchema) else target
+            if not isinstance(shape, ObjectSchema):
                 name = tool.input.name if isinstance(tool.input, RefSchema) else "?"
                 raise InvalidDefinitionError(
                     decl,
                     "input",
-                    f'refers to the schema "{name}", which is {target.expected()}, not an object; '
-                    "a tool's input must be an object schema",
+                    f'refers to the schema "{name}", which is {_not_an_object(target, shape)}; a tool\'s input '
+                    "must be an object schema (s.object(...), or an imported JSON Schema whose root is an object)",
                 )
             _check_defaults(decl, "field", tool.input, refs)
         if tool.output.has_refs:
             _check_refs(decl, "output", tool.output, refs)
             _check_defaults(decl, "output field", tool.output, refs)
+
+
+def _not_an_object(target: Schema, shape: Schema) -> str:
+    """What *target* (a tool's input, through refs) is instead of an object schema; *shape* is its imported root."""
+    said = shape.expected()
+    what = f"{said}, not an object" if said != "an object" else f"an object schema of another kind ({shape.kind})"
+    return f"an imported JSON Schema whose root is {what}" if shape is not target else what
 
 
 def _leads_back(name: str, schema: Schema, refs: Mapping[str, Schema], seen: set[str]) -> bool:

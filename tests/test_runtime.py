@@ -564,7 +564,38 @@ def test_a_ref_input_must_name_an_object_schema() -> None:
     with pytest.raises(InvalidDefinitionError) as caught:
         Runtime([tool], schemas=SCHEMAS)
     assert caught.value.field == "input"
-    assert "not an object" in str(caught.value)
+    assert caught.value.detail == (
+        'refers to the schema "fs.path", which is a string, not an object; a tool\'s input must be an object '
+        "schema (s.object(...), or an imported JSON Schema whose root is an object)"
+    )
+
+
+def test_a_ref_input_may_name_an_imported_object_schema() -> None:
+    """The rule a tool's own input is held to: an imported JSON Schema whose root is an object is an object schema."""
+    imported = s.from_json_schema({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    runtime = Runtime([ref_tool(input=s.ref("fs.args"), output=None)], schemas={"fs.args": imported})
+    assert runtime.call_sync("fs.read", {"path": "a"}) == {"path": "a", "text": "x"}
+    with pytest.raises(InputInvalidError) as caught:
+        runtime.call_sync("fs.read", {"path": 1})
+    assert caught.value.issues[0].message("input") == '"path" must be a string, got integer'
+
+
+@pytest.mark.parametrize(
+    ("schema", "what"),
+    [
+        (s.from_json_schema({"type": "string"}), "an imported JSON Schema whose root is a string, not an object"),
+        (s.record(s.string()), "an object schema of another kind (record)"),
+        (
+            s.from_json_schema({"$ref": "#/$defs/o", "$defs": {"o": {"type": "object"}}}),
+            "an imported JSON Schema whose root is an object schema of another kind (link)",
+        ),
+    ],
+    ids=["imported-string", "record", "imported-link"],
+)
+def test_a_ref_input_naming_no_object_schema_says_what_it_names(schema: s.Schema, what: str) -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        Runtime([ref_tool(input=s.ref("fs.args"), output=None)], schemas={"fs.args": schema})
+    assert caught.value.detail.startswith(f'refers to the schema "fs.args", which is {what}; ')
 
 
 @pytest.mark.parametrize(
