@@ -15,6 +15,10 @@ each hold a :class:`Door` of their runtime and do nothing else by hand:
   :func:`openai_content`), and as text (:func:`content_text`) where only text
   is carried: each image, sound or file a short note (``[image/png, 12.3 KB:
   ...]``), never its bytes.
+* **lenient mode** (``Door(lenient=...)``, the tools' own choice first):
+  an input its schema refused is repaired where that is unambiguous and
+  lossless and called again; the result comes back as :class:`Repaired`,
+  whose :meth:`~Repaired.note` each edge appends to what the model reads.
 * **an error** is shown under wire names (:meth:`~hermes_core._wire.WireNames.shown`):
   as ``CODE: message`` (:meth:`Door.error_text`), and as that text with the
   error's ``to_dict()`` (:meth:`Door.error_result`).
@@ -27,14 +31,14 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
+from hermes_core._arguments import ARGUMENTS_MAX, parse_arguments
 from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image, ResourceLink, Text, size_text
 from hermes_core._context import Listeners
-from hermes_core._errors import InputInvalidError, ToolError
-from hermes_core._issues import Issue
+from hermes_core._errors import InvalidDefinitionError, ToolError
+from hermes_core._frozen import frozen
 from hermes_core._runtime import UNSET, Runtime
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
@@ -43,6 +47,7 @@ from hermes_core.schema._strict import absent_nulls
 __all__ = [
     "ARGUMENTS_MAX",
     "Door",
+    "Repaired",
     "anthropic_content",
     "content_text",
     "mcp_content",
@@ -51,9 +56,6 @@ __all__ = [
     "parse_arguments",
     "result_text",
 ]
-
-#: The longest arguments text a call may carry, in characters; a longer one is INPUT_INVALID.
-ARGUMENTS_MAX: Final = 16 * 1024 * 1024
 
 
 # -- a result as a model is sent it ------------------------------------------------------------------
@@ -239,73 +241,27 @@ def _not_taken(block: Block, api: str) -> str | None:
     return None
 
 
-# -- a call's arguments ----------------------------------------------------------------------------
-
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined] # set in __init__
+# -- a repaired call's result -------------------------------------------------------------------------
 
 
-def parse_arguments(tool: str, raw: Any) -> Any:
-    """A call's arguments: JSON text parsed, or the value given as it is (None: ``{}``).
+@final
+@frozen
+class Repaired:
+    """What a door's call returns when lenient mode repaired its input: the output, and the repairs.
 
-    Args:
-        tool: the name the call was made under, for the error.
-        raw: the arguments as the model or client sent them.
-
-    Raises:
-        InputInvalidError: *raw* is text longer than :data:`ARGUMENTS_MAX`, or
-            not JSON (where, and why), or nested too deeply, or holding an
-            integer longer than Python converts.
+    Attributes:
+        output: the tool's result, as an unrepaired call returns it.
+        repairs: the repairs made to the input (``hermes_core.schema._repair.Repair``), at least one.
     """
-    if type(raw) is not str:
-        if raw is None:
-            return {}
-        if not isinstance(raw, str):
-            return raw
-        raw = str(raw)
-    if not raw:
-        return {}
-    if len(raw) > ARGUMENTS_MAX:
-        issue = Issue((), "too_big", f"is {len(raw):,} characters of JSON; at most {ARGUMENTS_MAX:,} are read")
-        raise InputInvalidError(tool, [issue])
-    try:
-        # The C scanner alone, for the common case of a value filling the text: json.loads costs three times
-        # as much in its Python layers (bench_adapters). Anything else takes the full path, and its messages.
-        value, end = _scan(raw, 0)
-        if end == len(raw):
-            return value
-    except (ValueError, StopIteration, RecursionError):
-        pass
-    try:
-        return json.loads(raw, parse_int=_integer)
-    except json.JSONDecodeError as error:
-        # The decoder's own message may end in "at" ("Unterminated string starting at"): not twice.
-        where = f"{error.msg.removesuffix(' at')} at line {error.lineno}, column {error.colno}"
-        detail = f"is not valid JSON: {where}; send a JSON object"
-        raise InputInvalidError(tool, [Issue((), "invalid", detail)]) from None
-    except _TooManyDigitsError as error:
-        detail = (
-            f"holds an integer of {error.digits:,} digits, more than the {sys.get_int_max_str_digits():,} this "
-            "Python reads; send a shorter number, or a string of digits if the tool takes one"
-        )
-        raise InputInvalidError(tool, [Issue((), "too_big", detail)]) from None
-    except RecursionError:
-        raise InputInvalidError(tool, [Issue((), "too_deep", "nests arrays and objects too deeply")]) from None
 
+    output: Any
+    repairs: tuple[Any, ...]
 
-class _TooManyDigitsError(ValueError):
-    """An integer of the arguments longer than Python converts (``sys.get_int_max_str_digits()``)."""
+    def note(self) -> str:
+        """The one short line appended to the result a model reads: what was assumed."""
+        from hermes_core.schema._repair import repairs_note  # noqa: PLC0415 - only a repaired call needs it
 
-    def __init__(self, digits: int) -> None:
-        super().__init__(digits)
-        self.digits = digits
-
-
-def _integer(text: str) -> int:
-    """An integer of the arguments; one past Python's int-string limit is named, not a bare ValueError."""
-    try:
-        return int(text)
-    except ValueError:
-        raise _TooManyDigitsError(len(text.lstrip("-"))) from None
+        return repairs_note(self.repairs)
 
 
 # -- the door --------------------------------------------------------------------------------------
@@ -328,12 +284,16 @@ class Door:
             null is taken as the field left out (OpenAI's strict mode, where
             every field is sent).
         where: what to name in the error for a malformed *timeout*.
+        lenient: repair an input its schema refused, where a tool leaves the
+            choice to its caller (True, False; None: the runtime's choice).
+            A repaired call returns :class:`Repaired`.
 
     Raises:
-        InvalidDefinitionError: *timeout* is not a positive number or None.
+        InvalidDefinitionError: *timeout* is not a positive number or None,
+            or *lenient* not True, False or None.
     """
 
-    __slots__ = ("_renamed", "_timeout", "_to_name", "names", "null_is_absent", "runtime")
+    __slots__ = ("_renamed", "_repairs", "_timeout", "_to_name", "names", "null_is_absent", "runtime")
 
     runtime: Runtime
     names: WireNames | None
@@ -347,8 +307,14 @@ class Door:
         timeout: float | None = None,
         null_is_absent: bool = False,
         where: str = "Door()",
+        lenient: bool | None = None,
     ) -> None:
         seconds = check_timeout(where, "timeout", timeout)
+        if lenient is not None and not isinstance(lenient, bool):
+            got = type(lenient).__name__
+            raise InvalidDefinitionError(where, "lenient", f"must be True, False or None (the runtime's), got {got}")
+        # The tools whose refused input is repaired: checked on every call, so a set (empty: one truth test).
+        self._repairs = runtime.repairable(lenient)
         self.runtime = runtime
         self.names = names
         self.null_is_absent = null_is_absent
@@ -390,8 +356,16 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
+        if self._repairs and name in self._repairs:
+            return self._repairing(name, arguments, listeners)
         # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
         return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners)
+
+    async def _repairing(self, name: str, arguments: Any, listeners: Listeners | None) -> Any:
+        output, repairs = await self.runtime._repairing(
+            name, arguments, self._timeout, self._renamed.get(name), listeners, self._repairs
+        )
+        return Repaired(output, repairs) if repairs else output
 
     def call_sync(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
@@ -405,6 +379,11 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
+        if self._repairs and name in self._repairs:
+            output, repairs = self.runtime._repairing_sync(
+                name, arguments, self._timeout, self._renamed.get(name), listeners, self._repairs
+            )
+            return Repaired(output, repairs) if repairs else output
         return self.runtime._call_sync(name, arguments, self._timeout, self._renamed.get(name), None, listeners)
 
     def shown(self, error: ToolError) -> ToolError:

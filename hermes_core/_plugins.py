@@ -170,6 +170,7 @@ def load_runtime(
     disable: Iterable[str] = (),
     only: Iterable[str] | None = None,
     approver: Approver | None = None,
+    lenient: bool = False,
 ) -> Runtime:
     """Discover the installed plugins, check all they contribute, and return a runtime of their tools.
 
@@ -188,10 +189,12 @@ def load_runtime(
         approver: who answers a provider's ask, as ``Runtime(approver=...)``'s
             (None: an ask is a denial); ``hermesos serve`` passes
             :func:`hermes_core.serve.elicit_approval`.
+        lenient: repair an input its schema refused where that is
+            unambiguous and lossless, as ``Runtime(lenient=...)`` does.
 
     Raises:
         InvalidDefinitionError: as :func:`discover_plugins`, or a malformed grant.
         PluginLoadError: as :func:`discover_plugins`.
     """
     found = discover_plugins(disable=disable, strict=True, only=only)
-    return found.runtime(grants=(*grants, *env_grants()), providers=providers, approver=approver)
+    return found.runtime(grants=(*grants, *env_grants()), providers=providers, approver=approver, lenient=lenient)

@@ -200,10 +200,12 @@ class PluginSet:
         grants: Iterable[str] = (),
         providers: Iterable[PermissionProvider] = (),
         approver: Approver | None = None,
+        lenient: bool = False,
     ) -> Runtime:
         """A runtime of the healthy plugins' tools, schemas, providers (asked first) and resources, plus *providers*.
 
-        *approver* answers the providers' asks, as ``Runtime(approver=...)``'s does (None: an ask is a denial).
+        *approver* answers the providers' asks, as ``Runtime(approver=...)``'s does (None: an ask is a denial);
+        *lenient* is ``Runtime(lenient=...)``'s.
 
         The runtime is not opened: ``with runtime:`` (or ``runtime.open()``)
         opens the plugins' resources, and an error opening one names its plugin.
@@ -222,6 +224,7 @@ class PluginSet:
             resources=self.resources,
             resource_labels=self.resource_labels,
             approver=approver,
+            lenient=lenient,
         )
 
 

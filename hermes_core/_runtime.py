@@ -25,7 +25,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import monotonic
 from types import CoroutineType, MappingProxyType, TracebackType
-from typing import Any, Final, Literal, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, final
 
 from hermes_core import _tracing as tracing
 from hermes_core._aio import (
@@ -61,14 +61,17 @@ from hermes_core._errors import (
     exception_type_name,
 )
 from hermes_core._frozen import derive, frozen
-from hermes_core._issues import Issue, TooManyIssues
+from hermes_core._issues import Issue, TooManyIssues, format_path
 from hermes_core._names import suggest
 from hermes_core._permissions import Asked, Gate, PermissionProvider, Permissions, StaticGrants
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
 from hermes_core._resources import logger as _logger
 from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
-from hermes_core.schema._validators import follow_refs, raised_issue
+from hermes_core.schema._validators import Validator, follow_refs, raised_issue
+
+if TYPE_CHECKING:
+    from hermes_core.schema._repair import Repair, Repaired
 
 # Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
 __all__ = ["Resource", "ResourceError", "Runtime"]
@@ -103,6 +106,7 @@ class _Entry:
     is_async: bool
     input: _Check
     output: _Check
+    validator: Validator  # the input's, whole: lenient mode repairs with it
     gate: Gate | None  # None when the tool declares no permission
     timeout: float | None  # the tool's, else the runtime's
     inline: bool  # a plain handler that runs on the event loop's thread under await call()
@@ -120,6 +124,7 @@ class _Entry:
             tool.is_async,
             check_input.entry,
             check_output.entry,
+            check_input,
             permissions.gate(tool),
             tool.timeout if tool.timeout is not None else timeout,
             tool.inline,
@@ -143,7 +148,10 @@ def _checked(
     except Exception as exc:  # only the value's own code can raise here
         issues = [raised_issue(exc)]
     if issues:
-        raise error(tool, issues)
+        refused = error(tool, issues)
+        if isinstance(refused, InputInvalidError):
+            refused._refused = value
+        raise refused
     return result
 
 
@@ -164,6 +172,12 @@ class Runtime:
             validated) and returning an :class:`~hermes_core.Approval`. Called
             after the input is checked and before the handler runs, within the
             call's time limit. None: every ask is a denial (``reason="no_approver"``).
+        lenient: repair an input that fails its check where that is
+            unambiguous and lossless (``"5"`` for an integer, ``"true"`` for a
+            boolean, an object sent as a string of JSON, an enum member's case),
+            check it again, and report each repair (:meth:`observe`, the
+            adapters, ``hermesos serve``, the span); a tool's own ``lenient``
+            wins, then an adapter's. Off by default. See docs/errors.md.
         schemas: named schemas, name to schema, that tools use through ``s.ref(name)``.
         timeout: the most seconds a call may take, for the tools that set none
             themselves (None: no limit).
@@ -191,6 +205,9 @@ class Runtime:
     _life: Lifecycle
     _approver: Approver | None
     _approved: Approved
+    _lenient: bool
+    _repairs: frozenset[str]  # the tools whose calls lenient mode repairs, by this runtime's choice
+    _refusals: Any  # what call_sync catches to repair: InputInvalidError when it repairs some tool, else ()
 
     def __init__(
         self,
@@ -203,6 +220,7 @@ class Runtime:
         resources: Iterable[Resource] = (),
         resource_labels: Iterable[str] | None = None,
         approver: Approver | None = None,
+        lenient: bool = False,
     ) -> None:
         default_timeout = check_timeout("Runtime()", "timeout", timeout)
         permissions = Permissions(StaticGrants(grants), check_providers("Runtime()", "providers", providers))
@@ -222,6 +240,11 @@ class Runtime:
                 f"got {type(approver).__name__}",
             )
         derive(self, _approver=approver, _approved=Approved())
+        if not isinstance(lenient, bool):
+            raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
+        derive(self, _lenient=lenient)
+        derive(self, _repairs=self.repairable(None))
+        derive(self, _refusals=InputInvalidError if self._repairs else ())
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -400,10 +423,18 @@ class Runtime:
 
         """
         listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
+        if self._repairs and type(name) is str and name in self._repairs:
+            return self._repaired_output(name, input, timeout, listeners)
         return self._call_as(name, input, timeout, None, listeners)
 
-    def _call_as(
-        self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None = None
+    def _call_as(  # noqa: PLR0917 - positional is cheaper, on every call
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        listeners: Listeners | None = None,
+        repairs: tuple[Repair, ...] = (),
     ) -> Awaitable[Any]:
         """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
 
@@ -414,11 +445,20 @@ class Runtime:
         # A plain method returning the coroutine: the untraced path adds no coroutine frame.
         if tracing.TRACER is None:
             return self._call(name, value, timeout, None, shown, listeners)
-        return self._traced(name, value, timeout, shown, listeners)
+        return self._traced(name, value, timeout, shown, listeners, repairs)
 
-    async def _traced(self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None) -> Any:
+    async def _traced(  # noqa: PLR0917
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        listeners: Listeners | None,
+        repairs: tuple[Repair, ...] = (),
+    ) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
+            _trace_repairs(repairs)
             return await self._call(name, value, timeout, call_id, shown, listeners)
 
     async def _call(  # noqa: PLR0917 - positional is cheaper, on every call
@@ -483,13 +523,29 @@ class Runtime:
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
-        if on_progress is None and on_log is None:
-            return self._call_sync(name, input, timeout, None)
-        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
+        try:
+            if on_progress is None and on_log is None:
+                return self._call_sync(name, input, timeout, None)
+            return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
+        except self._refusals as refused:  # () unless lenient mode repairs some tool: evaluated only on a raise
+            fixed = self._repair(name, input, refused, self._repairs)
+            if fixed is None:
+                raise
+        listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
+        return self._repaired_sync(name, fixed, timeout, None, listeners)
 
-    def _traced_sync(self, name: Any, value: Any, timeout: Any, shown: str | None, listeners: Listeners | None) -> Any:
+    def _traced_sync(  # noqa: PLR0917
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        listeners: Listeners | None,
+        repairs: tuple[Repair, ...] = (),
+    ) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
+            _trace_repairs(repairs)
             return self._call_sync(name, value, timeout, shown, call_id, listeners)
 
     def _call_sync(  # noqa: PLR0917 - positional is cheaper, on every call
@@ -550,6 +606,86 @@ class Runtime:
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
         return result
+
+    # -- lenient mode: an input that failed its check, repaired and called again ---------------
+
+    def repairable(self, lenient: bool | None) -> frozenset[str]:
+        """The names of the tools whose calls lenient mode repairs, for a caller (an adapter) choosing *lenient*.
+
+        A tool's own ``lenient`` wins; then *lenient*; None leaves it to this runtime's.
+        """
+        choice = self._lenient if lenient is None else lenient
+        return frozenset(
+            name for name, tool in self._tools.items() if (choice if tool.lenient is None else tool.lenient)
+        )
+
+    def _repair(self, name: Any, value: Any, refused: Exception, repairable: frozenset[str]) -> Repaired | None:
+        """*value*, the input of a call of *name* that raised *refused*, repaired; None when it is not to be.
+
+        Only when the tool's schema refused this very input (not its handler,
+        not a call the handler made) and lenient mode repairs the tool's calls.
+        """
+        if type(name) is not str or name not in repairable or not isinstance(refused, InputInvalidError):
+            return None
+        if refused._refused is not value:  # set by _checked; unset when a handler refused the input
+            return None
+        from hermes_core.schema._repair import repair_input  # noqa: PLC0415 - only a refused input needs it
+
+        fixed = repair_input(self._entries[name].validator, value)
+        if fixed is not None:
+            _logger().info("%s: input repaired: %s", name, "; ".join(str(repair) for repair in fixed.repairs))
+        return fixed
+
+    async def _repairing(  # noqa: PLR0917
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        listeners: Listeners | None,
+        repairable: frozenset[str],
+    ) -> tuple[Any, tuple[Repair, ...]]:
+        """:meth:`call`'s output, repairing an input its schema refused (see :meth:`repairable`), and the repairs.
+
+        The refused call ends as any refused call does (its span, its audit
+        records); the repaired input is called afresh, its span holding the repairs.
+        """
+        try:
+            return await self._call_as(name, value, timeout, shown, listeners), ()
+        except InputInvalidError as refused:
+            fixed = self._repair(name, value, refused, repairable)
+            if fixed is None:
+                raise
+        return await self._call_as(name, fixed.input, timeout, shown, listeners, fixed.repairs), fixed.repairs
+
+    def _repairing_sync(  # noqa: PLR0917
+        self,
+        name: Any,
+        value: Any,
+        timeout: Any,
+        shown: str | None,
+        listeners: Listeners | None,
+        repairable: frozenset[str],
+    ) -> tuple[Any, tuple[Repair, ...]]:
+        """:meth:`_repairing` for :meth:`call_sync`."""
+        try:
+            return self._call_sync(name, value, timeout, shown, None, listeners), ()
+        except InputInvalidError as refused:
+            fixed = self._repair(name, value, refused, repairable)
+            if fixed is None:
+                raise
+        return self._repaired_sync(name, fixed, timeout, shown, listeners), fixed.repairs
+
+    def _repaired_sync(
+        self, name: Any, fixed: Repaired, timeout: Any, shown: str | None, listeners: Listeners | None
+    ) -> Any:
+        """The call of *name* with the repaired input *fixed*, its span (if traced) holding the repairs."""
+        if tracing.TRACER is not None:
+            return self._traced_sync(name, fixed.input, timeout, shown, listeners, fixed.repairs)
+        return self._call_sync(name, fixed.input, timeout, shown, None, listeners)
+
+    async def _repaired_output(self, name: str, value: Any, timeout: Any, listeners: Listeners | None) -> Any:
+        return (await self._repairing(name, value, timeout, None, listeners, self._repairs))[0]
 
     # -- a call of a tool that uses its context ------------------------------------------------
 
@@ -718,22 +854,46 @@ class Runtime:
             ``{"ok": True, "output": ...}``, or ``{"ok": False, "error": error.to_dict()}``
             for any :class:`~hermes_core.ToolError`, which is what a call raises
             for any ``Exception``. Cancellation and other ``BaseException`` propagate.
+            A call lenient mode repaired has ``"repairs"`` too: for each, its
+            ``path``, what was ``sent``, what it ``became``, the ``rule`` and a ``message``.
 
         """
         try:
-            return {"ok": True, "output": await self.call(name, input)}
+            output, repairs = await self._repairing(name, input, UNSET, None, None, self._repairs)
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
+        return _observed(output, repairs)
 
     def observe_sync(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """:meth:`observe` for code without an event loop, with :meth:`call_sync`'s rules."""
         try:
-            return {"ok": True, "output": self.call_sync(name, input)}
+            output, repairs = self._repairing_sync(name, input, UNSET, None, None, self._repairs)
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
+        return _observed(output, repairs)
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
+
+
+def _observed(output: Any, repairs: tuple[Repair, ...]) -> dict[str, Any]:
+    """What :meth:`Runtime.observe` returns for a call that succeeded, after *repairs* (none: no ``repairs`` key)."""
+    if not repairs:
+        return {"ok": True, "output": output}
+    return {"ok": True, "output": output, "repairs": [repair.to_dict() for repair in repairs]}
+
+
+def _trace_repairs(repairs: tuple[Repair, ...]) -> None:
+    """Each of *repairs* an event of the current span (the repaired call's)."""
+    for repair in repairs:
+        tracing.event(
+            "hermesos.repair",
+            {
+                "hermesos.repair.path": format_path(repair.path),
+                "hermesos.repair.rule": repair.rule,
+                "hermesos.repair.message": str(repair),
+            },
+        )
 
 
 def _shown(name: object) -> str:

@@ -40,6 +40,7 @@ from hermes_core._content import Content
 from hermes_core._door import (
     ARGUMENTS_MAX,
     Door,
+    Repaired,
     anthropic_content,
     content_text,
     openai_content,
@@ -113,6 +114,8 @@ class _Adapter:
             result = await door.call(wire, raw)
         except ToolError as error:
             return self._message(call, door.error_text(error), True)
+        if type(result) is Repaired:
+            return self._message(call, self._noted(result), False)
         return self._message(call, result_text(result) if type(result) is not Content else self._content(result), False)
 
     def handle_sync(self, call: Any) -> dict[str, Any]:
@@ -131,7 +134,23 @@ class _Adapter:
             result = door.call_sync(wire, raw)
         except ToolError as error:
             return self._message(call, door.error_text(error), True)
+        if type(result) is Repaired:
+            return self._message(call, self._noted(result), False)
         return self._message(call, result_text(result) if type(result) is not Content else self._content(result), False)
+
+    def _noted(self, repaired: Repaired) -> Any:
+        """A repaired call's result with the line saying what was assumed: after the text, or as a last text block."""
+        output, note = repaired.output, repaired.note()
+        if type(output) is not Content:
+            return result_text(output) + "\n" + note
+        content = self._content(output)
+        if isinstance(content, str):
+            return content + "\n" + note
+        return [*content, self._note_block(note)]
+
+    def _note_block(self, note: str) -> dict[str, Any]:
+        """A text block of this API's content, holding *note*."""
+        raise NotImplementedError
 
     async def handle_all(self, calls: Iterable[Any]) -> list[dict[str, Any]]:
         """The messages answering every tool call of one model turn, run concurrently, in the model's order."""
@@ -161,12 +180,17 @@ class OpenAITools(_Adapter):
             applies), and keywords strict mode refuses (lengths, bounds,
             patterns, defaults) left out of what the model is shown, though the
             runtime still enforces them.
+        lenient: repair an input its schema refused where that is unambiguous
+            and lossless (``"5"`` for an integer...), and tell the model, in one
+            line after the result, what was assumed; a tool's own ``lenient``
+            wins. None (the default): the runtime's choice. See docs/errors.md.
 
     Raises:
         InvalidDefinitionError: two tools have the same wire name; *api* is not
             one of the two; with *strict*, a tool's input holds what strict mode
             cannot say (any JSON value, a record, an object with open keys), or
-            would be written out past :data:`STRICT_SCHEMAS_MAX` schemas.
+            would be written out past :data:`STRICT_SCHEMAS_MAX` schemas;
+            *lenient* is not True, False or None.
     """
 
     runtime: Runtime
@@ -175,7 +199,14 @@ class OpenAITools(_Adapter):
     names: WireNames
     _door: Door
 
-    def __init__(self, runtime: Runtime, *, api: Literal["chat", "responses"] = "chat", strict: bool = False) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        api: Literal["chat", "responses"] = "chat",
+        strict: bool = False,
+        lenient: bool | None = None,
+    ) -> None:
         from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
 
         if api not in ("chat", "responses"):
@@ -189,7 +220,7 @@ class OpenAITools(_Adapter):
             api=api,
             strict=strict,
             names=names,
-            _door=Door(runtime, names, null_is_absent=strict),
+            _door=Door(runtime, names, null_is_absent=strict, where="OpenAITools()", lenient=lenient),
         )
         if strict:
             for tool in runtime.tools.values():
@@ -238,6 +269,9 @@ class OpenAITools(_Adapter):
             return {"role": "tool", "tool_call_id": _field(call, "id"), "content": text}
         return {"type": "function_call_output", "call_id": _field(call, "call_id"), "output": text}
 
+    def _note_block(self, note: str) -> dict[str, Any]:
+        return {"type": "input_text", "text": note}
+
 
 @final
 @frozen(init=False, eq=False)
@@ -252,18 +286,21 @@ class AnthropicTools(_Adapter):
 
     Args:
         runtime: the tools, their permissions and their checks.
+        lenient: as :class:`OpenAITools`'s.
 
     Raises:
-        InvalidDefinitionError: two tools have the same wire name.
+        InvalidDefinitionError: two tools have the same wire name; *lenient*
+            is not True, False or None.
     """
 
     runtime: Runtime
     names: WireNames
     _door: Door
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, lenient: bool | None = None) -> None:
         names = WireNames(runtime.tools)
-        derive(self, runtime=runtime, names=names, _door=Door(runtime, names))
+        door = Door(runtime, names, where="AnthropicTools()", lenient=lenient)
+        derive(self, runtime=runtime, names=names, _door=door)
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tools, as ``tools=`` takes them: ``{"name", "description", "input_schema"}``."""
@@ -288,3 +325,6 @@ class AnthropicTools(_Adapter):
     def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
         """``{"type": "tool_result", "tool_use_id", "content", "is_error"}``."""
         return {"type": "tool_result", "tool_use_id": _field(call, "id"), "content": text, "is_error": failed}
+
+    def _note_block(self, note: str) -> dict[str, Any]:
+        return {"type": "text", "text": note}

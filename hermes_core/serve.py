@@ -54,7 +54,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from hermes_core._content import Content
-from hermes_core._door import ARGUMENTS_MAX, Door, mcp_content, result_text
+from hermes_core._door import ARGUMENTS_MAX, Door, Repaired, mcp_content, result_text
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
 from hermes_core._serve_calls import Levels, elicit_approval, serve_call
@@ -177,6 +177,13 @@ class _Tools:
             value = await self.door.call(wire, arguments, listeners)
         except ToolError as error:
             return self.failure(error)
+        if type(value) is Repaired:  # lenient mode: what was assumed, as a text block of its own after the result
+            result = self._result(wire, value.output)
+            result["content"].append({"type": "text", "text": value.note()})
+            return result
+        return self._result(wire, value)
+
+    def _result(self, wire: str, value: Any) -> dict[str, Any]:
         if wire in self.media:
             return self.content(wire, value)
         return {

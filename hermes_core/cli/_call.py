@@ -114,7 +114,7 @@ def _missing_name(args: argparse.Namespace) -> None:
 
 def _call(args: argparse.Namespace) -> int:
     from hermes_core._context import Listeners  # noqa: PLC0415 - only commands that call a tool need it
-    from hermes_core._door import Door  # noqa: PLC0415
+    from hermes_core._door import Door, Repaired  # noqa: PLC0415
     from hermes_core._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
     from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
 
@@ -159,6 +159,9 @@ def _call(args: argparse.Namespace) -> int:
             return status
         except ToolError as error:
             return out.report(error, args)
+        if isinstance(output, Repaired):  # a tool repairing its own input (lenient=True): what was assumed
+            print(f"hermesos: {output.note()}", file=sys.stderr)
+            output = output.output
         if _is_content(output):
             try:
                 out.print_json(_content_summary(output, args.tool, args.save_media))

@@ -103,7 +103,9 @@ def _serve(args: argparse.Namespace) -> int:
     port = serve.DEFAULT_PORT if args.port is None else args.port
     try:
         # A provider's ask is put to the client's user (MCP elicitation), where the client can be asked.
-        runtime = found.runtime(grants=(*args.grant, *env_grants()), approver=serve.elicit_approval)
+        runtime = found.runtime(
+            grants=(*args.grant, *env_grants()), approver=serve.elicit_approval, lenient=args.lenient
+        )
         serve.mcp_tools(runtime)  # two tools of one wire name: refused before any resource opens
     except ToolError as error:  # a malformed grant, two tools of one wire name: before anything is served
         return out.report(error, args)
@@ -175,4 +177,10 @@ def add_parsers(subcommands: Any) -> None:
     )
     add_grant(serve)
     add_timeout(serve, "the most seconds a call may take (default: each tool's own limit, if any)")
+    serve.add_argument(
+        "--lenient",
+        action="store_true",
+        help="repair a call's input where that is unambiguous and lossless ('5' for an integer, 'true' for a "
+        "boolean...), telling the client what was assumed in one line after the result; a tool's own choice wins",
+    )
     serve.set_defaults(run=_serve, json=False)
