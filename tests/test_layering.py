@@ -4,7 +4,7 @@ Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
 ``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
-``_runtime``,
+``_steps``, ``_admission``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
 ``_serve_calls``, ``serve``,
 ``_scaffold``, ``cli``, ``testing``.
@@ -52,6 +52,8 @@ LAYERS = [
     "_context",
     "_decorator",
     "_resources",
+    "_steps",
+    "_admission",
     "_runtime",
     "_door",
     "adapters",
