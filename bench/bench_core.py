@@ -349,6 +349,8 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     inline_tool = add_tool("math.add_inline", inline=True)
     async_tool = add_tool("math.add_async", add_handler_async)
     runtime = Runtime([tool, inline_tool, async_tool, add_decorated, add_decorated_async], grants=["math:add"])
+    # The same tools, lenient: a valid call must cost what it costs without (it only adds work to a refused one).
+    lenient = Runtime([tool, async_tool], grants=["math:add"], lenient=True)
     require(add_decorated.input == ADD_INPUT and add_decorated.output == s.integer(), "@tool derives the schemas")
     in_ta = TypeAdapter(AddArgs)
     out_ta = TypeAdapter(int, config=ConfigDict(strict=True))
@@ -369,6 +371,7 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
     build_s = time.perf_counter() - started
 
     require(runtime.call_sync("math.add", args) == 3, "hermes call_sync")
+    require(lenient.call_sync("math.add", {"a": "1", "b": 2}) == 3, "lenient mode repairs")
     require(runtime.call_sync("math.add_decorated", args) == 3, "hermes call_sync @tool")
     for name in ("math.add", "math.add_inline", "math.add_async", "math.add_decorated_async"):
         require(loop.run_until_complete(runtime.call(name, args)) == 3, f"hermes call {name}")
@@ -393,6 +396,7 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
 
     env = {
         "runtime": runtime,
+        "lenient": lenient,
         "big": big,
         "args": args,
         "bad_args": bad_args,
@@ -408,6 +412,12 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
         "2. call add(a, b) -> int, input and output validated",
         [
             Contender("2.hermes_sync", "hermes  runtime.call_sync", 'runtime.call_sync("math.add", args)', env),
+            Contender(
+                "2.hermes_sync_lenient",
+                "hermes  runtime.call_sync, lenient runtime",
+                'lenient.call_sync("math.add", args)',
+                env,
+            ),
             Contender(
                 "2.hermes_decorated_sync",
                 "hermes  runtime.call_sync (@tool def)",
@@ -430,6 +440,12 @@ def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, 
                 "2.hermes_async",
                 "hermes  await runtime.call (async def)",
                 'await runtime.call("math.add_async", args)',
+                env,
+            ),
+            Contender(
+                "2.hermes_async_lenient",
+                "hermes  await runtime.call (async def), lenient runtime",
+                'await lenient.call("math.add_async", args)',
                 env,
             ),
             Contender(
@@ -513,6 +529,8 @@ def comparisons(tool_count: int) -> list[Comparison]:
         Comparison("2.hermes_async", "2.pydantic", "await call (async def) / pydantic TypeAdapter + call", 1.5),
         Comparison("2.hermes_async", "2.mcp_async", "await call (async def) / MCP call_tool (async def)"),
         Comparison("2.hermes_decorated_sync", "2.hermes_sync", "call_sync: @tool / define_tool", 1.10),
+        Comparison("2.hermes_sync_lenient", "2.hermes_sync", "call_sync, valid input: lenient / strict runtime", 1.05),
+        Comparison("2.hermes_async_lenient", "2.hermes_async", "await call, valid input: lenient / strict", 1.05),
         Comparison("2.hermes_decorated_async", "2.hermes_async", "await call (async def): @tool / define_tool", 1.10),
         Comparison("2.hermes_thread", "2.mcp_sync", "await call (def, thread) / MCP call_tool (def, thread)", 0.5),
         Comparison("2.hermes_sync", "2.langchain", "call_sync / LangChain invoke"),

@@ -31,7 +31,17 @@ from hermes_core._permissions import Asked
 
 if TYPE_CHECKING:
     pass
-from hermes_core._steps import _approver_failed, _call_id, _checked, _Entry, _gate, _left, _provider_failure
+from hermes_core._steps import (
+    Repairing,
+    _approver_failed,
+    _call_id,
+    _checked,
+    _Entry,
+    _gate,
+    _left,
+    _provider_failure,
+    _repaired_input,
+)
 
 __all__ = ["Admission"]
 
@@ -93,15 +103,16 @@ class Admission:
         call_id: str | None,
         deadline: float,
         seconds: float | None,
+        repairing: Repairing | None,
     ) -> tuple[Any, str | None]:
         """Permissions, input and approval of one call_sync: the parsed input, and the call's id if one was made."""
         if entry.settled:  # granted when the runtime was built: one logging check, and the records if it listens
             if audit_enabled():
                 call_id = call_id or _call_id()
                 entry.gate(call_id)  # type: ignore[misc]  # a gated entry's
-            return _checked(entry.input, value, InputInvalidError, shown or entry.name), call_id
+            return _input(entry, value, shown, repairing), call_id
         asked, call_id = _gate(entry, call_id)
-        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        parsed = _input(entry, value, shown, repairing)
         request = self._request(entry, asked, call_id, parsed)
         if request is None:
             return parsed, call_id
@@ -124,19 +135,19 @@ class Admission:
         self._settle(entry, request, answer)
         return parsed, request.call_id
 
-    async def _admit(
+    async def _admit(  # noqa: PLR0917 - on the call path of every tool with permissions
         self,
         entry: _Entry,
         value: Any,
         shown: str | None,
         call_id: str | None,
-        *,
         deadline: float,
         seconds: float | None,
+        repairing: Repairing | None,
     ) -> tuple[Any, str | None]:
         """:meth:`_admit_sync` for :meth:`call`: an async approver awaited, a plain one run on a worker thread."""
         asked, call_id = _gate(entry, call_id)
-        parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+        parsed = _input(entry, value, shown, repairing)
         request = self._request(entry, asked, call_id, parsed)
         if request is None:
             return parsed, call_id
@@ -154,3 +165,11 @@ class Admission:
             _approver_failed(entry, error, seconds, request.call_id)
         self._settle(entry, request, answer)
         return parsed, request.call_id
+
+
+def _input(entry: _Entry, value: Any, shown: str | None, repairing: Repairing | None) -> Any:
+    """The checked input of a call of *entry* (repaired, when lenient mode applies and it was refused)."""
+    try:
+        return _checked(entry.input, value, InputInvalidError, shown or entry.name)
+    except () if repairing is None else InputInvalidError as refused:  # noqa: B030 - () catches nothing: no cost
+        return _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]

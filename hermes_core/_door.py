@@ -38,8 +38,9 @@ from hermes_core._arguments import ARGUMENTS_MAX, parse_arguments
 from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image, ResourceLink, Text, size_text
 from hermes_core._context import Listeners
 from hermes_core._errors import InvalidDefinitionError, ToolError
-from hermes_core._frozen import frozen
 from hermes_core._runtime import UNSET, Runtime
+from hermes_core._steps import RepairedOutput as Repaired
+from hermes_core._steps import Repairing
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
 from hermes_core.schema._strict import absent_nulls
@@ -241,29 +242,6 @@ def _not_taken(block: Block, api: str) -> str | None:
     return None
 
 
-# -- a repaired call's result -------------------------------------------------------------------------
-
-
-@final
-@frozen
-class Repaired:
-    """What a door's call returns when lenient mode repaired its input: the output, and the repairs.
-
-    Attributes:
-        output: the tool's result, as an unrepaired call returns it.
-        repairs: the repairs made to the input (``hermes_core.schema._repair.Repair``), at least one.
-    """
-
-    output: Any
-    repairs: tuple[Any, ...]
-
-    def note(self) -> str:
-        """The one short line appended to the result a model reads: what was assumed."""
-        from hermes_core.schema._repair import repairs_note  # noqa: PLC0415 - only a repaired call needs it
-
-        return repairs_note(self.repairs)
-
-
 # -- the door --------------------------------------------------------------------------------------
 
 
@@ -356,16 +334,10 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        if self._repairs and name in self._repairs:
-            return self._repairing(name, arguments, listeners)
+        # A lenient call collects its repairs, to be returned with its result (a Repaired).
+        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else None
         # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
-        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners)
-
-    async def _repairing(self, name: str, arguments: Any, listeners: Listeners | None) -> Any:
-        output, repairs = await self.runtime._repairing(
-            name, arguments, self._timeout, self._renamed.get(name), listeners, self._repairs
-        )
-        return Repaired(output, repairs) if repairs else output
+        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners, repairing)
 
     def call_sync(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
@@ -379,12 +351,9 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        if self._repairs and name in self._repairs:
-            output, repairs = self.runtime._repairing_sync(
-                name, arguments, self._timeout, self._renamed.get(name), listeners, self._repairs
-            )
-            return Repaired(output, repairs) if repairs else output
-        return self.runtime._call_sync(name, arguments, self._timeout, self._renamed.get(name), None, listeners)
+        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else None
+        shown = self._renamed.get(name)
+        return self.runtime._call_sync(name, arguments, self._timeout, shown, None, listeners, None, repairing)
 
     def shown(self, error: ToolError) -> ToolError:
         """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""

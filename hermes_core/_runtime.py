@@ -53,10 +53,10 @@ from hermes_core._frozen import derive, frozen
 from hermes_core._names import suggest
 from hermes_core._permissions import PermissionProvider, Permissions, StaticGrants
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
-from hermes_core._resources import logger as _logger
 from hermes_core._steps import (
     _PLAIN,
     UNSET,
+    Repairing,
     _call_id,
     _checked,
     _Entry,
@@ -64,16 +64,17 @@ from hermes_core._steps import (
     _gave_up,
     _left,
     _observed,
+    _repaired_input,
     _run_returned,
     _shown,
-    _trace_repairs,
+    _with_repairs,
 )
 from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
 from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
-    from hermes_core.schema._repair import Repair, Repaired
+    pass
 
 # Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
 __all__ = ["UNSET", "Resource", "ResourceError", "Runtime"]
@@ -131,7 +132,7 @@ class Runtime(Admission):
     _approved: Approved
     _lenient: bool
     _repairs: frozenset[str]  # the tools whose calls lenient mode repairs, by this runtime's choice
-    _refusals: Any  # what call_sync catches to repair: InputInvalidError when it repairs some tool, else ()
+    _repairing: Repairing | None  # what call() gives a call for lenient mode: None when it repairs no tool
 
     def __init__(
         self,
@@ -168,7 +169,7 @@ class Runtime(Admission):
             raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
         derive(self, _lenient=lenient)
         derive(self, _repairs=self.repairable(None))
-        derive(self, _refusals=InputInvalidError if self._repairs else ())
+        derive(self, _repairing=Repairing(self._repairs, None) if self._repairs else None)
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -347,9 +348,7 @@ class Runtime(Admission):
 
         """
         listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
-        if self._repairs and type(name) is str and name in self._repairs:
-            return self._repaired_output(name, input, timeout, listeners)
-        return self._call_as(name, input, timeout, None, listeners)
+        return self._call_as(name, input, timeout, None, listeners, self._repairing)
 
     def _call_as(  # noqa: PLR0917 - positional is cheaper, on every call
         self,
@@ -358,7 +357,7 @@ class Runtime(Admission):
         timeout: Any,
         shown: str | None,
         listeners: Listeners | None = None,
-        repairs: tuple[Repair, ...] = (),
+        repairing: Repairing | None = None,
     ) -> Awaitable[Any]:
         """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
 
@@ -368,8 +367,8 @@ class Runtime(Admission):
         """
         # A plain method returning the coroutine: the untraced path adds no coroutine frame.
         if tracing.TRACER is None:
-            return self._call(name, value, timeout, None, shown, listeners)
-        return self._traced(name, value, timeout, shown, listeners, repairs)
+            return self._call(name, value, timeout, None, shown, listeners, None, repairing)
+        return self._traced(name, value, timeout, shown, listeners, repairing)
 
     async def _traced(  # noqa: PLR0917
         self,
@@ -378,12 +377,11 @@ class Runtime(Admission):
         timeout: Any,
         shown: str | None,
         listeners: Listeners | None,
-        repairs: tuple[Repair, ...] = (),
+        repairing: Repairing | None,
     ) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            _trace_repairs(repairs)
-            return await self._call(name, value, timeout, call_id, shown, listeners)
+            return await self._call(name, value, timeout, call_id, shown, listeners, None, repairing)
 
     async def _call(  # noqa: PLR0917 - positional is cheaper, on every call
         self,
@@ -394,20 +392,24 @@ class Runtime(Admission):
         shown: str | None,
         listeners: Listeners | None = None,
         context: CallContext | None = None,
+        repairing: Repairing | None = None,
     ) -> Any:
         try:
             entry = self._entries[name]
         except Exception:  # see _missing
             entry = self._missing(name)
         if entry.contextual and context is None:
-            return await self._in_context(entry, name, value, timeout, call_id, shown, listeners)
+            return await self._in_context(entry, name, value, timeout, call_id, shown, listeners, repairing)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         # One deadline from here, the checks spending the handler's time; no clock read when untimed.
         deadline = 0.0 if seconds is None else monotonic() + seconds
         if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
-            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+            try:
+                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+            except () if repairing is None else InputInvalidError as refused:  # noqa: B030 - () catches nothing: no cost
+                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
         else:  # permissions, input, then approval
-            parsed, call_id = await self._admit(entry, value, shown, call_id, deadline=deadline, seconds=seconds)
+            parsed, call_id = await self._admit(entry, value, shown, call_id, deadline, seconds, repairing)
         if context is not None:
             checked(context, parsed)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
@@ -427,7 +429,7 @@ class Runtime(Admission):
         result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
-        return result
+        return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
 
     def call_sync(
         self,
@@ -447,16 +449,12 @@ class Runtime(Admission):
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
-        try:
-            if on_progress is None and on_log is None:
+        repairing = self._repairing
+        if on_progress is None and on_log is None:
+            if repairing is None:
                 return self._call_sync(name, input, timeout, None)
-            return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
-        except self._refusals as refused:  # () unless lenient mode repairs some tool: evaluated only on a raise
-            fixed = self._repair(name, input, refused, self._repairs)
-            if fixed is None:
-                raise
-        listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
-        return self._repaired_sync(name, fixed, timeout, None, listeners)
+            return self._call_sync(name, input, timeout, None, None, None, None, repairing)
+        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log), None, repairing)
 
     def _traced_sync(  # noqa: PLR0917
         self,
@@ -465,12 +463,11 @@ class Runtime(Admission):
         timeout: Any,
         shown: str | None,
         listeners: Listeners | None,
-        repairs: tuple[Repair, ...] = (),
+        repairing: Repairing | None,
     ) -> Any:
         call_id = _call_id()
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            _trace_repairs(repairs)
-            return self._call_sync(name, value, timeout, shown, call_id, listeners)
+            return self._call_sync(name, value, timeout, shown, call_id, listeners, None, repairing)
 
     def _call_sync(  # noqa: PLR0917 - positional is cheaper, on every call
         self,
@@ -481,6 +478,7 @@ class Runtime(Admission):
         call_id: str | None = None,
         listeners: Listeners | None = None,
         context: CallContext | None = None,
+        repairing: Repairing | None = None,
     ) -> Any:
         """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call_as`).
 
@@ -488,7 +486,7 @@ class Runtime(Admission):
         traceback passes through no wrapper (bench_adapters, row 1e).
         """
         if call_id is None and tracing.TRACER is not None:
-            return self._traced_sync(name, value, timeout, shown, listeners)
+            return self._traced_sync(name, value, timeout, shown, listeners, repairing)
         # Straight-line for a plain handler with no time limit (bench row 2.hermes_sync): one dict
         # lookup, two compiled checks and the handler; no clock read, no thread, no context copy.
         try:
@@ -496,13 +494,16 @@ class Runtime(Admission):
         except Exception:  # see _missing
             entry = self._missing(name)
         if entry.contextual and context is None:
-            return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners)
+            return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners, repairing)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         deadline = 0.0 if seconds is None else monotonic() + seconds
         if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
-            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+            try:
+                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
+            except () if repairing is None else InputInvalidError as refused:  # noqa: B030 - () catches nothing: no cost
+                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
         else:  # permissions, input, then approval
-            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline, seconds)
+            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline, seconds, repairing)
         if context is not None:
             checked(context, parsed)
         if seconds is None and not entry.is_async:
@@ -512,7 +513,8 @@ class Runtime(Admission):
                 _fail(entry, error, None, call_id)
             if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
                 result = _run_returned(entry, result, None, call_id)
-            return _checked(entry.output, result, OutputInvalidError, shown or entry.name)
+            result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
+            return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
         if entry.is_async:
             require_no_loop(entry.name)
@@ -529,9 +531,9 @@ class Runtime(Admission):
         result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if seconds is not None:
             _left(entry, deadline, seconds, "output", call_id)
-        return result
+        return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
 
-    # -- lenient mode: an input that failed its check, repaired and called again ---------------
+    # -- lenient mode: an input that failed its check, repaired -------------------------------
 
     def repairable(self, lenient: bool | None) -> frozenset[str]:
         """The names of the tools whose calls lenient mode repairs, for a caller (an adapter) choosing *lenient*.
@@ -542,74 +544,6 @@ class Runtime(Admission):
         return frozenset(
             name for name, tool in self._tools.items() if (choice if tool.lenient is None else tool.lenient)
         )
-
-    def _repair(self, name: Any, value: Any, refused: Exception, repairable: frozenset[str]) -> Repaired | None:
-        """*value*, the input of a call of *name* that raised *refused*, repaired; None when it is not to be.
-
-        Only when the tool's schema refused this very input (not its handler,
-        not a call the handler made) and lenient mode repairs the tool's calls.
-        """
-        if type(name) is not str or name not in repairable or not isinstance(refused, InputInvalidError):
-            return None
-        if refused._refused is not value:  # set by _checked; unset when a handler refused the input
-            return None
-        from hermes_core.schema._repair import repair_input  # noqa: PLC0415 - only a refused input needs it
-
-        fixed = repair_input(self._entries[name].validator, value)
-        if fixed is not None:
-            _logger().info("%s: input repaired: %s", name, "; ".join(str(repair) for repair in fixed.repairs))
-        return fixed
-
-    async def _repairing(  # noqa: PLR0917
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairable: frozenset[str],
-    ) -> tuple[Any, tuple[Repair, ...]]:
-        """:meth:`call`'s output, repairing an input its schema refused (see :meth:`repairable`), and the repairs.
-
-        The refused call ends as any refused call does (its span, its audit
-        records); the repaired input is called afresh, its span holding the repairs.
-        """
-        try:
-            return await self._call_as(name, value, timeout, shown, listeners), ()
-        except InputInvalidError as refused:
-            fixed = self._repair(name, value, refused, repairable)
-            if fixed is None:
-                raise
-        return await self._call_as(name, fixed.input, timeout, shown, listeners, fixed.repairs), fixed.repairs
-
-    def _repairing_sync(  # noqa: PLR0917
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairable: frozenset[str],
-    ) -> tuple[Any, tuple[Repair, ...]]:
-        """:meth:`_repairing` for :meth:`call_sync`."""
-        try:
-            return self._call_sync(name, value, timeout, shown, None, listeners), ()
-        except InputInvalidError as refused:
-            fixed = self._repair(name, value, refused, repairable)
-            if fixed is None:
-                raise
-        return self._repaired_sync(name, fixed, timeout, shown, listeners), fixed.repairs
-
-    def _repaired_sync(
-        self, name: Any, fixed: Repaired, timeout: Any, shown: str | None, listeners: Listeners | None
-    ) -> Any:
-        """The call of *name* with the repaired input *fixed*, its span (if traced) holding the repairs."""
-        if tracing.TRACER is not None:
-            return self._traced_sync(name, fixed.input, timeout, shown, listeners, fixed.repairs)
-        return self._call_sync(name, fixed.input, timeout, shown, None, listeners)
-
-    async def _repaired_output(self, name: str, value: Any, timeout: Any, listeners: Listeners | None) -> Any:
-        return (await self._repairing(name, value, timeout, None, listeners, self._repairs))[0]
 
     # -- a call of a tool that uses its context ------------------------------------------------
 
@@ -625,12 +559,13 @@ class Runtime(Admission):
         call_id: str | None,
         shown: str | None,
         listeners: Listeners | None,
+        repairing: Repairing | None,
     ) -> Any:
         """:meth:`_call_sync` with the call's context set for its handler (see :mod:`hermes_core._context`)."""
         context = self._context(entry, call_id, listeners)
         token, gave_up = enter(context), None
         try:
-            return self._call_sync(name, value, timeout, shown, context.call_id, listeners, context)
+            return self._call_sync(name, value, timeout, shown, context.call_id, listeners, context, repairing)
         except BaseException as error:
             gave_up = error if _gave_up(error) else None
             raise
@@ -646,6 +581,7 @@ class Runtime(Admission):
         call_id: str | None,
         shown: str | None,
         listeners: Listeners | None,
+        repairing: Repairing | None,
     ) -> Any:
         """:meth:`_call` with the call's context set for its handler, on this task and the threads it starts."""
         import asyncio  # noqa: PLC0415 - a coroutine runs: it is imported
@@ -653,7 +589,7 @@ class Runtime(Admission):
         context = self._context(entry, call_id, listeners)
         token, gave_up = enter(context, asyncio.get_running_loop()), None
         try:
-            return await self._call(name, value, timeout, context.call_id, shown, listeners, context)
+            return await self._call(name, value, timeout, context.call_id, shown, listeners, context, repairing)
         except BaseException as error:
             gave_up = error if _gave_up(error) else None
             raise
@@ -671,19 +607,19 @@ class Runtime(Admission):
             ``path``, what was ``sent``, what it ``became``, the ``rule`` and a ``message``.
 
         """
+        repairing = Repairing(self._repairs, []) if self._repairs else None
         try:
-            output, repairs = await self._repairing(name, input, UNSET, None, None, self._repairs)
+            return _observed(await self._call_as(name, input, UNSET, None, None, repairing))
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
-        return _observed(output, repairs)
 
     def observe_sync(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """:meth:`observe` for code without an event loop, with :meth:`call_sync`'s rules."""
+        repairing = Repairing(self._repairs, []) if self._repairs else None
         try:
-            output, repairs = self._repairing_sync(name, input, UNSET, None, None, self._repairs)
+            return _observed(self._call_sync(name, input, UNSET, None, None, None, None, repairing))
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
-        return _observed(output, repairs)
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"

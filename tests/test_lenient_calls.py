@@ -255,8 +255,7 @@ def test_the_repaired_calls_span_holds_the_repairs() -> None:
         Runtime([make()], lenient=True).call_sync("geo.area", SENT)
     finally:
         disable_tracing()
-    refused, repaired = exporter.get_finished_spans()
-    assert (refused.attributes or {})["error.type"] == "INPUT_INVALID"
+    (repaired,) = exporter.get_finished_spans()  # one call: repaired where its input was checked
     assert [dict(event.attributes or {}) for event in repaired.events] == [
         {
             "hermesos.repair.path": "radius",
@@ -286,3 +285,30 @@ def test_a_tool_function_may_choose_lenient_itself() -> None:
         return 2 * n
 
     assert Runtime([double]).observe_sync("geo.double", {"n": "21"})["output"] == 42
+
+
+def test_a_person_asked_to_approve_sees_the_repaired_input() -> None:
+    from hermes_core import Approval, ApprovalRequest, Ask
+
+    seen: list[Any] = []
+
+    class Asking:
+        def check(self, tool: Any, permission: str) -> Ask:
+            return Ask()
+
+    def approver(request: ApprovalRequest) -> Approval:
+        seen.append(request.input)
+        return Approval.once()
+
+    guarded = define_tool(
+        name="geo.guarded",
+        description="A circle's area, asked about.",
+        version="1.0.0",
+        input=AREA_INPUT,
+        permissions=["geo:area"],
+        handler=area,
+    )
+    runtime = Runtime([guarded], providers=[Asking()], approver=approver, lenient=True)
+    assert runtime.call_sync("geo.guarded", SENT) == "12.6 cm2"
+    assert asyncio.run(runtime.call("geo.guarded", SENT)) == "12.6 cm2"
+    assert seen == [{"radius": 2, "unit": "cm", "round": True}] * 2
