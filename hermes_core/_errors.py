@@ -205,10 +205,6 @@ _OUTPUT_ADVICE = "This is a fault in the tool, not in how it was called. Calling
 _PERMISSION_ADVICE = "Retrying with different arguments will not help."
 
 
-#: What :attr:`InputInvalidError._refused` holds when no schema refused an input (a handler did).
-_UNSET_INPUT: Any = object()
-
-
 class _ToolIssuesError(_IssuesError):
     """Shared by the input and output errors: a tool's name, and the issues of one of its values."""
 
@@ -233,8 +229,6 @@ class InputInvalidError(_ToolIssuesError):
     code = ErrorCode.INPUT_INVALID
     retryable = True
     subject = "input"
-    # The input the tool's schema refused, set by the runtime (lenient mode repairs it); unset for a handler's refusal.
-    _refused: Any = _UNSET_INPUT
 
     def __init__(self, tool: str, issues: Iterable[Issue]) -> None:
         self.tool = tool

@@ -116,10 +116,7 @@ def _checked(
     except Exception as exc:  # only the value's own code can raise here
         issues = [raised_issue(exc)]
     if issues:
-        refused = error(tool, issues)
-        if isinstance(refused, InputInvalidError):
-            refused._refused = value
-        raise refused
+        raise error(tool, issues)
     return result
 
 
