@@ -13,8 +13,8 @@ from dataclasses import field
 from typing import Any, ClassVar
 
 from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
-from hermes_core.schema._nodes import Schema
+from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues, shorten
+from hermes_core.schema._nodes import Schema, _Branching
 from hermes_core.schema._shared import (
     BAD,
     MISSING,
@@ -74,7 +74,7 @@ class OptionalSchema(Schema):
 
 
 @frozen
-class _Alternatives(Schema):
+class _Alternatives(_Branching):
     """Shared by union and one-of: ``options``, each tried on the value with its own issues list."""
 
     options: tuple[Schema, ...]
@@ -88,15 +88,6 @@ class _Alternatives(Schema):
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return any(option._admits(value, ctx) for option in self.options)
-
-    @staticmethod
-    def _attempt(option: Schema, value: Any, path: Path, ctx: Context) -> tuple[Any, list[Issue]]:
-        """*option*'s result for *value* and its issues; an option that stopped (too many issues) failed."""
-        found: list[Issue] = []
-        try:
-            return option._collect(value, path, found, ctx), found
-        except TooManyIssues:  # its first issues stay in found
-            return BAD, found
 
     def _unmatched(self, best: list[Issue] | None, value: Any, path: Path, issues: list[Issue], ctx: Context) -> None:
         """Why no option accepted *value*: the closest option's own issues, else the types that were wanted."""
@@ -119,12 +110,18 @@ class UnionSchema(_Alternatives):
     def expected(self, ctx: Context | None = None) -> str:
         return _either(self.options, ctx)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+    def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         # The first option that accepts wins. When none does, explain the option
         # whose type fits the value best: its own issues say more than "no match".
         best: list[Issue] | None = None
         for option in self.options:
-            parsed, found = self._attempt(option, value, path, ctx)
+            # Each option with its own issues; one that stopped (too many issues) failed, its first
+            # issues in found. Tried here, not in a helper: a frame fewer for each level of a deep value.
+            found: list[Issue] = []
+            try:
+                parsed = option._collect(value, path, found, ctx)
+            except TooManyIssues:
+                parsed = BAD
             if parsed is not BAD:
                 return parsed
             best = _closer(best, option, found, value, ctx)
@@ -134,7 +131,17 @@ class UnionSchema(_Alternatives):
 
 def _either(options: tuple[Schema, ...], ctx: Context | None) -> str:
     """What a value matching one of *options* is, in words: ``a string or an integer``."""
-    return " or ".join(dict.fromkeys(option.expected(ctx) for option in options))
+    return _words(" or ", (option.expected(ctx) for option in options))
+
+
+# The longest description of alternatives, in characters. Alternatives that hold alternatives
+# that say the same in other orders would double it at each level; no message needs more.
+_WORDS_MAX = 1000
+
+
+def _words(joint: str, said: Iterator[str]) -> str:
+    """Each different description in *said*, once, joined by *joint*: at most ``_WORDS_MAX`` characters."""
+    return shorten(joint.join(dict.fromkeys(said)), _WORDS_MAX)
 
 
 def _closer(
@@ -205,12 +212,14 @@ class RefSchema(Schema):
     def expected(self, ctx: Context | None = None) -> str:
         if ctx is not None and self.name in ctx.refs:
             target: Schema = ctx.refs[self.name]
-            return target.expected(ctx)
+            said: str = _asked(ctx, target, None, lambda: target.expected(ctx))
+            return said
         return f'a "{self.name}"'
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         target: Schema = ctx.refs[self.name]
-        return target._admits(value, ctx)
+        admits: bool = _asked(ctx, target, type(value), lambda: target._admits(value, ctx))
+        return admits
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         return ctx.refs[self.name]._collect(value, path, issues, ctx)
@@ -247,7 +256,7 @@ def _ordinal(number: int) -> str:
 
 
 @frozen
-class AllOfSchema(Schema):
+class AllOfSchema(_Branching):
     """A value matching every one of ``parts`` (JSON Schema's ``allOf``); every part's issues are reported.
 
     The parsed value is the first part's, with the keys every other part
@@ -265,14 +274,16 @@ class AllOfSchema(Schema):
         return self._with_description({"allOf": [part._json() for part in self.parts]})
 
     def expected(self, ctx: Context | None = None) -> str:
-        return " and ".join(dict.fromkeys(part.expected(ctx) for part in self.parts))
+        return _words(" and ", (part.expected(ctx) for part in self.parts))
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return all(part._admits(value, ctx) for part in self.parts)
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+    def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         before = len(issues)
-        results = [part._collect(value, path, issues, ctx) for part in self.parts]
+        results = []
+        for part in self.parts:  # a loop, not a comprehension: one frame fewer for each level of a deep value
+            results.append(part._collect(value, path, issues, ctx))
         if len(issues) > before or any(result is BAD for result in results):
             return BAD
         first = results[0]
@@ -292,14 +303,18 @@ class OneOfSchema(_Alternatives):
     _keyword = "oneOf"
 
     def expected(self, ctx: Context | None = None) -> str:
-        return "exactly one of: " + "; ".join(dict.fromkeys(option.expected(ctx) for option in self.options))
+        return "exactly one of: " + _words("; ", (option.expected(ctx) for option in self.options))
 
-    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+    def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         matched: list[int] = []
         parsed: Any = BAD
         best: list[Issue] | None = None
         for index, option in enumerate(self.options):
-            result, found = self._attempt(option, value, path, ctx)
+            found: list[Issue] = []  # as UnionSchema tries an option
+            try:
+                result = option._collect(value, path, found, ctx)
+            except TooManyIssues:
+                result = BAD
             if result is not BAD and not found:
                 matched.append(index)
                 parsed = result
@@ -319,6 +334,22 @@ class OneOfSchema(_Alternatives):
 # The links whose expected() or _admits() is being worked out: a schema that reaches itself only
 # through unions would otherwise recurse forever (the value's own depth bounds _collect).
 _LINKS_IN_PROGRESS: set[int] = set()
+
+
+def _asked(ctx: Context, target: Schema, about: type | None, ask: Callable[[], Any]) -> Any:
+    """``ask()``, what *target* says or admits, once per *ctx* for each target and *about*.
+
+    *about* is None for what the target expects, the value's type for whether
+    it admits the value (which only the value's type decides). The $refs of a
+    document may share a target (each option of a ``$defs`` entry referring to
+    the next): asked once per target, not once per path to it, describing a
+    value no option admits takes time linear in the document, not exponential.
+    """
+    key = (id(target), about)  # never a _Branching node's key, whose second item is an id
+    answer = ctx.tried.get(key, MISSING)
+    if answer is MISSING:
+        answer = ctx.tried[key] = ask()
+    return answer
 
 
 @frozen
@@ -349,22 +380,28 @@ class LinkSchema(Schema):
         return self.target
 
     def expected(self, ctx: Context | None = None) -> str:
-        said: str = self._once(lambda target: target.expected(ctx), "a value")
+        asking = Context({}) if ctx is None else ctx  # where what each target said is kept (see _asked)
+        said: str = self._once(asking, None, lambda target: target.expected(asking), "a value")
         return said
 
     def _admits(self, value: Any, ctx: Context) -> bool:
-        admits: bool = self._once(lambda target: target._admits(value, ctx), True)
+        admits: bool = self._once(ctx, type(value), lambda target: target._admits(value, ctx), True)
         return admits
 
-    def _once(self, ask: Callable[[Schema], Any], again: Any) -> Any:
-        """*ask* of the target, or *again* when this link is already being asked (it reached itself)."""
-        if id(self) in _LINKS_IN_PROGRESS:
+    def _once(self, ctx: Context, about: type | None, ask: Callable[[Schema], Any], again: Any) -> Any:
+        """*ask* of the target (once per *ctx*: see :func:`_asked`), or *again* when this link is being asked."""
+        target = self.follow()
+        if id(self) in _LINKS_IN_PROGRESS:  # it reached itself
             return again
-        _LINKS_IN_PROGRESS.add(id(self))
-        try:
-            return ask(self.follow())
-        finally:
-            _LINKS_IN_PROGRESS.discard(id(self))
+
+        def asked() -> Any:
+            _LINKS_IN_PROGRESS.add(id(self))
+            try:
+                return ask(target)
+            finally:
+                _LINKS_IN_PROGRESS.discard(id(self))
+
+        return _asked(ctx, target, about, asked)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         return self.follow()._collect(value, path, issues, ctx)

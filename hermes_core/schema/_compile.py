@@ -33,6 +33,7 @@ from hermes_core.schema._kinds import (
     SchemaNode,
     UnionNode,
     as_node,
+    reaching_branching,
 )
 from hermes_core.schema._shared import (
     BAD,
@@ -79,6 +80,18 @@ def _capped(parsed: Any, issues: list[Issue]) -> Any:
     return parsed
 
 
+class _Trial(list[Issue]):
+    """The issues of one option a compiled union tries, holding the ``tried`` of the check (``c``) for those below.
+
+    A union whose options reach a branching node keeps what it finds in a
+    ``Context.tried``, as the walk does (see ``_Branching`` in ``_nodes``); that
+    dict goes down through the lists its options' issues go to.
+    """
+
+    __slots__ = ("c",)
+    c: dict[Any, Any]
+
+
 class _NotJson(Exception):  # noqa: N818 - internal control flow, never raised to a caller
     """Raised by :func:`_any_fast` at the first doubt; the walk then says what is wrong."""
 
@@ -123,7 +136,8 @@ class _Codegen:
     parsed value, which is meaningless once an issue was appended.
     """
 
-    def __init__(self, refs: Mapping[str, SchemaNode]) -> None:
+    def __init__(self, root: SchemaNode, refs: Mapping[str, SchemaNode]) -> None:
+        self.root = root
         self.refs = refs
         self.context = Context(refs)
         self.namespace: dict[str, Any] = {
@@ -133,7 +147,10 @@ class _Codegen:
             "_any": _any_fast,
             "_NotJson": _NotJson,
             "_Issue": Issue,
-            "_ctx": lambda: Context(refs),
+            # The context of a walk: with the check's tried, inside a trial of a union that keeps what it found.
+            "_cx": lambda issues: Context(refs, set(), issues.c) if type(issues) is _Trial else Context(refs),
+            "_ctxt": lambda tried: Context(refs, set(), tried),
+            "_Trial": _Trial,
             "_C": self.context,
             "_size": size_issue,
             "_key_issue": key_issue,
@@ -152,6 +169,7 @@ class _Codegen:
         self.keep: list[Any] = []  # keeps ids unique while they are dict keys
         self.counter = 0
         self.budget = _MAX_FUNCTION_FIELDS  # the fields the function being written may still inline
+        self.reaching: set[int] | None = None  # reaching_branching(root), found for the first union
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -222,12 +240,40 @@ class _Codegen:
     def union_body(self, node: UnionNode, body: list[str]) -> None:
         # The first option that accepts wins; when none does, the walk explains.
         # An option that stops (too many issues) has failed: J holds its first issues.
-        for option in node.options:
-            body.append("    J = []")
-            body.append(f"    try: r = {self.function(option)}(v, p, J)")
-            body.append("    except _TooMany: r = None")
-            body.append("    if not J: return r")
-        body.append(f"    return {self.const(node)}._collect(v, p, I, _ctx())")
+        union = self.const(node)
+        if self.reaching is None:
+            self.reaching = reaching_branching(self.root, self.refs)
+        options = [(self.function(option), id(option) in self.reaching) for option in node.options]
+        if not any(branches for _, branches in options):
+            for function, _ in options:
+                body.append("    J = []")
+                body.append(f"    try: r = {function}(v, p, J)")
+                body.append("    except _TooMany: r = None")
+                body.append("    if not J: return r")
+            body.append(f"    return {union}._collect(v, p, I, _cx(I))")
+            return
+
+        # Its options reach a branching node (itself, if it recurses), each of which could try
+        # the same node on the same value again. The options that reach one are tried with a
+        # _Trial holding the check's tried: made here, or, in a trial of another union, the one
+        # that trial holds, where what this check found is recalled and what this union finds is
+        # kept, as the walk keeps it. No node is tried twice on one value in a check: the time is
+        # polynomial, not exponential in the value's depth (tests/test_schema_bounds.py).
+        def attempts(ind: str, found: str) -> None:
+            for function, branches in options:
+                body.append(f"{ind}J = _Trial(); J.c = c" if branches else f"{ind}J = []")
+                body.append(f"{ind}try: r = {function}(v, p, J)")
+                body.append(f"{ind}except _TooMany: r = None")
+                body.append(f"{ind}if not J: return {found}")
+            body.append(f"{ind}return {union}._collect(v, p, I, _ctxt(c))")
+
+        body.append("    if type(I) is _Trial:")
+        body.append("        c = I.c")
+        body.append(f"        r = {union}._recall(v, p, I, c)")
+        body.append("        if r is not _M: return r")
+        attempts("        ", f"{union}._keep(v, p, r, c)")
+        body.append("    c = {}")  # no other union tries this value: what this one finds is not kept
+        attempts("    ", "r")
 
     def explains_own_type(self, node: Node, depth: int) -> bool:
         """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
@@ -249,7 +295,7 @@ class _Codegen:
     def path(segments: list[str]) -> str:
         return f"(*p, {', '.join(segments)})" if segments else "p"
 
-    def fallback(self, node: SchemaNode, var: str, segments: list[str], context: str = "_ctx()") -> str:
+    def fallback(self, node: SchemaNode, var: str, segments: list[str], context: str = "_cx(I)") -> str:
         """The walk's call on *var*: it appends the issues and returns the parsed value."""
         return f"{self.const(node)}._collect({var}, {self.path(segments)}, I, {context})"
 
@@ -495,7 +541,7 @@ class _Codegen:
         if node.max_properties is not None:
             tests.append(f"len({var}) > {node.max_properties}")
         out.append(f"{ind}if {' or '.join(tests)}:")
-        out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _ctx(), {result})")
+        out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _cx(I), {result})")
         return result
 
     def record(self, node: RecordNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
@@ -562,7 +608,7 @@ def compile_schema(schema: SchemaNode, refs: Mapping[str, SchemaNode]) -> Valida
     Raises:
         InvalidDefinitionError: a ``ref`` names a schema *refs* does not have.
     """
-    gen = _Codegen(refs)
+    gen = _Codegen(schema, refs)
     entry = gen.function(schema)
     source = "\n\n".join(gen.sources)
     exec(_code(source), gen.namespace)  # noqa: S102 - our own generated code

@@ -4,11 +4,13 @@ Each node class (in ``_nodes``, ``_alternatives`` and ``_containers``) names
 its type in ``kind`` (``"string"``, ``"object"``, ``"union"``...).
 :class:`SchemaNode` is what every node offers; :data:`Node` is the union of one
 protocol per kind, which a test on ``kind`` narrows to the attributes that kind
-has.
+has. :func:`reaching_branching` reads a whole schema by kind: which of its
+nodes reach one that tries several schemas on one value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol, cast
 
 from hermes_core._issues import Issue
@@ -33,6 +35,7 @@ __all__ = [
     "TupleNode",
     "UnionNode",
     "as_node",
+    "reaching_branching",
 ]
 
 
@@ -140,6 +143,11 @@ class UnionNode(SchemaNode, Protocol):
     kind: Literal["union"]
     options: tuple[Node, ...]
 
+    # What the check found for a value before (see _Branching in _nodes), and keeping what it finds.
+    def _recall(self, value: Any, path: Path, issues: list[Issue], tried: dict[Any, Any]) -> Any: ...
+
+    def _keep(self, value: Any, path: Path, result: Any, tried: dict[Any, Any]) -> Any: ...
+
 
 class RefNode(SchemaNode, Protocol):
     kind: Literal["ref"]
@@ -185,3 +193,47 @@ Node = (
 def as_node(schema: SchemaNode) -> Node:
     """*schema* as the node of its kind, for mypy (the one place the compiler trusts the tags)."""
     return cast("Node", schema)
+
+
+# The kinds of the nodes that check one value against several schemas (``_Branching`` in ``_nodes``).
+_BRANCHING = frozenset({"union", "one_of", "all_of", "pattern_properties"})
+
+
+def reaching_branching(root: SchemaNode, refs: Mapping[str, SchemaNode]) -> set[int]:
+    """The ids of the nodes that reach a branching node (or are one), among all that *root* reaches.
+
+    A union whose options reach none is tried as it always was; one whose
+    options reach one keeps what it finds (see ``_compile``). Found in time
+    linear in the schema: every node *root* reaches (through refs and links),
+    then, backwards from the branching ones, every node that reaches one.
+    """
+    parents: dict[int, list[int]] = {}
+    branching: list[int] = []
+    seen: set[int] = {id(root)}
+    pending: list[SchemaNode] = [root]
+    while pending:
+        node = as_node(pending.pop())
+        if node.kind in _BRANCHING:
+            branching.append(id(node))
+        for child in _next_nodes(node, refs):
+            parents.setdefault(id(child), []).append(id(node))
+            if id(child) not in seen:
+                seen.add(id(child))
+                pending.append(child)
+    reaching = set(branching)
+    while branching:
+        for parent in parents.get(branching.pop(), ()):
+            if parent not in reaching:
+                reaching.add(parent)
+                branching.append(parent)
+    return reaching
+
+
+def _next_nodes(node: Node, refs: Mapping[str, SchemaNode]) -> tuple[SchemaNode, ...]:
+    """The nodes a check of *node* goes on to: its children, a link's target, a ref's named schema."""
+    if node.kind == "link":
+        return (node.follow(),)
+    if node.kind == "ref":
+        target = refs.get(node.name)
+        return () if target is None else (target,)
+    return node.children()

@@ -25,12 +25,13 @@ from typing import Any, ClassVar
 
 from hermes_core._errors import SchemaError
 from hermes_core._frozen import frozen
-from hermes_core._issues import Issue, IssueKind, TooManyIssues
+from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
 from hermes_core.schema._compile import CLOSED_ENTRIES, closed_validator
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,
     FORMATS,
+    MISSING,
     Context,
     Path,
     as_json,
@@ -201,6 +202,69 @@ class Schema:
     def _type_issue(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         issues.append(Issue(path, "type", f"must be {self.expected(ctx)}, got {type_name(value)}"))
         return BAD
+
+
+class _Branching(Schema):
+    """The base of the nodes that check one value against several schemas: union, one-of, all-of, patternProperties.
+
+    Those schemas may each reach the same node at the same value: each option
+    of a recursive anyOf of objects checks the same field against the same
+    anyOf, so a walk that tried them all afresh would take time exponential in
+    the value's depth. A branching node checks a value once per check (its
+    ``Context``) with :meth:`_check`, and replays what it found when it meets
+    the value again: each (node, value) pair is checked once, so checking is
+    polynomial in the sizes of the schema and the value.
+    """
+
+    __slots__ = ()
+
+    def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        """What :meth:`_collect` does the first time this node meets *value* in a check."""
+        raise NotImplementedError
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        # _check appends to a list of its own, so what it finds does not depend on the issues before
+        # it: a value met again (at another path too) gets the same result, its issues moved there.
+        key = (id(self), id(value))
+        entry = ctx.tried.get(key)
+        if entry is None:
+            found: list[Issue] = []
+            try:
+                result = self._check(value, path, found, ctx)
+            except TooManyIssues:  # its first issues stay in found: replaying them stops the check
+                result = BAD
+            # The entry holds the value, so no other object takes its id while the check lasts.
+            entry = ctx.tried[key] = (value, path, result, found)
+        return _replay(entry, path, issues)
+
+    # The compiled check of a union keeps what it finds in a check's ``tried`` too (see _compile).
+
+    def _recall(self, value: Any, path: Path, issues: list[Issue], tried: dict[Any, Any]) -> Any:
+        """What this node found for *value* earlier in a check (*tried*), replayed into *issues*, else ``MISSING``."""
+        entry = tried.get((id(self), id(value)))
+        return MISSING if entry is None else _replay(entry, path, issues)
+
+    def _keep(self, value: Any, path: Path, result: Any, tried: dict[Any, Any]) -> Any:
+        """Keep *result*, found for *value* without an issue, in a check's *tried*; return it."""
+        tried[(id(self), id(value))] = (value, path, result, ())
+        return result
+
+
+def _replay(entry: tuple[Any, Path, Any, list[Issue]], path: Path, issues: list[Issue]) -> Any:
+    """The result an entry of ``Context.tried`` holds; its issues appended to *issues*, moved to *path*.
+
+    Raises:
+        TooManyIssues: *issues* now holds more than ``ISSUES_MAX``.
+    """
+    _, at, result, found = entry
+    if found:
+        if at != path:  # one object met at two places (a value that holds it twice)
+            cut = len(at)
+            found = [Issue((*path, *issue.path[cut:]), issue.kind, issue.detail) for issue in found]
+        issues.extend(found)
+        if len(issues) > ISSUES_MAX:
+            raise TooManyIssues(issues)
+    return result
 
 
 @frozen
