@@ -71,6 +71,7 @@ from hermes_core._steps import (
 )
 from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
+from hermes_core.schema._inputs import input_schemas
 from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
@@ -270,12 +271,13 @@ class Runtime(Admission):
         # The input is written as the object itself even when the tool names it by ref:
         # tool-calling clients expect "type": "object" at the top.
         out = []
+        inputs = input_schemas(self._schemas)  # what an input's refs reach: closed as the input is
         for tool in self._tools.values():
             definition: dict[str, Any] = {"name": tool.name}
             if tool.hints.title is not None:
                 definition["title"] = tool.hints.title
             definition["description"] = tool.description
-            definition["inputSchema"] = follow_refs(tool.input, self._schemas).json_schema(defs=self._schemas)
+            definition["inputSchema"] = follow_refs(tool.input, inputs).json_schema(defs=inputs)
             definition["outputSchema"] = tool.output.json_schema(defs=self._schemas)
             annotations = tool.hints.annotations()
             if annotations:

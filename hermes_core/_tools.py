@@ -23,7 +23,7 @@ from hermes_core._issues import shorten
 from hermes_core._names import check_name
 from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._inputs import tool_input
+from hermes_core.schema._inputs import input_schemas, tool_input
 from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
 
 __all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "ToolHints", "calls_current_call", "check_timeout", "define_tool"]
@@ -163,7 +163,8 @@ class Tool:
             output = compile_schema(self.output, named)
             if self.media:
                 output = _media_output(self, output)
-        return self._input_validator or compile_schema(self.input, named), output
+        # A ref of the input reaches the named schemas closed as the input is (tool_input).
+        return self._input_validator or compile_schema(self.input, input_schemas(named)), output
 
 
 def _media_output(tool: Tool, structured: Validator) -> Validator:

@@ -51,6 +51,7 @@ from hermes_core._frozen import derive, frozen
 from hermes_core._runtime import Runtime
 from hermes_core._tools import Tool
 from hermes_core._wire import WireNames
+from hermes_core.schema._inputs import input_schemas
 from hermes_core.schema._strict import STRICT_SCHEMAS_MAX, StrictTooLargeError, strict_problem, strict_schema
 from hermes_core.schema._validators import follow_refs
 
@@ -83,7 +84,7 @@ class _Adapter:
 
     def _function(self, tool: Tool) -> dict[str, Any]:
         """The parts of a definition every format has: the wire name, the description and the input schema."""
-        refs = self.runtime.schemas
+        refs = input_schemas(self.runtime.schemas)  # what the input's refs reach, closed as the input is
         return {
             "name": self.names.to_wire[tool.name],
             "description": self.names.rewrite(tool.description),

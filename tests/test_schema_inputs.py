@@ -174,13 +174,26 @@ def test_the_testing_helpers_see_the_closed_input() -> None:
     assert found.rejected == 30
 
 
-def test_a_named_schema_is_the_runtimes_and_keeps_what_it_says() -> None:
+@pytest.mark.parametrize("where", ["the input itself", "a field of the input"])
+def test_a_named_schema_an_input_refers_to_is_closed_for_that_input(where: str) -> None:
+    nested = where == "a field of the input"
     made = define_tool(
         name="geo.area",
         version="1.0.0",
         description="Area.",
-        input=s.object({"circle": s.ref("Circle")}),
-        handler=lambda args: "ok",
+        input=s.object({"circle": s.ref("Circle")}) if nested else s.ref("Circle"),
+        output=s.ref("Circle"),
+        handler=lambda args: MISSPELT,  # the same named schema, as an output: open, as it says
     )
-    runtime = Runtime([made], schemas={"Circle": s.from_json_schema(CIRCLE)})
-    assert runtime.call_sync("geo.area", {"circle": MISSPELT}) == "ok"
+    named = s.from_json_schema(CIRCLE)
+    runtime = Runtime([made], schemas={"Circle": named})
+    with pytest.raises(InputInvalidError) as refused:
+        runtime.call_sync("geo.area", {"circle": MISSPELT} if nested else MISSPELT)
+    assert (REFUSED.replace('"unitz"', '"circle.unitz"') if nested else REFUSED) in str(refused.value)
+    assert runtime.call_sync("geo.area", {"circle": {"radius": 1}} if nested else {"radius": 1}) == {**MISSPELT, "unit": "m"}
+    shown = runtime.definitions()[0]["inputSchema"]
+    circle = shown["$defs"]["Circle"] if nested else shown
+    assert circle["additionalProperties"] is False
+    parameters = OpenAITools(runtime).definitions()[0]["function"]["parameters"]
+    assert (parameters["$defs"]["Circle"] if nested else parameters)["additionalProperties"] is False
+    assert named.parse(MISSPELT) == {**MISSPELT, "unit": "m"}  # on its own: JSON Schema's meaning

@@ -20,6 +20,7 @@ The schema package's API for the tool layer (documented, not re-exported by
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_core.schema._alternatives import ImportedSchema, LinkSchema, NeverSchema, RefSchema
@@ -37,7 +38,12 @@ from hermes_core.schema._nodes import (
     StringSchema,
 )
 
-__all__ = ["closed_import", "tool_input"]
+__all__ = ["closed_import", "input_schemas", "tool_input"]
+
+# closed_import's answers by the identity of what it was given (kept alive beside it): a runtime's named
+# schemas are closed for every tool that names them, and for every definition written out.
+_closed: dict[int, tuple[Schema, Schema]] = {}
+_CLOSED_KEPT = 1024
 
 # The nodes that hold no schema: nothing in them to close (a ref's and a link's targets are not theirs).
 _LEAVES = frozenset(
@@ -65,10 +71,29 @@ def closed_import(schema: ImportedSchema) -> ImportedSchema:
     """
     if not schema.open_by_silence:
         return schema
+    known = _closed.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]  # type: ignore[return-value] # what was stored for it
     # An open import exports its document unchanged: it is the document it was read from.
     closed = from_json_schema(schema.document, dialect=schema.dialect, closed=True)
     if schema.description is not None and closed.description is None:
         closed = dataclasses.replace(closed, description=schema.description)
+    if len(_closed) >= _CLOSED_KEPT:
+        _closed.clear()
+    _closed[id(schema)] = (schema, closed)
+    return closed
+
+
+def input_schemas(named: Mapping[str, Schema]) -> Mapping[str, Schema]:
+    """A runtime's named schemas as a tool's input reaches them through ``s.ref``: each :func:`tool_input`.
+
+    A tool's input closes what it holds; one that names a schema closes what
+    it names too, for that input only (the same schema in an output keeps
+    what it says). *named* itself when nothing in it is closed.
+    """
+    closed = {name: tool_input(schema) for name, schema in named.items()}
+    if all(closed[name] is schema for name, schema in named.items()):
+        return named
     return closed
 
 
@@ -76,8 +101,8 @@ def tool_input(schema: Schema) -> Schema:
     """The schema a tool takes as its input: *schema*, each imported schema in it closed (:func:`closed_import`).
 
     *schema* itself (the same object) when it holds no imported object open
-    by silence. An ``s.ref`` is not followed: a named schema is the runtime's,
-    and keeps what it says.
+    by silence. An ``s.ref`` is not followed here: the runtime closes what it
+    names for the inputs that name it (:func:`input_schemas`).
     """
     if type(schema) in _LEAVES:  # most of a tool's input: answered without asking for children
         return schema
