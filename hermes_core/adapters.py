@@ -225,7 +225,7 @@ class OpenAITools(_Adapter):
         )
         if strict:
             for tool in runtime.tools.values():
-                problem = strict_problem(tool.input, runtime.schemas)
+                problem = strict_problem(tool.input, input_schemas(runtime.schemas))
                 if problem is None:
                     try:
                         strict_schema(self._function(tool)["parameters"])
