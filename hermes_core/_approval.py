@@ -23,12 +23,17 @@ from hermes_core._frozen import frozen
 if TYPE_CHECKING:
     from hermes_core._tools import Tool
 
-__all__ = ["AUDIT_LOGGER", "Approval", "ApprovalRequest", "Approver", "Ask", "audit", "audit_enabled"]
+__all__ = ["AUDIT_LOGGER", "Approval", "ApprovalRequest", "Approver", "Ask", "audit", "audit_enabled", "audit_logger"]
 
 #: The name of the logger every permission decision is recorded on, one record each.
 AUDIT_LOGGER: Final = "hermes_core.audit"
 _INFO: Final = 20  # logging.INFO, without importing logging (it costs every start-up)
 _audit: Any = None  # the logger, got on first use
+
+
+def audit_logger() -> Any:
+    """The ``hermes_core.audit`` logger (``logging`` is imported on first use: it costs every start-up)."""
+    return _audit or _audit_logger()
 
 
 def _audit_logger() -> Any:

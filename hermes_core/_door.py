@@ -39,8 +39,8 @@ from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image,
 from hermes_core._context import Listeners
 from hermes_core._errors import InvalidDefinitionError, ToolError
 from hermes_core._runtime import UNSET, Runtime
+from hermes_core._steps import NO_REPAIR, Repairing
 from hermes_core._steps import RepairedOutput as Repaired
-from hermes_core._steps import Repairing
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
 from hermes_core.schema._strict import absent_nulls
@@ -271,7 +271,7 @@ class Door:
             or *lenient* not True, False or None.
     """
 
-    __slots__ = ("_renamed", "_repairs", "_timeout", "_to_name", "names", "null_is_absent", "runtime")
+    __slots__ = ("_renamed", "_repairs", "_timeout", "_to_name", "_unrepaired", "names", "null_is_absent", "runtime")
 
     runtime: Runtime
     names: WireNames | None
@@ -293,6 +293,8 @@ class Door:
             raise InvalidDefinitionError(where, "lenient", f"must be True, False or None (the runtime's), got {got}")
         # The tools whose refused input is repaired: checked on every call, so a set (empty: one truth test).
         self._repairs = runtime.repairable(lenient)
+        # What a call of any other tool is given: nothing, unless the runtime would repair where this door does not.
+        self._unrepaired = NO_REPAIR if runtime.repairable(None) - self._repairs else None
         self.runtime = runtime
         self.names = names
         self.null_is_absent = null_is_absent
@@ -335,7 +337,7 @@ class Door:
         else:
             arguments = parse_arguments(sent, raw)
         # A lenient call collects its repairs, to be returned with its result (a Repaired).
-        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else None
+        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else self._unrepaired
         # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
         return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners, repairing)
 
@@ -351,7 +353,7 @@ class Door:
             name, arguments = self.prepared(sent, raw)
         else:
             arguments = parse_arguments(sent, raw)
-        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else None
+        repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else self._unrepaired
         shown = self._renamed.get(name)
         return self.runtime._call_sync(name, arguments, self._timeout, shown, None, listeners, None, repairing)
 

@@ -38,7 +38,6 @@ from hermes_core._aio import (
 from hermes_core._approval import (
     Approved,
     Approver,
-    audit_enabled,
 )
 from hermes_core._checks import check_providers, check_schemas, check_tools, check_wiring
 from hermes_core._context import CallContext, Listeners, LogMessage, Progress, checked, enter, leave
@@ -76,6 +75,8 @@ from hermes_core.schema._validators import follow_refs
 
 if TYPE_CHECKING:
     pass
+
+_INPUT = InputInvalidError  # what lenient mode repairs (a short name, for the except clauses that catch it)
 
 # Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
 __all__ = ["UNSET", "Resource", "ResourceError", "Runtime"]
@@ -133,7 +134,7 @@ class Runtime(Admission):
     _approved: Approved
     _lenient: bool
     _repairs: frozenset[str]  # the tools whose calls lenient mode repairs, by this runtime's choice
-    _repairing: Repairing | None  # what call() gives a call for lenient mode: None when it repairs no tool
+    _repairing: Repairing | None  # lenient mode of a call given none (call()): None when it repairs no tool
 
     def __init__(
         self,
@@ -350,7 +351,7 @@ class Runtime(Admission):
 
         """
         listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
-        return self._call_as(name, input, timeout, None, listeners, self._repairing)
+        return self._call_as(name, input, timeout, None, listeners)
 
     def _call_as(  # noqa: PLR0917 - positional is cheaper, on every call
         self,
@@ -405,13 +406,18 @@ class Runtime(Admission):
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         # One deadline from here, the checks spending the handler's time; no clock read when untimed.
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
+        # Granted when the runtime was built, and no audit record asked for: the logger's own level unset, and
+        # no call id, which a traced call has (bench row 2.hermes_sync; audit_enabled() decides the rest).
+        if entry.gate is None or (entry.settled and call_id is None and not entry.audit.level):
             try:
                 parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            except () if repairing is None else InputInvalidError as refused:  # noqa: B030 - () catches nothing: no cost
+            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
+            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
                 parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
         else:  # permissions, input, then approval
-            parsed, call_id = await self._admit(entry, value, shown, call_id, deadline, seconds, repairing)
+            parsed, call_id = await self._admit(
+                entry, value, shown, call_id, deadline, seconds, repairing or self._repairing
+            )
         if context is not None:
             checked(context, parsed)
         left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
@@ -451,12 +457,9 @@ class Runtime(Admission):
         impossible, and a ``RuntimeError`` is raised before the handler runs:
         use ``await runtime.call(...)`` there.
         """
-        repairing = self._repairing
         if on_progress is None and on_log is None:
-            if repairing is None:
-                return self._call_sync(name, input, timeout, None)
-            return self._call_sync(name, input, timeout, None, None, None, None, repairing)
-        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log), None, repairing)
+            return self._call_sync(name, input, timeout, None)
+        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
 
     def _traced_sync(  # noqa: PLR0917
         self,
@@ -499,13 +502,18 @@ class Runtime(Admission):
             return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners, repairing)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
         deadline = 0.0 if seconds is None else monotonic() + seconds
-        if entry.gate is None or (entry.settled and not audit_enabled()):  # granted when the runtime was built
+        # Granted when the runtime was built, and no audit record asked for: the logger's own level unset, and
+        # no call id, which a traced call has (bench row 2.hermes_sync; audit_enabled() decides the rest).
+        if entry.gate is None or (entry.settled and call_id is None and not entry.audit.level):
             try:
                 parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            except () if repairing is None else InputInvalidError as refused:  # noqa: B030 - () catches nothing: no cost
+            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
+            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
                 parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
         else:  # permissions, input, then approval
-            parsed, call_id = self._admit_sync(entry, value, shown, call_id, deadline, seconds, repairing)
+            parsed, call_id = self._admit_sync(
+                entry, value, shown, call_id, deadline, seconds, repairing or self._repairing
+            )
         if context is not None:
             checked(context, parsed)
         if seconds is None and not entry.is_async:

@@ -21,7 +21,7 @@ from hermes_core._aio import (
     require_no_loop,
     run_coroutine,
 )
-from hermes_core._approval import audit_enabled
+from hermes_core._approval import audit_enabled, audit_logger
 from hermes_core._errors import (
     InputInvalidError,
     InputRejected,
@@ -42,7 +42,7 @@ from hermes_core.schema._validators import Validator, raised_issue
 if TYPE_CHECKING:
     from hermes_core.schema._repair import Repair
 
-__all__ = ["UNSET", "RepairedOutput", "Repairing"]
+__all__ = ["NO_REPAIR", "UNSET", "RepairedOutput", "Repairing"]
 
 
 class _Unset:
@@ -79,6 +79,7 @@ class _Entry:
     timeout: float | None  # the tool's, else the runtime's
     inline: bool  # a plain handler that runs on the event loop's thread under await call()
     settled: bool  # the grants settle every permission: the gate only writes audit records
+    audit: Any  # the audit logger, for a tool with permissions: its own level 0 (unset) means no records
     contextual: bool  # the handler uses its call's context: the call sets it (see _context)
 
     @classmethod
@@ -97,6 +98,7 @@ class _Entry:
             tool.timeout if tool.timeout is not None else timeout,
             tool.inline,
             permissions.settles(tool),
+            audit_logger() if tool.permissions else None,
             tool.context,
         )
 
@@ -158,6 +160,11 @@ class RepairedOutput:
         from hermes_core.schema._repair import repairs_note  # noqa: PLC0415 - only a repaired call needs it
 
         return repairs_note(self.repairs)
+
+
+#: A call's lenient mode that repairs nothing: what a caller gives a call it does not want repaired, where the
+#: runtime would (a door whose lenient=False wins over a lenient runtime's).
+NO_REPAIR: Final = Repairing(frozenset(), None)
 
 
 def _repaired_input(entry: _Entry, value: Any, refused: InputInvalidError, repairing: Repairing) -> Any:
