@@ -15,14 +15,18 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 import tomllib
 import venv
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,3 +222,63 @@ def environments(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Envi
             ]
             _pip(layer, "install", *requirements)
     return Environments(layer, wheels)
+
+
+# -- servers in their own processes: none outlives its test; a real HTTP server's URL ---------------------
+
+SERVE = [sys.executable, "-m", "hermes_core", "serve"]
+
+
+def _children() -> set[int]:
+    """The pids of this process's children (Linux: read from /proc; elsewhere, nothing is checked)."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.fixture
+def no_server_outlives_its_test() -> Iterator[None]:
+    """Fail a test that leaves a child process (a server) running, and kill what it left."""
+    before = _children()
+    yield
+    deadline = time.monotonic() + 5
+    while (left := _children() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:  # a failure, but the next tests should not pay for it
+        os.killpg(pid, signal.SIGKILL)
+    assert not left, f"server processes outlived the test: {sorted(left)}"
+
+
+@pytest.fixture
+def serving_http() -> Any:
+    """``serving_http(environment)``: a context manager running a real HTTP server (see :func:`_serving_http`)."""
+    return _serving_http
+
+
+@contextlib.contextmanager
+def _serving_http(environment: dict[str, str]) -> Iterator[str]:
+    """A real ``hermesos serve --transport http --port 0`` in its own process group; the URL it printed."""
+    process = subprocess.Popen(
+        [*SERVE, "--transport", "http", "--port", "0"],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        line = process.stderr.readline() if process.stderr else ""
+        found = re.search(r"http://\S+/mcp", line)
+        assert found is not None, f"the server printed no URL: {line!r}"
+        yield found.group()
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=10)

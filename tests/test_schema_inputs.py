@@ -190,7 +190,10 @@ def test_a_named_schema_an_input_refers_to_is_closed_for_that_input(where: str) 
     with pytest.raises(InputInvalidError) as refused:
         runtime.call_sync("geo.area", {"circle": MISSPELT} if nested else MISSPELT)
     assert (REFUSED.replace('"unitz"', '"circle.unitz"') if nested else REFUSED) in str(refused.value)
-    assert runtime.call_sync("geo.area", {"circle": {"radius": 1}} if nested else {"radius": 1}) == {**MISSPELT, "unit": "m"}
+    assert runtime.call_sync("geo.area", {"circle": {"radius": 1}} if nested else {"radius": 1}) == {
+        **MISSPELT,
+        "unit": "m",
+    }
     shown = runtime.definitions()[0]["inputSchema"]
     circle = shown["$defs"]["Circle"] if nested else shown
     assert circle["additionalProperties"] is False

@@ -91,30 +91,7 @@ def hermes_permission_providers():
 # -- fixtures ----------------------------------------------------------------------------------------
 
 
-def _children() -> set[int]:
-    """The pids of this process's children (Linux: read from /proc; elsewhere, nothing is checked)."""
-    me = str(os.getpid())
-    found: set[int] = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_server_outlives_its_test() -> Iterator[None]:
-    before = _children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := _children() - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in left:  # a failure, but the next tests should not pay for it
-        os.killpg(pid, signal.SIGKILL)
-    assert not left, f"server processes outlived the test: {sorted(left)}"
+pytestmark = pytest.mark.usefixtures("no_server_outlives_its_test")  # conftest's
 
 
 class Env:

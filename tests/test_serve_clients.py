@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -205,25 +203,10 @@ def env(tmp_path: Path) -> Env:
 
 
 @pytest.fixture
-def http_url(env: Env) -> Iterator[str]:
-    """A real ``hermesos serve --transport http --port 0`` in its own process group; the URL it printed."""
-    process = subprocess.Popen(
-        [*SERVE, "--transport", "http", "--port", "0"],
-        env=env.all,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = process.stderr.readline() if process.stderr else ""
-        found = re.search(r"http://\S+/mcp", line)
-        assert found is not None, f"the server printed no URL: {line!r}"
-        yield found.group()
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate(timeout=10)
+def http_url(env: Env, serving_http: Any) -> Iterator[str]:
+    """A real ``hermesos serve --transport http --port 0``; the URL it printed."""
+    with serving_http(env.all) as url:
+        yield url
 
 
 def python_client(transport: str, where: str, env: Env) -> list[dict[str, Any]]:

@@ -15,12 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -133,30 +130,7 @@ NO_BACK_CHANNEL = (
 # -- the servers ---------------------------------------------------------------------------------------
 
 
-def _children() -> set[int]:
-    """The pids of this process's children (Linux: read from /proc; elsewhere, nothing is checked)."""
-    me = str(os.getpid())
-    found: set[int] = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_server_outlives_its_test() -> Iterator[None]:
-    before = _children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := _children() - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in left:  # a failure, but the next tests should not pay for it
-        os.killpg(pid, signal.SIGKILL)
-    assert not left, f"server processes outlived the test: {sorted(left)}"
+pytestmark = pytest.mark.usefixtures("no_server_outlives_its_test")  # conftest's
 
 
 class Env:
@@ -224,25 +198,10 @@ async def stdio(env: Env, mode: str, **callbacks: Any) -> AsyncIterator[Client]:
 
 
 @pytest.fixture
-def http_url(env: Env) -> Iterator[str]:
-    """A real ``hermesos serve --transport http --port 0`` in its own process group; the URL it printed."""
-    process = subprocess.Popen(
-        [*SERVE, "--transport", "http", "--port", "0"],
-        env={**os.environ, **env.vars},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = process.stderr.readline() if process.stderr else ""
-        found = re.search(r"http://\S+/mcp", line)
-        assert found is not None, f"the server printed no URL: {line!r}"
-        yield found.group()
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate(timeout=10)
+def http_url(env: Env, serving_http: Any) -> Iterator[str]:
+    """A real ``hermesos serve --transport http --port 0``; the URL it printed."""
+    with serving_http({**os.environ, **env.vars}) as url:
+        yield url
 
 
 @asynccontextmanager
