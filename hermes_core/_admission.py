@@ -95,6 +95,29 @@ class Admission:
         if answer.decision == "always":
             self._approved.add((entry.name, request.permissions))
 
+    def _asked(  # noqa: PLR0917 - as _admit_sync's
+        self,
+        entry: _Entry,
+        value: Any,
+        shown: str | None,
+        call_id: str | None,
+        deadline: float,
+        seconds: float | None,
+        repairing: Repairing | None,
+    ) -> tuple[Any, str | None, ApprovalRequest | None, float | None]:
+        """What both admissions do first: the gate, the input, and what the approver is to be asked.
+
+        Returns the parsed input, the call's id, the approver's request (None:
+        nothing to approve) and the seconds left for the approver (None: no limit).
+        """
+        asked, call_id = _gate(entry, call_id)
+        parsed = _input(entry, value, shown, repairing)
+        request = self._request(entry, asked, call_id, parsed)
+        if request is None:
+            return parsed, call_id, None, None
+        left = None if seconds is None else _left(entry, deadline, seconds, "input", request.call_id)
+        return parsed, call_id, request, left
+
     def _admit_sync(  # noqa: PLR0917 - on the call path of every tool with permissions: positional is cheaper
         self,
         entry: _Entry,
@@ -111,14 +134,11 @@ class Admission:
                 call_id = call_id or _call_id()
                 entry.gate(call_id)  # type: ignore[misc]  # a gated entry's
             return _input(entry, value, shown, repairing), call_id
-        asked, call_id = _gate(entry, call_id)
-        parsed = _input(entry, value, shown, repairing)
-        request = self._request(entry, asked, call_id, parsed)
+        parsed, call_id, request, left = self._asked(entry, value, shown, call_id, deadline, seconds, repairing)
         if request is None:
             return parsed, call_id
         approver = self._approver
         assert approver is not None  # _request raised otherwise
-        left = None if seconds is None else _left(entry, deadline, seconds, "input", request.call_id)
         try:
             if inspect.iscoroutinefunction(approver):
                 require_no_loop(entry.name)
@@ -146,14 +166,11 @@ class Admission:
         repairing: Repairing | None,
     ) -> tuple[Any, str | None]:
         """:meth:`_admit_sync` for :meth:`call`: an async approver awaited, a plain one run on a worker thread."""
-        asked, call_id = _gate(entry, call_id)
-        parsed = _input(entry, value, shown, repairing)
-        request = self._request(entry, asked, call_id, parsed)
+        parsed, call_id, request, left = self._asked(entry, value, shown, call_id, deadline, seconds, repairing)
         if request is None:
             return parsed, call_id
         approver = self._approver
         assert approver is not None  # _request raised otherwise
-        left = None if seconds is None else _left(entry, deadline, seconds, "input", request.call_id)
         try:
             if inspect.iscoroutinefunction(approver):
                 answer = await await_within(approver(request), left)
