@@ -803,7 +803,7 @@ def test_a_real_call_ended_by_sigterm_closes_the_runtime(site: Site, held: str, 
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+        process.communicate()  # its pipes closed, even when the test failed
     assert process.returncode == 143
     assert err.decode() == "hermesos: terminated\n"
     assert not alive(pid)
