@@ -258,16 +258,20 @@ class Lifecycle:
     def _open_all(self) -> None:
         if self._open:
             return
-        for index, resource in enumerate(self._resources):
-            try:
+        reached = 0  # the resources whose open() was called: each may hold something
+        try:
+            for index, resource in enumerate(self._resources):
+                reached = index + 1
                 resource.open()
-            except BaseException as error:
-                # It may have acquired part of what it holds: it is closed too, then those before it.
-                self._release(index + 1)
-                if not isinstance(error, Exception):
-                    raise  # Ctrl-C while opening: everything is closed again, and it goes on as it is
-                raise self._open_failed(index, error) from error
-        self._open = True
+            self._open = True
+        except BaseException as error:
+            # The one that raised may have acquired part of what it holds: it is closed too, then those before it.
+            # An interrupt (Ctrl-C, SIGTERM) may land anywhere here, between two open() calls too.
+            if not self._open:
+                self._release(reached)
+            if not isinstance(error, Exception):
+                raise  # Ctrl-C while opening: everything is closed again, and it goes on as it is
+            raise self._open_failed(reached - 1, error) from error
 
     def _open_failed(self, index: int, error: Exception) -> ResourceError:
         label = self._labels[index]

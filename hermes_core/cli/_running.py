@@ -63,13 +63,13 @@ def while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], in
     from hermes_core._runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
 
     with _terminate_raises():
-        try:
-            with out.waiting("opening the plugins' resources"):
-                runtime.open()
-        except ResourceError as error:
-            return _resource_failed(error, args)
         closed = False
-        try:
+        try:  # opening inside: SIGTERM may land as open() returns, and the finally still closes
+            try:
+                with out.waiting("opening the plugins' resources"):
+                    runtime.open()
+            except ResourceError as error:  # the runtime stayed closed: the finally closes nothing
+                return _resource_failed(error, args)
             status = work()
         finally:
             try:
