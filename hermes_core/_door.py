@@ -292,9 +292,9 @@ class Door:
             got = type(lenient).__name__
             raise InvalidDefinitionError(where, "lenient", f"must be True, False or None (the runtime's), got {got}")
         # The tools whose refused input is repaired: checked on every call, so a set (empty: one truth test).
-        self._repairs = runtime.repairable(lenient)
+        self._repairs = runtime._repairable(lenient)
         # What a call of any other tool is given: nothing, unless the runtime would repair where this door does not.
-        self._unrepaired = NO_REPAIR if runtime.repairable(None) - self._repairs else None
+        self._unrepaired = NO_REPAIR if runtime._repairs - self._repairs else None
         self.runtime = runtime
         self.names = names
         self.null_is_absent = null_is_absent

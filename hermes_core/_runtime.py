@@ -170,7 +170,7 @@ class Runtime(Admission):
         if not isinstance(lenient, bool):
             raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
         derive(self, _lenient=lenient)
-        derive(self, _repairs=self.repairable(None))
+        derive(self, _repairs=self._repairable(None))
         derive(self, _repairing=Repairing(self._repairs, None) if self._repairs else None)
 
     # -- inspection ------------------------------------------------------------------------
@@ -545,7 +545,7 @@ class Runtime(Admission):
 
     # -- lenient mode: an input that failed its check, repaired -------------------------------
 
-    def repairable(self, lenient: bool | None) -> frozenset[str]:
+    def _repairable(self, lenient: bool | None) -> frozenset[str]:
         """The names of the tools whose calls lenient mode repairs, for a caller (an adapter) choosing *lenient*.
 
         A tool's own ``lenient`` wins; then *lenient*; None leaves it to this runtime's.
