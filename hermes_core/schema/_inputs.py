@@ -25,7 +25,6 @@ from typing import Any
 
 from hermes_core.schema._alternatives import ImportedSchema, LinkSchema, NeverSchema, RefSchema
 from hermes_core.schema._containers import ObjectSchema, PatternPropertiesSchema
-from hermes_core.schema._import import from_json_schema
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
@@ -74,6 +73,8 @@ def closed_import(schema: ImportedSchema) -> ImportedSchema:
     known = _closed.get(id(schema))
     if known is not None and known[0] is schema:
         return known[1]  # type: ignore[return-value] # what was stored for it
+    from hermes_core.schema._import import from_json_schema  # noqa: PLC0415 - only an open import needs the reader
+
     # An open import exports its document unchanged: it is the document it was read from.
     closed = from_json_schema(schema.document, dialect=schema.dialect, closed=True)
     if schema.description is not None and closed.description is None:
