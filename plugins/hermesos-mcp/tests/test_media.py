@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,24 +29,7 @@ import mcp_types as types  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-PACKAGE = "@modelcontextprotocol/server-everything"
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The command starting the server over stdio, installed from npm into a temporary folder."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        pytest.skip("node and npm are needed to install the server")
-    prefix = tmp_path_factory.mktemp("npm")
-    subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), PACKAGE],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    # Its package.json: "bin": {"mcp-server-everything": "dist/index.js"}, "start:stdio": "node dist/index.js stdio".
-    return [node, str(prefix / "node_modules" / PACKAGE / "dist" / "index.js"), "stdio"]
+# `everything`, the reference server's command, is conftest's (installed from npm once per run).
 
 
 def _config(command: list[str]) -> str:

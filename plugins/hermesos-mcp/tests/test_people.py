@@ -16,7 +16,6 @@ import asyncio
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -435,25 +434,28 @@ def test_a_question_or_a_log_message_outside_any_call_goes_to_the_plugins_logger
     ]
 
 
+def _hermesos_env(current: People, name: str) -> dict[str, str]:
+    """The environment of a ``hermesos`` process mounting the people server, its config and cache named *name*."""
+    config = current.root / f"{name}.toml"
+    config.write_text(
+        f"[servers.people]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
+        f"env = {{ PEOPLE_PID_DIR = {json.dumps(str(current.pids))} }}\n"
+    )
+    return {
+        **os.environ,
+        "HERMESOS_MCP_CONFIG": str(config),
+        "HERMESOS_MCP_CACHE_DIR": str(current.root / f"{name}-cache"),
+        "HERMESOS_MCP_REFRESH": "",
+        "XDG_CONFIG_HOME": str(current.root / "config"),
+        "HERMESOS_POLICY": "",
+        "HERMESOS_GRANTS": "",
+        "HERMESOS_DISABLE_PLUGINS": "hermesos-fs",
+    }
+
+
 # -- the reference server, on the TypeScript SDK ----------------------------------------------------
 
-EVERYTHING = "@modelcontextprotocol/server-everything"
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The command starting the server over stdio, installed from npm into a temporary folder."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        pytest.skip("node and npm are needed to install the server")
-    prefix = tmp_path_factory.mktemp("npm")
-    subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), EVERYTHING],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return [node, str(prefix / "node_modules" / EVERYTHING / "dist" / "index.js"), "stdio"]
+# `everything`, the reference server's command, is conftest's (installed from npm once per run).
 
 
 def test_the_reference_servers_progress_and_questions(everything: list[str], tmp_path: Path) -> None:
@@ -498,21 +500,7 @@ def test_through_hermesos_serve_a_client_sees_the_progress_logs_and_question(cur
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    config = current.root / "mcp.toml"
-    config.write_text(
-        f"[servers.people]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
-        f"env = {{ PEOPLE_PID_DIR = {json.dumps(str(current.pids))} }}\n"
-    )
-    env = {
-        **os.environ,
-        "HERMESOS_MCP_CONFIG": str(config),
-        "HERMESOS_MCP_CACHE_DIR": str(current.root / "serve-cache"),
-        "HERMESOS_MCP_REFRESH": "",
-        "XDG_CONFIG_HOME": str(current.root / "config"),
-        "HERMESOS_POLICY": "",
-        "HERMESOS_GRANTS": "",
-        "HERMESOS_DISABLE_PLUGINS": "hermesos-fs",
-    }
+    env = _hermesos_env(current, "serve")
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "hermes_core", "serve", "--grant", "mcp:people"], env=env
     )
@@ -558,21 +546,7 @@ def test_through_hermesos_serve_a_client_sees_the_progress_logs_and_question(cur
 
 
 def test_through_hermesos_call_the_question_is_approved_only_with_approve(current: People) -> None:
-    config = current.root / "call.toml"
-    config.write_text(
-        f"[servers.people]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
-        f"env = {{ PEOPLE_PID_DIR = {json.dumps(str(current.pids))} }}\n"
-    )
-    env = {
-        **os.environ,
-        "HERMESOS_MCP_CONFIG": str(config),
-        "HERMESOS_MCP_CACHE_DIR": str(current.root / "call-cache"),
-        "HERMESOS_MCP_REFRESH": "",
-        "XDG_CONFIG_HOME": str(current.root / "config"),
-        "HERMESOS_POLICY": "",
-        "HERMESOS_GRANTS": "",
-        "HERMESOS_DISABLE_PLUGINS": "hermesos-fs",
-    }
+    env = _hermesos_env(current, "call")
 
     def call(*options: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "hermes_core", "call", "--grant", "mcp:people", *options]
