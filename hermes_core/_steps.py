@@ -81,11 +81,18 @@ class _Entry:
     settled: bool  # the grants settle every permission: the gate only writes audit records
     audit: Any  # the audit logger, for a tool with permissions: its own level 0 (unset) means no records
     contextual: bool  # the handler uses its call's context: the call sets it (see _context)
+    # A call with no option takes the straight path when nothing is left to decide at call time: no time
+    # limit, no context to set, no permission to ask (none declared, or granted when the runtime was built).
+    straight_sync: bool  # ... and a plain handler: call_sync runs it inline
+    straight: bool  # ... and an async handler or an inline one: await call() runs it on the loop's thread
 
     @classmethod
     def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
         """The entry of *tool*, its validators compiled against *schemas* where it names them."""
         check_input, check_output = tool.validators(schemas)
+        gate, settled = permissions.gate(tool), permissions.settles(tool)
+        limit = tool.timeout if tool.timeout is not None else timeout
+        straight = not tool.context and limit is None and (gate is None or settled)
         return cls(
             tool,
             tool.name,
@@ -94,12 +101,14 @@ class _Entry:
             check_input.entry,
             check_output.entry,
             check_input,
-            permissions.gate(tool),
-            tool.timeout if tool.timeout is not None else timeout,
+            gate,
+            limit,
             tool.inline,
-            permissions.settles(tool),
+            settled,
             audit_logger() if tool.permissions else None,
             tool.context,
+            straight and not tool.is_async,
+            straight and (tool.is_async or tool.inline),
         )
 
 

@@ -25,7 +25,7 @@ from hermes_core.adapters import OpenAITools
 AUDIT = "hermes_core.audit"
 
 
-def write_tool(name: str = "fs.write", permissions: tuple[str, ...] = ("fs:write",)) -> Tool:
+def write_tool(name: str = "fs.write", permissions: tuple[str, ...] = ("fs:write",), *, inline: bool = False) -> Tool:
     def write(args: dict[str, Any]) -> str:
         return f"wrote {args['path']} ({args['mode']})"
 
@@ -36,6 +36,7 @@ def write_tool(name: str = "fs.write", permissions: tuple[str, ...] = ("fs:write
         input=s.object({"path": s.string(min_length=1), "mode": s.optional(s.enum(["w", "a"]), default="w")}),
         permissions=permissions,
         handler=write,
+        inline=inline,
     )
 
 
@@ -351,6 +352,21 @@ def test_await_call_writes_the_same_records(caplog: pytest.LogCaptureFixture) ->
         ("fs.write", "fs:write", "granted", "grants"),
         ("fs.write", "fs:write", "asked", f"{__name__}.Provider"),
         ("fs.write", "fs:write", "approved", "approver"),
+    ]
+
+
+def test_records_asked_for_after_the_runtime_was_built(caplog: pytest.LogCaptureFixture) -> None:
+    # A settled grant skips its gate on the straight path only while nobody listens: the level is read per call.
+    caplog.set_level(logging.WARNING, logger=AUDIT)
+    runtime = Runtime([write_tool(), write_tool("fs.write_inline", inline=True)], grants=["fs:write"])
+    runtime.call_sync("fs.write", {"path": "a"})
+    assert decisions(caplog) == []
+    caplog.set_level(logging.INFO, logger=AUDIT)
+    runtime.call_sync("fs.write", {"path": "a"})
+    asyncio.run(runtime.call("fs.write_inline", {"path": "a"}))
+    assert decisions(caplog) == [
+        ("fs.write", "fs:write", "granted", "grants"),
+        ("fs.write_inline", "fs:write", "granted", "grants"),
     ]
 
 
