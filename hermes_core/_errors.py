@@ -169,6 +169,9 @@ class _IssuesError(ToolError):
     against instantiating the abstract base.
     """
 
+    # Slots for what every failed call reads: faster to set and to read than the instance dict an
+    # exception keeps for everything else (bench_adapters, row 1e).
+    __slots__ = ("issues",)
     issues: tuple[Issue, ...]
     subject: str
 
@@ -208,6 +211,7 @@ _PERMISSION_ADVICE = "Retrying with different arguments will not help."
 class _ToolIssuesError(_IssuesError):
     """Shared by the input and output errors: a tool's name, and the issues of one of its values."""
 
+    __slots__ = ("tool",)
     fields = ("tool", "issues")
     tool: str
 

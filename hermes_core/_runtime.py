@@ -63,6 +63,7 @@ from hermes_core._steps import (
     _gave_up,
     _left,
     _observed,
+    _repaired,
     _repaired_input,
     _run_returned,
     _shown,
@@ -156,7 +157,15 @@ class Runtime(Admission):
         check_wiring(registered.values(), named, named)
         held = check_resources("Runtime()", "resources", resources)
         labels = label_resources(held, resource_labels)
-        entries = {name: _Entry.make(tool, named, permissions, default_timeout) for name, tool in registered.items()}
+        if not isinstance(lenient, bool):
+            raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
+        repairs = frozenset(
+            name for name, tool in registered.items() if (lenient if tool.lenient is None else tool.lenient)
+        )
+        entries = {
+            name: _Entry.make(tool, named, permissions, default_timeout, repaired=name in repairs)
+            for name, tool in registered.items()
+        }
         derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
         derive(self, _resources=held, _life=Lifecycle(held, labels))
         if approver is not None and not callable(approver):
@@ -167,11 +176,7 @@ class Runtime(Admission):
                 f"got {type(approver).__name__}",
             )
         derive(self, _approver=approver, _approved=Approved())
-        if not isinstance(lenient, bool):
-            raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
-        derive(self, _lenient=lenient)
-        derive(self, _repairs=self._repairable(None))
-        derive(self, _repairing=Repairing(self._repairs, None) if self._repairs else None)
+        derive(self, _lenient=lenient, _repairs=repairs, _repairing=Repairing(repairs, None) if repairs else None)
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -405,12 +410,13 @@ class Runtime(Admission):
         except Exception:  # see _missing
             entry = self._missing(name)
         # The straight path (bench rows 2.hermes_inline, 2.hermes_async): as _call_sync's.
-        if entry.straight and timeout is UNSET and (entry.gate is None or (call_id is None and not entry.audit.level)):
-            try:
-                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
-            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
-                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
+        if (
+            entry.straight
+            and timeout is UNSET
+            and repairing is None
+            and (entry.gate is None or (call_id is None and not entry.audit.level))
+        ):
+            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
             try:
                 if entry.is_async:
                     result = await entry.handler(parsed)
@@ -420,8 +426,7 @@ class Runtime(Admission):
                         result = await await_within(result, None)
             except Exception as error:
                 _fail(entry, error, None, call_id)
-            result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
-            return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
+            return _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if entry.contextual and context is None:
             return await self._in_context(entry, name, value, timeout, call_id, shown, listeners, repairing)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
@@ -496,7 +501,7 @@ class Runtime(Admission):
         with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
             return self._call_sync(name, value, timeout, shown, call_id, listeners, None, repairing)
 
-    def _call_sync(  # noqa: PLR0915, PLR0917 - one frame for the whole call; positional is cheaper
+    def _call_sync(  # noqa: PLR0917 - positional is cheaper, on every call
         self,
         name: Any,
         value: Any,
@@ -525,21 +530,17 @@ class Runtime(Admission):
         if (
             entry.straight_sync
             and timeout is UNSET
+            and repairing is None
             and (entry.gate is None or (call_id is None and not entry.audit.level))
         ):
-            try:
-                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
-            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
-                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
+            parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
             try:
                 result = entry.handler(parsed)
             except Exception as error:
                 _fail(entry, error, None, call_id)
             if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
                 result = _run_returned(entry, result, None, call_id)
-            result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
-            return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
+            return _checked(entry.output, result, OutputInvalidError, shown or entry.name)
         if entry.contextual and context is None:
             return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners, repairing)
         seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
@@ -593,9 +594,7 @@ class Runtime(Admission):
         A tool's own ``lenient`` wins; then *lenient*; None leaves it to this runtime's.
         """
         choice = self._lenient if lenient is None else lenient
-        return frozenset(
-            name for name, tool in self._tools.items() if (choice if tool.lenient is None else tool.lenient)
-        )
+        return frozenset(name for name, tool in self._tools.items() if _repaired(tool, choice))
 
     # -- a call of a tool that uses its context ------------------------------------------------
 

@@ -82,17 +82,29 @@ class _Entry:
     audit: Any  # the audit logger, for a tool with permissions: its own level 0 (unset) means no records
     contextual: bool  # the handler uses its call's context: the call sets it (see _context)
     # A call with no option takes the straight path when nothing is left to decide at call time: no time
-    # limit, no context to set, no permission to ask (none declared, or granted when the runtime was built).
+    # limit, no context to set, no permission to ask (none declared, or granted when the runtime was built),
+    # no input to repair (the runtime's lenient mode does not repair the tool, nor the caller's).
     straight_sync: bool  # ... and a plain handler: call_sync runs it inline
     straight: bool  # ... and an async handler or an inline one: await call() runs it on the loop's thread
 
     @classmethod
-    def make(cls, tool: Tool, schemas: Mapping[str, Schema], permissions: Permissions, timeout: float | None) -> _Entry:
-        """The entry of *tool*, its validators compiled against *schemas* where it names them."""
+    def make(
+        cls,
+        tool: Tool,
+        schemas: Mapping[str, Schema],
+        permissions: Permissions,
+        timeout: float | None,
+        *,
+        repaired: bool,
+    ) -> _Entry:
+        """The entry of *tool*, its validators compiled against *schemas* where it names them.
+
+        *repaired*: the runtime's lenient mode repairs the tool's calls.
+        """
         check_input, check_output = tool.validators(schemas)
         gate, settled = permissions.gate(tool), permissions.settles(tool)
         limit = tool.timeout if tool.timeout is not None else timeout
-        straight = not tool.context and limit is None and (gate is None or settled)
+        straight = not tool.context and limit is None and (gate is None or settled) and not repaired
         return cls(
             tool,
             tool.name,
@@ -132,6 +144,11 @@ def _checked(
 
 
 # -- lenient mode ------------------------------------------------------------------------------------
+
+
+def _repaired(tool: Tool, lenient: bool) -> bool:
+    """Whether lenient mode repairs *tool*'s calls for a caller choosing *lenient*: the tool's own choice wins."""
+    return lenient if tool.lenient is None else tool.lenient
 
 
 @final

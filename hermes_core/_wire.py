@@ -25,8 +25,15 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, final
 
-from hermes_core._errors import InvalidDefinitionError, ToolError, ToolNotFoundError
+from hermes_core._errors import (
+    InputInvalidError,
+    InvalidDefinitionError,
+    OutputInvalidError,
+    ToolError,
+    ToolNotFoundError,
+)
 from hermes_core._frozen import derive, frozen
+from hermes_core._issues import Issue
 from hermes_core._names import suggest
 
 __all__ = ["WIRE_MAX", "WIRE_PATTERN", "WireNames", "wire_name"]
@@ -41,6 +48,8 @@ _HASHED_PREFIX = WIRE_MAX - 9  # the prefix kept, then "_" and 8 hex digits
 # same few details ("must be an integer, got string") come back on every failed call (bench_adapters, row 1e).
 _PLAIN_MAX = 1024
 _PLAIN_LONGEST = 200
+# The errors whose fields are a tool name and issues (see WireNames.shown).
+_TOOL_AND_ISSUES = frozenset({InputInvalidError, OutputInvalidError})
 
 
 def wire_name(name: str) -> str:
@@ -77,6 +86,7 @@ class WireNames:
     _mentions: re.Pattern[str] | None
     # Details known to name no renamed tool; not a field that compares, hashes or prints.
     _plain: dict[str, None] = dataclasses.field(compare=False, repr=False)
+    _wire_of: dict[str, str] = dataclasses.field(compare=False, repr=False)  # to_wire's own dict
 
     def __init__(self, names: Iterable[str]) -> None:
         to_wire: dict[str, str] = {}
@@ -106,6 +116,7 @@ class WireNames:
         derive(
             self,
             to_wire=MappingProxyType(to_wire),
+            _wire_of=to_wire,  # a proxy's get costs twice as much (bench_adapters, row 1e)
             to_name=MappingProxyType(to_name),
             _renamed=renamed,
             _mentions=mentions,
@@ -168,29 +179,24 @@ class WireNames:
         if self._renamed is None:  # no tool's wire name differs from its name: nothing to rename
             return error
         # On every failed call a model is told about (bench_adapters, row 1e): whether a field changes is
-        # decided first, field by field, the common fields inline; only an error with one that does is
-        # rebuilt, from every field renamed.
-        plain = self._plain
+        # decided first, only an error with one that does is rebuilt, from every field renamed. First, with no
+        # call and no getattr, the most common: a call's input or output refused under its wire name, with the
+        # details of issues seen before (remembered by _mention_in as naming no tool).
+        if type(error) in _TOOL_AND_ISSUES and self._wire_of.get(error.tool, error.tool) == error.tool:  # type: ignore[attr-defined]
+            plain = self._plain
+            for issue in error.issues:  # type: ignore[attr-defined]
+                if type(issue.detail) is not str or issue.detail not in plain:
+                    break
+            else:
+                return error
         for field in error.fields:
             value = getattr(error, field)
             if field == "tool" and type(value) is str:  # every tool error has one
-                if self.to_wire.get(value, value) != value:
+                if self._wire_of.get(value, value) != value:
                     break
-            elif field == "issues" and type(value) is tuple and self._mentions is not None:
-                search = self._mentions.search
-                for issue in value:  # a loop, not any(): _renamed_field's, with the details remembered
-                    detail = issue.detail
-                    if type(detail) is not str:  # a subclass's own hash is never run
-                        if search(detail) is not None:
-                            break
-                    elif detail not in plain:
-                        if search(detail) is not None:
-                            break
-                        if len(plain) < _PLAIN_MAX and len(detail) <= _PLAIN_LONGEST:
-                            plain[detail] = None
-                else:
-                    continue
-                break
+            elif field == "issues" and type(value) is tuple:
+                if self._mention_in(value):
+                    break
             else:
                 renamed = self._renamed_field(field, value)
                 if renamed is not value and renamed != value:
@@ -201,6 +207,21 @@ class WireNames:
         rebuilt = type(error)(**values)
         rebuilt.__cause__ = error
         return rebuilt
+
+    def _mention_in(self, issues: tuple[Issue, ...]) -> bool:
+        """Whether an issue's detail names a tool whose wire name differs; the details that do not are remembered."""
+        search, plain = self._mentions.search, self._plain  # type: ignore[union-attr] # set when a name is renamed
+        for issue in issues:
+            detail = issue.detail
+            if type(detail) is not str:  # a subclass's own hash is never run
+                if search(detail) is not None:
+                    return True
+            elif detail not in plain:
+                if search(detail) is not None:
+                    return True
+                if len(plain) < _PLAIN_MAX and len(detail) <= _PLAIN_LONGEST:
+                    plain[detail] = None
+        return False
 
     def _renamed_field(self, field: str, value: Any) -> Any:
         if field == "tool" and isinstance(value, str):

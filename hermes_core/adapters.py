@@ -256,7 +256,13 @@ class OpenAITools(_Adapter):
         return out
 
     def _parts(self, call: Any) -> tuple[Any, Any]:
-        function = _field(call, "function") if self.api == "chat" else call
+        # A dict's fields read inline, _field for the rest: this is on every call (bench_adapters, row 1).
+        if self.api == "chat":
+            function = call.get("function") if type(call) is dict else _field(call, "function")
+        else:
+            function = call
+        if type(function) is dict:
+            return function.get("name"), function.get("arguments")
         return _field(function, "name"), _field(function, "arguments")
 
     def _content(self, content: Content) -> Any:
@@ -267,7 +273,11 @@ class OpenAITools(_Adapter):
     def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
         """Chat Completions: a ``role: tool`` message; Responses: a ``function_call_output`` item."""
         if self.api == "chat":
-            return {"role": "tool", "tool_call_id": _field(call, "id"), "content": text}
+            return {
+                "role": "tool",
+                "tool_call_id": call.get("id") if type(call) is dict else _field(call, "id"),
+                "content": text,
+            }
         return {"type": "function_call_output", "call_id": _field(call, "call_id"), "output": text}
 
     def _note_block(self, note: str) -> dict[str, Any]:
@@ -318,6 +328,8 @@ class AnthropicTools(_Adapter):
         return out
 
     def _parts(self, call: Any) -> tuple[Any, Any]:
+        if type(call) is dict:  # as OpenAITools._parts
+            return call.get("name"), call.get("input")
         return _field(call, "name"), _field(call, "input")
 
     def _content(self, content: Content) -> Any:
@@ -325,7 +337,8 @@ class AnthropicTools(_Adapter):
 
     def _message(self, call: Any, text: Any, failed: bool) -> dict[str, Any]:
         """``{"type": "tool_result", "tool_use_id", "content", "is_error"}``."""
-        return {"type": "tool_result", "tool_use_id": _field(call, "id"), "content": text, "is_error": failed}
+        tool_use_id = call.get("id") if type(call) is dict else _field(call, "id")
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": failed}
 
     def _note_block(self, note: str) -> dict[str, Any]:
         return {"type": "text", "text": note}

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import InputInvalidError, InvalidDefinitionError, Issue, ToolFailedError, ToolNotFoundError
+from hermes_core import (
+    InputInvalidError,
+    InvalidDefinitionError,
+    Issue,
+    OutputInvalidError,
+    ToolFailedError,
+    ToolNotFoundError,
+)
 from hermes_core._names import NAME_MAX, NAME_PATTERN, is_name
 from hermes_core._wire import WIRE_PATTERN, WireNames, wire_name
 
@@ -176,6 +183,25 @@ def test_an_error_is_rewritten_throughout_so_message_fields_and_data_agree() -> 
     missing = names.shown(ToolNotFoundError("fs.lst", ["fs.list"]))
     assert (missing.name, missing.suggestions) == ("fs.lst", ("fs_list",))
     assert missing.message.endswith('such as "fs_list".')
+
+
+def test_an_error_built_under_the_wire_name_still_has_its_details_rewritten() -> None:
+    # As the front door builds them: the tool already under its wire name, the details as the tool wrote them.
+    names = WireNames(["fs.list", "fs.read"])
+    plain = InputInvalidError("fs_read", [Issue(("path",), "invalid", "must be a string")])
+    assert names.shown(plain) is plain
+    assert names.shown(plain) is plain  # its detail now remembered as naming no tool
+    for issues in (
+        [Issue(("path",), "invalid", "is a folder; list it with fs.list")],
+        [Issue(("path",), "invalid", "must be a string"), Issue(("mode",), "invalid", "see fs.list")],
+    ):
+        for error in (InputInvalidError("fs_read", issues), OutputInvalidError("fs_read", issues)):
+            shown = names.shown(error)
+            assert shown is not error
+            assert type(shown) is type(error)
+            assert shown.tool == "fs_read"
+            assert "fs.list" not in shown.message
+            assert "fs_list" in shown.message
 
 
 def test_names_in_text_are_rewritten_where_they_stand_as_names() -> None:
