@@ -123,9 +123,14 @@ def _editable_folder(distribution: Any) -> str | None:
     url = found.get("url")
     if not found["dir_info"].get("editable") or not isinstance(url, str) or not url.startswith("file:"):
         return None
-    from urllib.request import url2pathname  # noqa: PLC0415 - slow to import (http, email, ssl); editable only
+    path = urllib.parse.urlparse(url).path
+    if os.name == "nt":
+        from nturl2path import url2pathname  # noqa: PLC0415 - Windows only
 
-    return url2pathname(urllib.parse.urlparse(url).path) or None
+        return url2pathname(path) or None
+    # urllib.request.url2pathname, which is unquote on POSIX: importing urllib.request costs 25 ms (http, email,
+    # ssl, tempfile), on every start of an editable install (docs/performance.md, start-up).
+    return urllib.parse.unquote(path) or None
 
 
 def code_sources(distribution: Any, module: str, label: str) -> tuple[GuardedPath, ...]:
@@ -145,13 +150,9 @@ def code_sources(distribution: Any, module: str, label: str) -> tuple[GuardedPat
 
 def core_sources() -> tuple[GuardedPath, ...]:
     """Where hermesos-core's own code lies."""
-    import importlib.metadata  # noqa: PLC0415 - only discovery needs it (docs/performance.md, start-up)
+    from hermes_core._distributions import distribution  # noqa: PLC0415 - only discovery needs it
 
-    try:
-        distribution: Any = importlib.metadata.distribution("hermesos-core")
-    except importlib.metadata.PackageNotFoundError:
-        distribution = None
-    return code_sources(distribution, "hermes_core", "hermesos-core")
+    return code_sources(distribution("hermesos-core"), "hermes_core", "hermesos-core")
 
 
 def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:

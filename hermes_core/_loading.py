@@ -9,7 +9,6 @@ plugin; a plugin that fails leaves nothing of itself registered.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +29,7 @@ from hermes_core._version import __version__
 from hermes_core.schema import Schema
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
+    from hermes_core._distributions import EntryPoint
 
 __all__ = ["LOGGER", "canonicalize_name", "contributions", "load_one", "new_manager", "register"]
 
@@ -236,6 +235,8 @@ def register(origin: PluginOrigin, plugin: object, manager: _PluginManager) -> N
     if unknown or wrappers:
         manager.unregister(plugin)
     if unknown:
+        import difflib  # noqa: PLC0415 - a mistyped hook only: start-up (docs/performance.md)
+
         close = difflib.get_close_matches(unknown[0], _HOOKS, n=1)
         hint = f'; did you mean "{close[0]}"?' if close else f"; the hooks are {', '.join(_HOOKS)}"
         raise InvalidDefinitionError(str(origin), unknown[0], f"is not a hermesos hook{hint}")

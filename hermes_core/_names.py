@@ -22,7 +22,6 @@ a miss among 100,000 names costs about what one among a few hundred does.
 
 from __future__ import annotations
 
-import difflib
 import heapq
 import re
 from collections import Counter, defaultdict
@@ -106,6 +105,8 @@ def _close_matches(name: str, candidates: Iterable[str], limit: int) -> list[str
     """
     if limit < 1:
         return []
+    import difflib  # noqa: PLC0415 - a mistyped name only: start-up (docs/performance.md)
+
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(name)
     best: list[tuple[float, str]] = []  # a min-heap of the *limit* best (score, candidate)

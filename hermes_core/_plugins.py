@@ -62,13 +62,12 @@ ENTRY_POINT_GROUP = "hermesos.plugins"
 
 def _entry_points(wanted: frozenset[str] | None) -> dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]]:
     """The plugins' entry points (of the *wanted* distributions, if given), by distribution and entry-point name."""
-    # Only discovery needs it. The standard library's, not the importlib-metadata backport: on every
-    # Python this package supports (3.11+) it has entry_points(group=...) and EntryPoint.dist, and it scans
-    # and reads metadata several times faster (docs/performance.md, start-up).
-    from importlib.metadata import entry_points  # noqa: PLC0415
+    # Not importlib.metadata, which costs more to import than the rest of 'hermesos tools list' but the
+    # plugins: the same files, read the same way (hermes_core._distributions; docs/performance.md, start-up).
+    from hermes_core._distributions import entry_points  # noqa: PLC0415 - discovery only
 
     found: dict[tuple[str, str], tuple[Any, PluginOrigin, list[str]]] = {}
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+    for entry_point in entry_points(ENTRY_POINT_GROUP):
         # The metadata file is parsed on every access to it: read it once.
         metadata = entry_point.dist.metadata if entry_point.dist is not None else None
         name = (metadata and metadata["Name"]) or "(unknown distribution)"

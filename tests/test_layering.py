@@ -1,6 +1,6 @@
 """Imports point one way, between the package's modules and inside the schema package; there is no circle.
 
-Layers, lowest first, as ``LAYERS`` lists them: ``_version`` and ``_frozen``
+Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
 ``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
@@ -31,6 +31,7 @@ PACKAGE = Path(hermes_core.__file__).parent
 LAYERS = [
     "_version",
     "_frozen",
+    "_distributions",
     "_docstrings",
     "_issues",
     "_errors",

@@ -90,6 +90,14 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     # set up reads the loader's records), packaging (the plugins' requirements are plain release numbers).
     late = {m for m in modules if m.split(".")[0] in ("importlib_metadata", "re2", "logging", "packaging", "secrets")}
     assert not late, sorted(late)
+    # And what the standard library would bring along, each a millisecond or more: importlib.metadata (email,
+    # zipfile, csv; discovery reads the same files itself), shutil (argparse asks it the terminal's width;
+    # tempfile imports it), the modules of JSON Schema formats, suggestions and TOML files no one wrote.
+    stdlib = ("importlib.metadata", "email", "zipfile", "csv", "shutil", "tempfile", "calendar", "ipaddress",
+              "fractions", "decimal", "difflib", "tomllib", "datetime")  # fmt: skip
+    _, at_start = _imported("-c", "pass", environ=environ)  # an editable install's finder imports some at start
+    brought = {m for m in modules - at_start if m in stdlib or m.split(".")[0] in stdlib[1:]}
+    assert not brought, sorted(brought)
 
 
 VERSIONS = ["0.4.0", "0.4", "1.0", "0.10.1", "0.4.0rc1", "0.4.0.post1", "0.4.0+local"]

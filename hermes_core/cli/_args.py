@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -36,6 +37,11 @@ class Parser(argparse.ArgumentParser):
 
     _intermixing = False
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument it adds, and one without a width imports shutil (with
+        # bz2, lzma and zlib) to ask the terminal's: 3 ms of every start (docs/performance.md, start-up).
+        return self.formatter_class(prog=self.prog, width=_width())  # type: ignore[call-arg] # every HelpFormatter takes it
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         raise Usage(f"{self.prog}: {message}")
@@ -52,6 +58,20 @@ class Parser(argparse.ArgumentParser):
             return self.parse_known_intermixed_args(args, namespace)
         finally:
             self._intermixing = False
+
+
+def _width() -> int:
+    """The width argparse would format for: ``shutil.get_terminal_size().columns - 2``, done as shutil does it."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
 
 
 def commands(parser: argparse.ArgumentParser, dest: str) -> Any:

@@ -18,7 +18,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._issues import Issue, TooManyIssues
@@ -275,6 +274,8 @@ class _Importer:
 
     def locate(self, target: str, base: str) -> str | None:
         """The JSON pointer, in the document, of what the ``$ref`` *target* names from *base*; None if outside it."""
+        from urllib.parse import unquote, urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
+
         uri, _, fragment = target.partition("#")
         uri = (uri if urlsplit(uri).scheme else urljoin(base, uri)) if uri else base
         resource = self.resources.get(uri.rstrip("#"))
@@ -289,6 +290,8 @@ class _Importer:
 
     def index(self, doc: Any, pointer: str, base: str) -> None:
         """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is."""
+        from urllib.parse import urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
+
         if not isinstance(doc, Mapping):
             return
         own = doc.get("$id")
@@ -319,6 +322,8 @@ class _Importer:
 
     def resolve(self, link: LinkSchema) -> Schema:
         """The node at *link*'s pointer, converting that part of the document on first use."""
+        from urllib.parse import unquote  # noqa: PLC0415 - a reference followed only: start-up
+
         tokens = [] if link.pointer == "#" else link.pointer[2:].split("/")
         pointer = "".join("/" + unquote(token) for token in tokens)
         if pointer in self.nodes:

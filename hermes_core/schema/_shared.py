@@ -7,15 +7,12 @@ reads the nodes through their ``kind`` tags and attributes, importing none).
 
 from __future__ import annotations
 
-import calendar
-import ipaddress
 import json
 import math
 import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
 from hermes_core._errors import InvalidDefinitionError
@@ -161,6 +158,8 @@ def multiple_ok(number: int | float, step: int | float) -> bool:
         quotient = number / step
         return int(quotient) == quotient
     except OverflowError:  # a quotient past the float range: exact, and never more than a few hundred digits
+        from fractions import Fraction  # noqa: PLC0415 - this rare case only: start-up (docs/performance.md)
+
         return (Fraction(number) / Fraction(step)).denominator == 1
 
 
@@ -375,6 +374,14 @@ _URI = re.compile(
 _IP_FUTURE = re.compile(r"\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]")
 
 
+# Days in each month of a common year (calendar.monthrange's, without importing calendar, datetime and locale).
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
 def _date(text: str) -> bool:
     found = _DATE.fullmatch(text)
     if found is None:
@@ -382,7 +389,7 @@ def _date(text: str) -> bool:
     year, month, day = (int(part) for part in found.groups())
     if year == 0 or not 1 <= month <= 12:  # year 0 is no date Python (or jsonschema's check) can hold
         return False
-    return 1 <= day <= calendar.monthrange(year, month)[1]
+    return 1 <= day <= (_MONTH_DAYS[month] if month != 2 or not _leap(year) else 29)
 
 
 def _time(text: str) -> bool:
@@ -409,6 +416,8 @@ def _date_time(text: str) -> bool:
 
 
 def _ipv4(text: str) -> bool:
+    import ipaddress  # noqa: PLC0415 - where the format is checked only: start-up (docs/performance.md)
+
     try:
         ipaddress.IPv4Address(text)
     except ValueError:
@@ -419,6 +428,8 @@ def _ipv4(text: str) -> bool:
 def _ipv6(text: str) -> bool:
     if "%" in text:  # a zone index is not part of the format
         return False
+    import ipaddress  # noqa: PLC0415 - as _ipv4
+
     try:
         ipaddress.IPv6Address(text)
     except ValueError:

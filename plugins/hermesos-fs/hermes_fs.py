@@ -59,7 +59,6 @@ POSIX only: the directory-descriptor calls it relies on do not exist on Windows.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import fnmatch
 import os
@@ -579,6 +578,8 @@ def _lstat(name: str, dir_fd: int) -> os.stat_result | None:
 
 
 def _modified(st: os.stat_result) -> str | None:
+    import datetime as dt  # noqa: PLC0415 - fs.stat only: not on every start of hermesos (its docs/performance.md)
+
     try:
         when = dt.datetime.fromtimestamp(st.st_mtime, tz=dt.UTC)
     except (OverflowError, OSError, ValueError):

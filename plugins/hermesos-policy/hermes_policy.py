@@ -36,14 +36,12 @@ write where it lies, since a tool must not rewrite its own audit trail.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import errno
 import json
 import os
 import re
 import stat
 import threading
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -399,6 +397,8 @@ def _rules(text: str, source: str) -> list[_Rule]:
     # A dotted key lies on one line, so only a line with that many dots can hold one too long to parse.
     if text.count(".") >= _MAX_DEPTH and any(line.count(".") >= _MAX_DEPTH for line in text.split("\n")):
         _refuse_nesting(text, source)
+    import tomllib  # noqa: PLC0415 - a policy file read only: not on every start of hermesos (docs/performance.md)
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -528,6 +528,8 @@ def _is_selector(selector: str) -> bool:
 def _unknown(key: str, value: object, known: Sequence[str], shape: str) -> str:
     """Say that *key* is not one of *known*, suggesting the closest, then what belongs here (*shape*)."""
     what = "table" if isinstance(value, dict) else "key"
+    import difflib  # noqa: PLC0415 - a mistyped key only
+
     close = difflib.get_close_matches(key, known, n=1)
     if close:
         return f"is not a known {what}; did you mean {close[0]}? {shape[0].upper()}{shape[1:]}"
@@ -614,6 +616,14 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
 _LOCATED: Final = 4
 
 
+def _toml_string(token: str) -> str:
+    """The value of a TOML string token (a quoted key part), as tomllib reads it."""
+    import tomllib  # noqa: PLC0415 - as _rules
+
+    value: str = tomllib.loads(f"k = {token}")["k"]
+    return value
+
+
 class _Locator:
     """The line on which each key, table and array item of a valid TOML text starts.
 
@@ -629,6 +639,8 @@ class _Locator:
         self.lines: dict[_KeyPath, int] = {}
 
     def run(self) -> dict[_KeyPath, int]:
+        import tomllib  # noqa: PLC0415 - as _rules
+
         with contextlib.suppress(IndexError, KeyError, ValueError, RecursionError, tomllib.TOMLDecodeError):
             self.document()
         return self.lines
@@ -656,7 +668,7 @@ class _Locator:
         line = self.peek()[2]
         while True:
             kind, value, _ = self.take()
-            parts.append(tomllib.loads(f"k = {value}")["k"] if kind == "string" else value)
+            parts.append(_toml_string(value) if kind == "string" else value)
             if self.peek()[1] != ".":
                 return tuple(parts), line
             self.take()

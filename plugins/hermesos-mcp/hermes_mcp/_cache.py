@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -103,6 +102,8 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
         "listed_at": time.time(),
         "tools": tools,
     }
+    import tempfile  # noqa: PLC0415 - a listing written only: not on every start of hermesos (docs/performance.md)
+
     with contextlib.suppress(OSError):
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{server.name}-", suffix=".tmp")

@@ -9,7 +9,6 @@ problem of that server alone: it is skipped, named, and the others are mounted.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -408,6 +407,8 @@ def _byte_count(value: object, key: str) -> int:
 
 
 def _unknown(key: str, known: Sequence[str]) -> str:
+    import difflib  # noqa: PLC0415 - a mistyped key only: not on every start of hermesos
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean {close[0]}?" if close else f"; the keys are {', '.join(known)}"
     return f"{shorten(key)} is not a known key{hint}"
