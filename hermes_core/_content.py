@@ -17,7 +17,6 @@ handler, that is the tool's own fault (``TOOL_FAILED``).
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
 from collections.abc import Callable
@@ -95,6 +94,8 @@ def _decoded(block: str, text: object) -> bytes:
             f"{block}.from_base64() was given {size_text(len(text))} of base64; at most "
             f"{size_text(MEDIA_MAX)} of data are sent"
         )
+    import base64  # noqa: PLC0415 - not on every start (docs/performance.md, start-up)
+
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as error:

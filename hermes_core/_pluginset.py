@@ -9,7 +9,6 @@ plugin, :mod:`hermes_core._plugin_checks` checks them against each other and
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -234,6 +233,8 @@ def remedy(*distributions: str, environ: Mapping[str, str] | None = None) -> str
     The variable's value keeps the names it already holds, so the line can be
     pasted into a shell as it is.
     """
+    import shlex  # noqa: PLC0415 - a broken plugin only: start-up (docs/performance.md)
+
     them = "it" if len(distributions) == 1 else "them"
     flags = " ".join(f"--disable {shlex.quote(name)}" for name in distributions)
     held = [part.strip() for part in (os.environ if environ is None else environ).get(DISABLE_ENV, "").split(",")]

@@ -19,7 +19,6 @@ naming both.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -63,6 +62,8 @@ def wire_name(name: str) -> str:
     mapped = _OTHER.sub("_", name) or "_"
     if len(mapped) <= WIRE_MAX:
         return mapped
+    import hashlib  # noqa: PLC0415 - a name past 64 characters only: start-up (docs/performance.md)
+
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{mapped[:_HASHED_PREFIX]}_{digest}"
 

@@ -7,6 +7,7 @@ reads the nodes through their ``kind`` tags and attributes, importing none).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -353,17 +354,26 @@ def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> Non
 
 # -- string formats ------------------------------------------------------------------------------
 
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+# The patterns of the formats, compiled where a format is first checked: compiling all seven costs 3 ms of
+# every start of hermesos, most of which checks no format (docs/performance.md, start-up).
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
 # RFC 3339 full-time: partial-time, then an offset; "T" and "Z" in either case (RFC 3339, 5.6 note).
-_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|([+-])([0-9]{2}):([0-9]{2}))")
-_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+_TIME = r"([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+_UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
 # RFC 5322 dot-atom and quoted-string local parts, and a host name or an address literal after the "@".
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_LOCAL = re.compile(rf'{_ATOM}(?:\.{_ATOM})*|"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"')
-_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_LOCAL = rf'{_ATOM}(?:\.{_ATOM})*|"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"'
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # RFC 3986 characters: unreserved, sub-delims, and percent-encoded octets.
 _PCHAR = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})"
-_URI = re.compile(
+_URI = (
     r"[A-Za-z][A-Za-z0-9+.\-]*:"  # scheme
     r"(?://(?P<userinfo>(?:[A-Za-z0-9\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?"
     r"(?P<host>\[[^\]/?#@]*\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"
@@ -371,7 +381,7 @@ _URI = re.compile(
     rf"|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"  # or a path without an authority
     rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?"
 )
-_IP_FUTURE = re.compile(r"\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]")
+_IP_FUTURE = r"\[[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]"
 
 
 # Days in each month of a common year (calendar.monthrange's, without importing calendar, datetime and locale).
@@ -383,7 +393,7 @@ def _leap(year: int) -> bool:
 
 
 def _date(text: str) -> bool:
-    found = _DATE.fullmatch(text)
+    found = _compiled(_DATE).fullmatch(text)
     if found is None:
         return False
     year, month, day = (int(part) for part in found.groups())
@@ -393,7 +403,7 @@ def _date(text: str) -> bool:
 
 
 def _time(text: str) -> bool:
-    found = _TIME.fullmatch(text)
+    found = _compiled(_TIME).fullmatch(text)
     if found is None:
         return False
     hour, minute, second = int(found[1]), int(found[2]), int(found[3])
@@ -439,7 +449,7 @@ def _ipv6(text: str) -> bool:
 
 def _email(text: str) -> bool:
     local, at, domain = text.rpartition("@")
-    if not at or _LOCAL.fullmatch(local) is None or len(local) > 64:
+    if not at or _compiled(_LOCAL).fullmatch(local) is None or len(local) > 64:
         return False
     if domain.startswith("[") and domain.endswith("]"):
         literal = domain[1:-1]
@@ -447,21 +457,21 @@ def _email(text: str) -> bool:
             return _ipv6(literal[5:])
         return _ipv4(literal)
     labels = domain.split(".")
-    return len(domain) <= 253 and all(_LABEL.fullmatch(label) for label in labels)
+    return len(domain) <= 253 and all(_compiled(_LABEL).fullmatch(label) for label in labels)
 
 
 def _uri(text: str) -> bool:
-    found = _URI.fullmatch(text)
+    found = _compiled(_URI).fullmatch(text)
     if found is None:
         return False
     host = found["host"]
     if host and host.startswith("["):
-        return _IP_FUTURE.fullmatch(host) is not None or _ipv6(host[1:-1])
+        return _compiled(_IP_FUTURE).fullmatch(host) is not None or _ipv6(host[1:-1])
     return True
 
 
 def _uuid(text: str) -> bool:
-    return _UUID.fullmatch(text) is not None
+    return _compiled(_UUID).fullmatch(text) is not None
 
 
 #: The formats ``s.string(format=...)`` checks, with the standard library: name to (check, what a
