@@ -150,6 +150,8 @@ async def serve_call(
         _current.reset(token)
     if notices.posted:
         await notices.close()
+        if notices.progressed and not modern:
+            await _caught_up(ctx)
     else:
         notices.closed = True  # a plain handler on a worker thread may outlive a call that timed out
     if here.pending:
@@ -223,7 +225,18 @@ class _Notices:
     shows), and a tool that reports none costs nothing more.
     """
 
-    __slots__ = ("_ctx", "_levels", "_loop", "_queue", "_sender", "_wire", "closed", "listeners", "posted")
+    __slots__ = (
+        "_ctx",
+        "_levels",
+        "_loop",
+        "_queue",
+        "_sender",
+        "_wire",
+        "closed",
+        "listeners",
+        "posted",
+        "progressed",
+    )
 
     def __init__(self, ctx: ServerRequestContext[Any, Any], wire: str, levels: frozenset[str]) -> None:
         self._ctx = ctx
@@ -234,6 +247,7 @@ class _Notices:
         self._sender: asyncio.Task[None] | None = None
         self.closed = False
         self.posted = False  # whether anything was reported: a call that reported nothing has nothing to wait for
+        self.progressed = False  # whether progress was sent to a client that asked for it with a token
         self.listeners = Listeners(self._post, self._log if levels else None)
 
     def _log(self, message: LogMessage) -> None:
@@ -272,6 +286,7 @@ class _Notices:
         session = self._ctx.session
         if isinstance(notice, Progress):
             await session.report_progress(notice.done, notice.total, notice.message)
+            self.progressed = self.progressed or _progress_token(self._ctx) is not None
             return
         import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
 
@@ -293,6 +308,46 @@ class _Notices:
         self.closed = True
         if self._sender is not None:
             self._sender.cancel()
+
+
+def _progress_token(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The progress token of the request of *ctx*, if it carried one."""
+    meta: Any = ctx.meta  # the SDK's RequestParamsMeta: a dict of the request's _meta, its keys in snake case
+    if not isinstance(meta, dict):
+        return getattr(meta, "progress_token", None)
+    token = meta.get("progress_token")
+    return meta.get("progressToken") if token is None else token
+
+
+# How long a call's response waits, at most, for the client to answer the ping of _caught_up.
+_CAUGHT_UP_SECONDS = 2.0
+
+
+async def _caught_up(ctx: ServerRequestContext[Any, Any]) -> None:
+    """Return once the client of *ctx* has taken in the progress sent before: it has answered a ping sent after it.
+
+    The TypeScript SDK's 1.x client hands a notification to its handler a
+    turn after reading it, but forgets a request's progress handler as soon as
+    it reads the response: a last progress report read together with the
+    response is dropped, "for an unknown token" (most of a call's last reports,
+    over stdio). A client answers a ping after taking in what came before it,
+    so the response goes once the reports are in. A client that cannot be
+    asked (stateless HTTP), answers with an error, or does not answer within
+    :data:`_CAUGHT_UP_SECONDS`, gets the response all the same.
+    """
+    import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
+    from mcp.shared.message import ServerMessageMetadata  # noqa: PLC0415
+
+    session = ctx.session
+    if not session.can_send_request:
+        return
+    with contextlib.suppress(Exception):
+        await session.send_request(
+            types.PingRequest(),
+            types.EmptyResult,
+            request_read_timeout_seconds=_CAUGHT_UP_SECONDS,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
 
 
 # -- the approver ---------------------------------------------------------------------------------

@@ -486,7 +486,8 @@ def test_load_runtime_takes_the_approver_and_elicit_approval_needs_a_request(
 # -- the TypeScript SDK's 1.x client, on which many hosts are built ------------------------------------
 
 # It starts the server over stdio, answers each elicitation with accept (and records it), calls unit_count
-# with a progress callback and fs_write once, and prints what it got as JSON.
+# with a progress callback and fs_write once, then each counting tool ten times with a single report (the
+# last report of a call, written just before its response), and prints what it got as JSON.
 TYPESCRIPT = """
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -495,6 +496,8 @@ const [command, ...args] = JSON.parse(process.argv[2]);
 const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 const client = new Client({ name: "hermesos-test", version: "0" }, { capabilities: { elicitation: {} } });
 const asked = [];
+const errors = [];
+client.onerror = (error) => errors.push(String(error));
 client.setRequestHandler(ElicitRequestSchema, async (request) => {
   asked.push(request.params);
   return { action: "accept", content: { always: false } };
@@ -505,8 +508,16 @@ const counted = await client.callTool({ name: "unit_count", arguments: { steps: 
   onprogress: (report) => progress.push(report),
 });
 const wrote = await client.callTool({ name: "fs_write", arguments: { path: "todo.txt", content: "buy milk" } });
+const last = [];
+for (let round = 0; round < 10; round++) {
+  for (const name of ["unit_count", "unit_acount"]) {
+    const heard = [];
+    await client.callTool({ name, arguments: { steps: 1 } }, undefined, { onprogress: (report) => heard.push(report) });
+    last.push(heard.length);
+  }
+}
 await client.close();
-process.stdout.write(JSON.stringify({ progress, counted, wrote, asked }));
+process.stdout.write(JSON.stringify({ progress, counted, wrote, asked, last, errors }));
 """
 
 
@@ -542,6 +553,10 @@ def test_the_typescript_1x_client_hears_progress_and_answers_an_ask(env: Env, ty
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["progress"] == [{"progress": step, "total": total, "message": message} for step, total, message in STEPS]
+    # A call's last report reaches the callback, though this client forgets a call's progress handler when it
+    # reads the response and hands a notification on a turn later: serve pings it before responding.
+    assert got["last"] == [1] * 20
+    assert got["errors"] == []
     assert got["counted"]["structuredContent"] == {"result": 3}
     assert got["wrote"].get("isError") is False, got["wrote"]
     assert (env.workspace / "todo.txt").read_text() == "buy milk"
