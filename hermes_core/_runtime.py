@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import monotonic
 from types import CoroutineType, MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, final
 
 from hermes_core import _tracing as tracing
 from hermes_core._admission import Admission
@@ -74,9 +74,6 @@ from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
 from hermes_core.schema._inputs import input_schemas
 from hermes_core.schema._validators import follow_refs, raised_issue
-
-if TYPE_CHECKING:
-    pass
 
 _INPUT = InputInvalidError  # what lenient mode repairs (a short name, for the except clauses that catch it)
 
@@ -160,9 +157,7 @@ class Runtime(Admission):
         labels = label_resources(held, resource_labels)
         if not isinstance(lenient, bool):
             raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
-        repairs = frozenset(
-            name for name, tool in registered.items() if (lenient if tool.lenient is None else tool.lenient)
-        )
+        repairs = frozenset(name for name, tool in registered.items() if _repaired(tool, lenient))
         entries = {
             name: _Entry.make(tool, named, permissions, default_timeout, repaired=name in repairs)
             for name, tool in registered.items()
