@@ -9,7 +9,6 @@ import argparse
 import contextlib
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -304,6 +303,8 @@ def cause(origin: PluginOrigin, message: str) -> str:
 
 def with_names(variable: str, names: Iterable[str]) -> str:
     """``VARIABLE=value``: *names* added to what the variable already holds, ready to paste into a shell."""
+    import shlex  # noqa: PLC0415 - a hint only: not on every start (docs/performance.md, start-up)
+
     held = [part.strip() for part in os.environ.get(variable, "").split(",") if part.strip()]
     return f"{variable}={shlex.quote(','.join(dict.fromkeys([*held, *names])))}"
 
@@ -386,6 +387,8 @@ def permission_hint(error: PermissionDeniedError, grants: Sequence[str]) -> str 
             f"{error.permission} is granted, but a permission provider denied it (a deny wins over any grant); "
             "'hermesos plugins list' shows the plugins that provide permissions."
         )
+    import shlex  # noqa: PLC0415 - as with_names
+
     return f"To grant it: --grant {shlex.quote(error.permission)} or {with_names(GRANTS_ENV, [error.permission])}"
 
 
