@@ -339,7 +339,8 @@ class Door:
         # A lenient call collects its repairs, to be returned with its result (a Repaired).
         repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else self._unrepaired
         # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
-        return self.runtime._call_as(name, arguments, self._timeout, self._renamed.get(name), listeners, repairing)
+        shown = self._renamed.get(name)
+        return self.runtime._call(name, arguments, self._timeout, None, shown, listeners, None, repairing)
 
     def call_sync(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.

@@ -355,27 +355,8 @@ class Runtime(Admission):
 
         """
         listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
-        return self._call_as(name, input, timeout, None, listeners)
-
-    def _call_as(  # noqa: PLR0917 - positional is cheaper, on every call
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        listeners: Listeners | None = None,
-        repairing: Repairing | None = None,
-    ) -> Awaitable[Any]:
-        """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
-
-        The front door routes a model's call with it, so that the error a model
-        reads is built once, under the name the model sent, rather than built
-        and then rebuilt under that name (bench_adapters, row 1e).
-        """
-        # A plain method returning the coroutine: the untraced path adds no coroutine frame.
-        if tracing.TRACER is None:
-            return self._call(name, value, timeout, None, shown, listeners, None, repairing)
-        return self._traced(name, value, timeout, shown, listeners, repairing)
+        # A plain method returning _call's coroutine: no coroutine frame of its own.
+        return self._call(name, input, timeout, None, None, listeners)
 
     async def _traced(  # noqa: PLR0917
         self,
@@ -401,6 +382,15 @@ class Runtime(Admission):
         context: CallContext | None = None,
         repairing: Repairing | None = None,
     ) -> Any:
+        """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
+
+        The front door calls it directly, so that the error a model reads is
+        built once, under the name the model sent, rather than built and then
+        rebuilt under that name (bench_adapters, row 1e); as :meth:`_call_sync`,
+        one coroutine for a call on the straight path when tracing is off.
+        """
+        if call_id is None and tracing.TRACER is not None:
+            return await self._traced(name, value, timeout, shown, listeners, repairing)
         try:
             entry = self._entries[name]
         except Exception:  # see _missing
@@ -541,7 +531,7 @@ class Runtime(Admission):
         context: CallContext | None = None,
         repairing: Repairing | None = None,
     ) -> Any:
-        """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call_as`).
+        """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call`).
 
         One frame for a call on the straight path when tracing is off (one dict
         lookup, two compiled checks and the handler; no clock read, no thread,
@@ -722,7 +712,7 @@ class Runtime(Admission):
         """
         repairing = Repairing(self._repairs, []) if self._repairs else None
         try:
-            return _observed(await self._call_as(name, input, UNSET, None, None, repairing))
+            return _observed(await self._call(name, input, UNSET, None, None, None, None, repairing))
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
 
