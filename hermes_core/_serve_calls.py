@@ -150,7 +150,8 @@ async def serve_call(
         _current.reset(token)
     if notices.posted:
         await notices.close()
-        if notices.progressed and not modern:
+        # The SDK's RequestParamsMeta: the request's _meta, its keys in snake case.
+        if notices.progressed and not modern and ctx.meta and ctx.meta.get("progress_token") is not None:
             await _caught_up(ctx)
     else:
         notices.closed = True  # a plain handler on a worker thread may outlive a call that timed out
@@ -247,7 +248,7 @@ class _Notices:
         self._sender: asyncio.Task[None] | None = None
         self.closed = False
         self.posted = False  # whether anything was reported: a call that reported nothing has nothing to wait for
-        self.progressed = False  # whether progress was sent to a client that asked for it with a token
+        self.progressed = False  # whether progress was reported (sent only where the request has a token)
         self.listeners = Listeners(self._post, self._log if levels else None)
 
     def _log(self, message: LogMessage) -> None:
@@ -286,7 +287,7 @@ class _Notices:
         session = self._ctx.session
         if isinstance(notice, Progress):
             await session.report_progress(notice.done, notice.total, notice.message)
-            self.progressed = self.progressed or _progress_token(self._ctx) is not None
+            self.progressed = True
             return
         import mcp_types as types  # noqa: PLC0415 - imported already: the SDK serves
 
@@ -308,15 +309,6 @@ class _Notices:
         self.closed = True
         if self._sender is not None:
             self._sender.cancel()
-
-
-def _progress_token(ctx: ServerRequestContext[Any, Any]) -> Any:
-    """The progress token of the request of *ctx*, if it carried one."""
-    meta: Any = ctx.meta  # the SDK's RequestParamsMeta: a dict of the request's _meta, its keys in snake case
-    if not isinstance(meta, dict):
-        return getattr(meta, "progress_token", None)
-    token = meta.get("progress_token")
-    return meta.get("progressToken") if token is None else token
 
 
 # How long a call's response waits, at most, for the client to answer the ping of _caught_up.
