@@ -7,6 +7,9 @@ times, in fresh processes of that environment:
 * ``python -c pass``: the floor;
 * ``python -c "import re, sys"``: what the console script pip writes imports
   before it calls hermesos, the floor of any console script;
+* ``python -c "import re, sys, pluggy, dataclasses"``: the floor of loading
+  any plugin (its hooks are marked with pluggy's marker; the core's values are
+  dataclasses), before a line of hermesos-core runs;
 * ``hermesos --version``: must discover no plugin and import nothing heavy;
 * ``hermesos tools list``: discovers and loads every installed plugin (no MCP
   server configured; hermesos-fs given a workspace root, so it lists its tools).
@@ -100,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
             # What the console script pip writes does before it calls hermesos (it imports re): the
             # floor of any console script, shown to read the two rows below against.
             "launcher floor": [str(python), "-c", "import re, sys"],
+            # What importing any plugin costs before a line of hermesos-core runs: its hooks are marked
+            # with pluggy's HookimplMarker (pluggy imports inspect and typing), and the core's value
+            # classes are dataclasses. The floor of any `tools list` that imports the plugins.
+            "plugin floor": [str(python), "-c", "import re, sys, pluggy, dataclasses"],
             "hermesos --version": [hermesos, "--version"],
             "hermesos tools list": [hermesos, "tools", "list"],
         }
