@@ -60,6 +60,11 @@ def _alternatives(names: Sequence[str]) -> str:
 def _quote(text: str, limit: int = 80) -> str:
     """*text* in double quotes, escaped as JSON, and at most *limit* characters with the quotes."""
     quoted = json.dumps(text, ensure_ascii=False)
+    if not quoted.isascii():
+        try:
+            quoted.encode()
+        except UnicodeEncodeError:  # a lone surrogate, which no UTF-8 text can carry: escaped, as JSON writes it
+            quoted = json.dumps(text)
     return quoted if len(quoted) <= limit else shorten(quoted[:-1], limit - 1) + '"'
 
 
@@ -346,7 +351,8 @@ class ToolNotFoundError(ToolError):
     """No tool with that name is registered. Calling a registered name can help.
 
     Attributes:
-        name: the name that was asked for.
+        name: the name that was asked for; None when the call named none (no
+            name, or one that is not a string).
         suggestions: the closest registered names, best first (may be empty).
 
     """
@@ -355,14 +361,15 @@ class ToolNotFoundError(ToolError):
     retryable = True
     fields = ("name", "suggestions")
 
-    def __init__(self, name: str, suggestions: Iterable[str] = ()) -> None:
+    def __init__(self, name: str | None, suggestions: Iterable[str] = ()) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
-        shown = _quote(name) if isinstance(name, str) else repr(name)
         such = f", such as {_alternatives(self.suggestions)}" if self.suggestions else ""
-        super().__init__(
-            format_message(f"{shown} is not a registered tool name", f"Call a registered tool instead{such}.")
-        )
+        if name:
+            said = f"{_quote(name)} is not a registered tool name"
+        else:  # a call that named no tool is not one that named a tool "None"
+            said = f"the call names no tool: its name is {'empty' if name == '' else 'missing or not a string'}"
+        super().__init__(format_message(said, f"Call a registered tool instead{such}."))
 
 
 @final

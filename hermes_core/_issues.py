@@ -141,7 +141,8 @@ _WRITTEN_KEYS_MAX = 4096
 def _write_key(key: str) -> str:
     written = _written_keys.get(key)
     if written is None:
-        written = key if _BARE_KEY.match(key) else f"['{_escape_key(key)}']"
+        # A bare key past the length shown is bracketed and shortened as any other is.
+        written = key if len(key) <= _MAX_KEY_SHOWN and _BARE_KEY.match(key) else f"['{_escape_key(key)}']"
         if len(key) <= _MAX_KEY_SHOWN and len(_written_keys) < _WRITTEN_KEYS_MAX:
             _written_keys[key] = written
     return written

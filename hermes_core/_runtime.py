@@ -67,7 +67,6 @@ from hermes_core._steps import (
     _repaired,
     _repaired_input,
     _run_returned,
-    _shown,
     _with_repairs,
 )
 from hermes_core._tools import Tool, check_timeout
@@ -298,7 +297,7 @@ class Runtime(Admission):
         ``__eq__`` raised, which makes it not found all the same.
         """
         if not isinstance(name, str):
-            raise ToolNotFoundError(_shown(name))
+            raise ToolNotFoundError(None)
         plain = str.__str__(name)  # a str subclass's own methods are never run
         found = self._entries.get(plain) if type(name) is not str else None
         if found is not None:

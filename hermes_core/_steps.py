@@ -243,14 +243,6 @@ def _trace_repairs(repairs: tuple[Repair, ...]) -> None:
         )
 
 
-def _shown(name: object) -> str:
-    """How a name that is not a string is shown: its repr, unless its repr raises."""
-    try:
-        return repr(name)
-    except Exception:  # the name's own code
-        return object.__repr__(name)
-
-
 def _call_id() -> str:
     """A new call's id: 16 hex digits, for matching a span, a log record and an error."""
     return os.urandom(8).hex()

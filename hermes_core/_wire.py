@@ -137,6 +137,23 @@ class WireNames:
             return text
         return self._renamed.sub(lambda match: self.to_wire[match.group(1)], text)
 
+    def _rewrite_prose(self, detail: str) -> str:
+        """An issue's *detail* rewritten as :meth:`rewrite` does, but for a name inside a double-quoted value.
+
+        A detail quotes values as JSON does (``must be one of "fs.read", "fs.list"``): those are what the
+        field takes, as the definitions the model was given show them, and told a wire name instead, a
+        model would send it and be refused again. A name in the detail's own words is still rewritten.
+        """
+        if self._renamed is None or self._mentions is None or self._mentions.search(detail) is None:
+            return detail
+
+        def renamed(match: re.Match[str]) -> str:
+            start = match.start()
+            quotes = detail.count('"', 0, start) - detail.count('\\"', 0, start)
+            return match.group(1) if quotes % 2 else self.to_wire[match.group(1)]
+
+        return self._renamed.sub(renamed, detail)
+
     def rewrite_in(self, data: Any, keys: frozenset[str]) -> Any:
         """A copy of JSON *data* with :meth:`rewrite` applied to every string under one of *keys*, at any depth.
 
@@ -163,8 +180,10 @@ class WireNames:
         """
         name = self.to_name.get(wire) if type(wire) is str else None
         if name is None:
-            text = wire if isinstance(wire, str) else repr(wire)
-            raise ToolNotFoundError(text, suggest(text, self.to_name) if isinstance(wire, str) else ())
+            if not isinstance(wire, str):
+                raise ToolNotFoundError(None)
+            text = str.__str__(wire)  # a str subclass's own methods are never run
+            raise ToolNotFoundError(text, suggest(text, self.to_name))
         return name
 
     def shown(self, error: ToolError) -> ToolError:
@@ -235,6 +254,6 @@ class WireNames:
             search = self._mentions.search
             for issue in value:
                 if search(issue.detail) is not None:
-                    return tuple(issue._replace(detail=self.rewrite(issue.detail)) for issue in value)
+                    return tuple(issue._replace(detail=self._rewrite_prose(issue.detail)) for issue in value)
             return value
         return value

@@ -361,6 +361,45 @@ def test_strict_mode_takes_a_null_for_an_optional_field_as_left_out() -> None:
     assert plain["content"].startswith('INPUT_INVALID: notes_search was called with invalid input: "limit" must be')
 
 
+def test_strict_mode_takes_a_null_as_left_out_inside_the_union_option_the_object_is_for() -> None:
+    """Strict definitions make an option's optional field required and nullable: its null is the field left out."""
+    first = s.object({"kind": s.literal("a"), "limit": s.optional(s.integer(), default=3)})
+    second = s.object({"kind": s.literal("b"), "size": s.optional(s.integer(), default=7), "tag": s.string()})
+    both = s.object({"kind": s.enum(["a", "b"]), "limit": s.optional(s.integer(), default=9)})
+    pick = define_tool(
+        name="demo.pick",
+        description="Pick.",
+        version="1.0.0",
+        input=s.object({"choice": s.union(first, second), "many": s.array(s.union(first, second, s.integer()))}),
+        handler=lambda args: args,
+    )
+    tools = OpenAITools(Runtime([pick]), strict=True)
+    schema = tools.definitions()[0]["function"]["parameters"]["properties"]["choice"]["anyOf"][0]
+    assert schema["required"] == ["kind", "limit"]
+    sent = {
+        "choice": {"kind": "b", "size": None, "tag": "t"},
+        "many": [{"kind": "a", "limit": None}, 4, {"kind": "b", "size": 2, "tag": "u"}],
+    }
+    content = tools.handle_sync(chat_call("demo_pick", json.dumps(sent)))["content"]
+    assert json.loads(content) == {
+        "choice": {"kind": "b", "size": 7, "tag": "t"},
+        "many": [{"kind": "a", "limit": 3}, 4, {"kind": "b", "size": 2, "tag": "u"}],
+    }
+    # Two options an object could be for, which would take its null differently: checked as sent.
+    ambiguous = define_tool(
+        name="demo.either",
+        description="Either.",
+        version="1.0.0",
+        input=s.object(
+            {"choice": s.union(both, s.object({"kind": s.enum(["a", "b"]), "limit": s.nullable(s.integer())}))}
+        ),
+        handler=lambda args: args,
+    )
+    either = OpenAITools(Runtime([ambiguous]), strict=True)
+    content = either.handle_sync(chat_call("demo_either", '{"choice": {"kind": "a", "limit": null}}'))["content"]
+    assert json.loads(content) == {"choice": {"kind": "a", "limit": None}}
+
+
 def test_handle_all_answers_in_the_models_order_running_the_calls_together() -> None:
     started: list[str] = []
     both = asyncio.Event()

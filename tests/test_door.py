@@ -190,3 +190,77 @@ def test_an_input_or_output_refused_at_the_door_is_built_once_under_the_wire_nam
     with pytest.raises(InputInvalidError) as direct:
         runtime.call_sync("math.add", {"a": "x", "b": 2})
     assert direct.value.tool == "math.add"
+
+
+# -- what models really send, at the edges of the bounds -------------------------------------------
+
+
+def _chat(name: Any, arguments: str) -> dict[str, Any]:
+    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _echoing(lenient: bool = False) -> OpenAITools:
+    echo = define_tool(
+        name="echo",
+        description="Echo the value.",
+        version="1.0.0",
+        input=s.object({"v": s.any()}),
+        output=s.any(),
+        handler=_echo,
+    )
+    take = define_tool(
+        name="num.take",
+        description="Take a number.",
+        version="1.0.0",
+        input=s.object({"n": s.number()}),
+        handler=lambda args: args["n"],
+    )
+    return OpenAITools(Runtime([echo, take]), lenient=lenient)
+
+
+@pytest.mark.parametrize("frames", [0, 40, 200])
+def test_arguments_nested_up_to_what_the_reader_takes_are_refused_at_the_field_from_any_stack(frames: int) -> None:
+    """Nested just short of the JSON reader's limit, they passed the checks and broke writing the result.
+
+    Every depth from the bound to past the reader's limit is a readable INPUT_INVALID naming the field,
+    whatever depth of stack the adapter is called from; the bound's own depth is echoed back.
+    """
+    tools = _echoing()
+
+    def handle(depth: int, call: dict[str, Any]) -> dict[str, Any]:
+        return handle(depth - 1, call) if depth else tools.handle_sync(call)
+
+    accepted = handle(frames, _chat("echo", '{"v": ' + "[" * 99 + "]" * 99 + "}"))["content"]
+    assert json.loads(accepted) == {"v": json.loads("[" * 99 + "]" * 99)}
+    for nest in (101, 500, *range(900, 1001, 7), 5000):
+        content = handle(frames, _chat("echo", '{"v": ' + "[" * nest + "]" * nest + "}"))["content"]
+        assert content.startswith("INPUT_INVALID: echo was called with invalid input: "), (nest, content[:200])
+        assert ("must nest arrays and objects at most 100 levels deep" in content) or (
+            "nests arrays and objects too deeply" in content
+        ), (nest, content[:200])
+
+
+def test_a_lenient_repair_meeting_an_exponent_beyond_decimal_gives_the_strict_error() -> None:
+    tools = _echoing(lenient=True)
+    for text in ("1e-99999999999999999999999", "0.0e-99999999999999999999999999", "1e99999999999999999999"):
+        content = tools.handle_sync(_chat("num_take", json.dumps({"n": text})))["content"]
+        assert content.startswith('INPUT_INVALID: num_take was called with invalid input: "n" must be a number'), text
+    assert tools.handle_sync(_chat("num_take", '{"n": "2.5"}'))["content"].startswith("2.5\nNote:")
+
+
+def test_an_unexpected_key_of_megabytes_is_shortened_and_not_compared() -> None:
+    for key in ("a" * 8_000_000, "a." * 4_000_000):
+        content = _echoing().handle_sync(_chat("num_take", json.dumps({"n": 1, key: 1})))["content"]
+        assert len(content) < 400
+        assert 'is an unexpected field; allowed fields are "n"' in content
+
+
+def test_a_call_that_names_no_tool_says_so() -> None:
+    tools = _echoing()
+    call = {"id": "call_1", "type": "function", "function": {"arguments": "{}"}}
+    assert tools.handle_sync(call)["content"] == (
+        "TOOL_NOT_FOUND: the call names no tool: its name is missing or not a string.\nCall a registered tool instead."
+    )
+    assert tools.handle_sync(_chat("", "{}"))["content"].startswith(
+        "TOOL_NOT_FOUND: the call names no tool: its name is empty."
+    )

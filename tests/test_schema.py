@@ -1081,14 +1081,34 @@ def test_a_subclassed_key_is_reported_by_its_text() -> None:
 
 
 def test_deeply_nested_lists_are_too_deep() -> None:
-    for schema in (s.any(), s.array(s.any()), s.union(s.array(s.any()), s.string()), s.nullable(s.any())):
-        error = parse_error(schema, nested(100_000))
-        assert [(i.path, i.kind) for i in error.issues] == [((), "too_deep")]
-        assert str(error) == "value is invalid: value is nested too deeply to check."
+    # Said where the value's shape stops being declared: what the caller is to send again.
+    for schema, where in (
+        (s.any(), ()),
+        (s.array(s.any()), (0,)),
+        (s.union(s.array(s.any()), s.string()), (0,)),
+        (s.nullable(s.any()), ()),
+        (s.object({"a": s.any()}, extra="allow"), ("b",)),
+    ):
+        value = {"a": 1, "b": nested(100_000)} if isinstance(schema, s.ObjectSchema) else nested(100_000)
+        error = parse_error(schema, value)
+        assert [(i.path, i.kind) for i in error.issues] == [(where, "too_deep")]
+        assert error.issues[0].detail == "must nest arrays and objects at most 100 levels deep, got more"
 
 
-def test_deep_but_reasonable_nesting_is_accepted() -> None:
-    assert s.any().parse(nested(200, 1)) == nested(200, 1)
+def test_nesting_is_bounded_at_a_hundred_levels_whatever_the_stack() -> None:
+    """Accepted up to NESTING_MAX, refused past it, the same at any depth of the caller's stack."""
+    assert s.any().parse(nested(100, 1)) == nested(100, 1)
+    assert issues(s.any(), nested(101, 1)) == [((), "too_deep")]
+    assert issues(s.any(), {"a": nested(100, 1)}) == [((), "too_deep")]  # the object is a level too
+
+    def at_depth(frames: int, value: Any) -> SchemaError | None:
+        return at_depth(frames - 1, value) if frames else attempt(s.any(), value)
+
+    for frames in (0, 300, 800):
+        assert at_depth(frames, nested(100, 1)) is None
+        refused = at_depth(frames, nested(101, 1))
+        assert refused is not None
+        assert [(i.path, i.kind) for i in refused.issues] == [((), "too_deep")]
 
 
 def test_subclasses_of_json_types_are_accepted() -> None:

@@ -13,11 +13,15 @@ from hermes_core import (
     InvalidDefinitionError,
     Issue,
     OutputInvalidError,
+    Runtime,
     ToolFailedError,
     ToolNotFoundError,
+    define_tool,
 )
+from hermes_core import schema as s
 from hermes_core._names import NAME_MAX, NAME_PATTERN, is_name
 from hermes_core._wire import WIRE_PATTERN, WireNames, wire_name
+from hermes_core.adapters import OpenAITools
 
 
 @pytest.mark.parametrize(
@@ -136,10 +140,23 @@ def test_an_unknown_wire_name_suggests_wire_names_only() -> None:
         str(caught.value)
         == '"fs.read" is not a registered tool name.\nCall a registered tool instead, such as "fs_read".'
     )
+    # A call that names no tool (no name, or one that is not a string) is not one that named "None".
+    for sent, said in ((None, "missing or not a string"), (5, "missing or not a string"), ("", "empty")):
+        with pytest.raises(ToolNotFoundError) as odd:
+            names.lookup(sent)
+        assert odd.value.name == (None if sent != "" else "")
+        assert odd.value.suggestions == ()
+        assert str(odd.value) == f"the call names no tool: its name is {said}.\nCall a registered tool instead."
+    # A name of megabytes is refused in time and memory that do not grow with it: no suggestion can be close.
+    with pytest.raises(ToolNotFoundError) as long:
+        names.lookup("fs_read" * 2_000_000)
+    assert long.value.suggestions == ()
+    assert len(str(long.value)) < 200
+    # A lone surrogate, which no UTF-8 text can carry, is escaped in the message.
     with pytest.raises(ToolNotFoundError) as odd:
-        names.lookup(None)
-    assert odd.value.name == "None"
-    assert odd.value.suggestions == ()
+        names.lookup("fs_rea\ud800")
+    assert str(odd.value).startswith('"fs_rea\\ud800" is not a registered tool name.')
+    str(odd.value).encode()
 
 
 def test_an_error_is_shown_under_the_wire_name() -> None:
@@ -210,3 +227,39 @@ def test_names_in_text_are_rewritten_where_they_stand_as_names() -> None:
     assert names.rewrite("fs.list_all, then fs.read; search") == "fs_list_all, then fs_read; search"
     assert names.rewrite("myfs.list fs.listing fs.list.x fs.list-x") == "myfs.list fs.listing fs.list.x fs.list-x"
     assert WireNames(["search"]).rewrite("fs.list") == "fs.list"
+
+
+def test_a_value_in_an_issue_that_is_a_tool_name_is_kept_the_prose_around_it_renamed() -> None:
+    """A field whose values are tool names: the model is told the values it can send, as its definition shows them."""
+    names = WireNames(["fs.read", "tools.help"])
+    error = InputInvalidError(
+        "tools.help",
+        [
+            Issue(("tool",), "enum", 'must be one of "fs.read", "tools.help"'),
+            Issue(("topic",), "invalid", 'is not a topic of fs.read; "fs.read" lists its own topics'),
+            Issue(("text",), "pattern", 'must match "^a", got "see \\"fs.read\\" or fs.read"'),
+        ],
+    )
+    shown = names.shown(error)
+    assert shown.tool == "tools_help"
+    assert [issue.detail for issue in shown.issues] == [
+        'must be one of "fs.read", "tools.help"',
+        'is not a topic of fs_read; "fs.read" lists its own topics',
+        'must match "^a", got "see \\"fs.read\\" or fs.read"',
+    ]
+
+
+def test_an_enum_of_tool_names_is_refused_with_the_values_a_model_can_send() -> None:
+    take = define_tool(
+        name="tools.help",
+        description="Help on one tool.",
+        version="1.0.0",
+        input=s.object({"tool": s.enum(["fs.read", "tools.help"])}),
+        handler=lambda args: f"help for {args['tool']}",
+    )
+    read = define_tool(name="fs.read", description="Read.", version="1.0.0", input=s.object({}), handler=lambda _: "")
+    tools = OpenAITools(Runtime([take, read]))
+    call = {"id": "c", "type": "function", "function": {"name": "tools_help", "arguments": '{"tool": "fs-read"}'}}
+    assert '"tool" must be one of "fs.read", "tools.help".' in tools.handle_sync(call)["content"]
+    call["function"]["arguments"] = '{"tool": "fs.read"}'
+    assert tools.handle_sync(call)["content"] == "help for fs.read"

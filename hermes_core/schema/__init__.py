@@ -377,6 +377,14 @@ def literal(value: str | int | float | bool | None, *, description: str | None =
     return EnumSchema((value,), _check_description(decl, description))
 
 
+def _not_declarable(refused: SchemaError, field: str) -> str:
+    """Why a value declared in a schema (a const, a default) is refused: what the JSON check found."""
+    issue = refused.issues[0]
+    if issue.kind == "too_deep" and not issue.path:  # nested too deep, or containing itself: said of the value
+        return issue.detail
+    return f"must be a JSON value: {issue.message(field)}"
+
+
 def const(value: Any, *, description: str | None = None) -> ConstSchema:
     """Exactly *value*, any JSON value (objects and arrays too), compared as JSON does.
 
@@ -392,7 +400,7 @@ def const(value: Any, *, description: str | None = None) -> ConstSchema:
     try:
         checked = _JSON_VALUE.parse(value)
     except SchemaError as exc:
-        raise InvalidDefinitionError(decl, "value", f"must be a JSON value: {exc.issues[0].message('value')}") from None
+        raise InvalidDefinitionError(decl, "value", _not_declarable(exc, "value")) from None
     problem = declared_value_problem(checked)
     if problem is not None:
         raise InvalidDefinitionError(decl, "value", problem)
@@ -611,9 +619,7 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
         try:
             default = _JSON_VALUE.parse(default)
         except SchemaError as exc:
-            raise InvalidDefinitionError(
-                decl, "default", f"must be a JSON value: {exc.issues[0].message('default')}"
-            ) from None
+            raise InvalidDefinitionError(decl, "default", _not_declarable(exc, "default")) from None
         # Checked before it is copied: the copy, like every later use, recurses as deep as it nests.
         problem = declared_value_problem(default)
         if problem is not None:

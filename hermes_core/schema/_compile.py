@@ -39,6 +39,7 @@ from hermes_core.schema._shared import (
     BAD,
     FORMATS,
     MISSING,
+    NESTING_MAX,
     Context,
     Path,
     copy_json,
@@ -96,8 +97,8 @@ class _NotJson(Exception):  # noqa: N818 - internal control flow, never raised t
     """Raised by :func:`_any_fast` at the first doubt; the walk then says what is wrong."""
 
 
-def _any_fast(value: Any) -> None:
-    """Return if *value* is plainly JSON-shaped (exact builtin types only), else raise ``_NotJson``."""
+def _any_fast(value: Any, depth: int = 0) -> None:
+    """Return if *value* is plainly JSON (builtin types only, within ``NESTING_MAX``), else raise ``_NotJson``."""
     kind = type(value)
     if kind is str:
         if not (value.isascii() or unicode_ok(value)):
@@ -108,13 +109,17 @@ def _any_fast(value: Any) -> None:
         if value - value != 0.0:
             raise _NotJson
     elif kind is list:
+        if depth >= NESTING_MAX:
+            raise _NotJson
         for item in value:
-            _any_fast(item)
+            _any_fast(item, depth + 1)
     elif kind is dict:
+        if depth >= NESTING_MAX:
+            raise _NotJson
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or unicode_ok(key)):
                 raise _NotJson
-            _any_fast(item)
+            _any_fast(item, depth + 1)
     else:
         raise _NotJson
 

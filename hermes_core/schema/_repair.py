@@ -196,7 +196,9 @@ def repair_input(validator: Validator, value: Any) -> Repaired | None:
     walk = _Walk(validator.refs)
     try:
         repaired = walk.fix(validator.schema, value, ())  # type: ignore[arg-type] # the validator's schema is a node
-    except (_GiveUp, RecursionError):
+    # _GiveUp, RecursionError, and anything a rule meets in a hostile value: a repair is only ever an offer,
+    # and a call it cannot repair gets the error it would have had without lenient mode, never a worse one.
+    except Exception:
         return None
     if not walk.repairs:
         return None
@@ -407,7 +409,11 @@ def _number(text: str, integer: bool) -> int | float | None:
         except ValueError:  # longer than Python converts: as the arguments' reader, not read
             return None
     number = float(text)
-    if not math.isfinite(number) or Decimal(repr(number)) != Decimal(text):
+    try:
+        exact = Decimal(text)
+    except ArithmeticError:  # an exponent beyond Decimal's (1e-99999999999999999999 reads as float 0.0)
+        return None
+    if not math.isfinite(number) or Decimal(repr(number)) != exact:
         return None
     if integer:
         return int(number) if number.is_integer() else None

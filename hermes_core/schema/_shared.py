@@ -22,8 +22,8 @@ from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
 __all__ = [
     "BAD",
     "FORMATS",
-    "MAX_DEFAULT_DEPTH",
     "MISSING",
+    "NESTING_MAX",
     "Context",
     "Extra",
     "Path",
@@ -213,9 +213,13 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-#: How deep a default may nest arrays and objects. It is copied into every parsed value, exported
-#: in JSON Schema and printed by the CLI, each a recursion of its own: a bound keeps all of them safe.
-MAX_DEFAULT_DEPTH = 100
+#: How deep a value of no declared shape (``s.any()``, an object's extra fields, a default, a const) may
+#: nest arrays and objects, counted from where its shape stops being declared. A JSON reader goes as deep
+#: as the interpreter's recursion limit from where it is called, and whatever handles the value next (a
+#: result's encoder, a copy, a client's reader: the MCP Python SDK's stops at about 200 levels) from deeper
+#: down: a value nested just short of the first limit would pass the check and break the next. This one
+#: bound holds well short of all of them.
+NESTING_MAX = 100
 
 
 def in_float_range(number: int | float) -> bool:
@@ -241,11 +245,10 @@ def integer_size(number: int) -> str:
 def declared_value_problem(value: Any) -> str | None:
     """What makes a JSON *value* unfit to declare in a schema (a default), or None.
 
-    It may nest arrays and objects at most :data:`MAX_DEFAULT_DEPTH` levels, and
-    its numbers must fit a 64-bit float. *value* is already known to be JSON
-    (acyclic); the walk is level by level, so it cannot recurse too deeply itself.
+    Its numbers must fit a 64-bit float. *value* is already known to be JSON,
+    acyclic and nested at most :data:`NESTING_MAX` levels (``s.any()`` checked it).
     """
-    level, depth = [value], 0
+    level = [value]
     while level:
         containers = []
         for item in level:
@@ -253,9 +256,6 @@ def declared_value_problem(value: Any) -> str | None:
                 containers.append(item)
             elif isinstance(item, int) and not isinstance(item, bool) and not in_float_range(item):
                 return f"must hold numbers within a 64-bit float's range (about 1.8e308), got {integer_size(item)}"
-        depth += 1
-        if containers and depth > MAX_DEFAULT_DEPTH:
-            return f"must nest arrays and objects at most {MAX_DEFAULT_DEPTH} levels deep, got more"
         level = [item for box in containers for item in (box if isinstance(box, list) else box.values())]
     return None
 
@@ -317,8 +317,11 @@ def key_issue(key: Any, path: Path, issues: list[Issue]) -> bool:
     return False
 
 
-def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> None:
-    """Append an issue for every place in *value* that is not JSON-shaped."""
+def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context, depth: int = 0) -> None:
+    """Append an issue for every place in *value* that is not JSON-shaped, or nests past :data:`NESTING_MAX`.
+
+    *depth* is how many arrays and objects hold *value* below where the check began.
+    """
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
@@ -335,17 +338,22 @@ def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context) -> Non
     if id(value) in ctx.active:
         issues.append(Issue(path, "too_deep", "must not contain itself (a reference cycle)"))
         return
+    if depth >= NESTING_MAX:
+        # Said of the value whose check began here (its path, not the deep place's): that is what to send again.
+        said = f"must nest arrays and objects at most {NESTING_MAX} levels deep, got more"
+        issues.append(Issue(path[: len(path) - depth], "too_deep", said))
+        return
     ctx.active.add(id(value))
     try:
         if isinstance(value, list):
             for index, item in enumerate(value):
-                check_json(item, (*path, index), issues, ctx)
+                check_json(item, (*path, index), issues, ctx, depth + 1)
                 if len(issues) > ISSUES_MAX:
                     raise TooManyIssues(issues)
         else:
             for key, item in value.items():
                 if not key_issue(key, path, issues):
-                    check_json(item, (*path, path_key(key)), issues, ctx)
+                    check_json(item, (*path, path_key(key)), issues, ctx, depth + 1)
                 if len(issues) > ISSUES_MAX:
                     raise TooManyIssues(issues)
     finally:

@@ -244,7 +244,38 @@ def absent_nulls(schema: Schema, value: Any, refs: Mapping[str, Schema], depth: 
         return out
     if isinstance(schema, ArraySchema) and type(value) is list:
         return [absent_nulls(schema.items, item, refs, depth + 1) for item in value]
+    if isinstance(schema, UnionSchema | OneOfSchema) and type(value) in (dict, list):
+        return _absent_nulls_in_option(schema.options, value, refs, depth)
     return value
+
+
+def _absent_nulls_in_option(options: tuple[Schema, ...], value: Any, refs: Mapping[str, Schema], depth: int) -> Any:
+    """:func:`absent_nulls` under the option of a union the value is meant for; *value* if that is not plain.
+
+    Strict mode makes every field of every option required, an optional one
+    nullable, so a model sends all the fields of the option it chose: an
+    object is for the options whose fields hold every key it has, an array
+    for the array options. Where those options take the value the same way,
+    that is how it is taken; where they differ, the value is checked as sent.
+    """
+    taken: list[Any] = []
+    for option in options:
+        shape = _through(option, refs)
+        while isinstance(shape, NullableSchema | OptionalSchema):
+            shape = _through(shape.schema, refs)
+        if type(value) is dict:
+            fields = shape.fields if isinstance(shape, ObjectSchema) else None
+            if fields is None or not all(type(key) is str and key in fields for key in value):
+                continue
+        elif not isinstance(shape, ArraySchema):
+            continue
+        candidate = absent_nulls(shape, value, refs, depth)
+        try:
+            if not any(candidate == other for other in taken):
+                taken.append(candidate)
+        except Exception:  # a value's own __eq__ (a dict given, not read from JSON): checked as sent
+            return value
+    return taken[0] if len(taken) == 1 else value
 
 
 def _accepts_null(schema: Schema, refs: Mapping[str, Schema]) -> bool:
