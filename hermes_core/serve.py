@@ -42,22 +42,20 @@ The SDK is imported only by the functions that need it: :func:`mcp_tools`
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import ipaddress
 import json
-import os
 import socket
-import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._content import Content
 from hermes_core._door import ARGUMENTS_MAX, Door, Repaired, mcp_content, result_text
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
 from hermes_core._serve_calls import Levels, elicit_approval, serve_call
+from hermes_core._serve_stdio import Replies, stdin_lines
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
 from hermes_core.schema import AnySchema
@@ -66,8 +64,6 @@ from hermes_core.schema._validators import follow_refs
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from mcp.server.transport_security import TransportSecuritySettings
-    from mcp.shared._stream_protocols import WriteStream
-    from mcp.shared.message import SessionMessage
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from hermes_core._context import Listeners
@@ -278,79 +274,6 @@ def mcp_server(runtime: Runtime, *, name: str = "hermesos", timeout: float | Non
     return server
 
 
-class _Lines:
-    """The lines of a binary stdin, each at most *limit* bytes (read in a worker thread, one at a time).
-
-    A longer line is read to its end and dropped, a chunk at a time, and
-    answered with a JSON-RPC error (``id`` null: its id was never read) on
-    *reply*, set once the transport is open; the session goes on.
-    """
-
-    __slots__ = ("_file", "_limit", "reply")
-
-    def __init__(self, file: BinaryIO, limit: int) -> None:
-        self._file = file
-        self._limit = limit
-        self.reply: WriteStream[SessionMessage] | None = None
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _read(self, size: int) -> bytes:
-        import anyio.to_thread  # noqa: PLC0415 - see the module docstring
-
-        return await anyio.to_thread.run_sync(self._file.readline, size, abandon_on_cancel=True)
-
-    async def _lines(self) -> AsyncIterator[str]:
-        while line := await self._read(self._limit + 1):
-            if len(line) <= self._limit or (line.endswith(b"\n") and len(line) == self._limit + 1):
-                yield line.decode("utf-8", errors="replace")
-                continue
-            while line and not line.endswith(b"\n"):  # the rest of it, never held
-                line = await self._read(65536)
-            await self._refuse()
-
-    async def _refuse(self) -> None:
-        import mcp_types as types  # noqa: PLC0415 - see the module docstring
-        from mcp.shared.message import SessionMessage  # noqa: PLC0415
-
-        message = (
-            f"the message is larger than {self._limit} bytes, the most this server reads in one message; it was not "
-            "read: send smaller arguments"
-        )
-        error = types.JSONRPCError(
-            jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
-        )
-        if self.reply is not None:
-            await self.reply.send(SessionMessage(error))
-
-
-@contextlib.contextmanager
-def _stdin(limit: int) -> Iterator[_Lines]:
-    """The lines of stdin, bounded; while they are read, fd 0 is the null device (a tool reading it gets nothing)."""
-    if sys.platform == "win32" or not _is_fd(sys.stdin, 0):
-        yield _Lines(sys.stdin.buffer, limit)
-        return
-    import fcntl  # noqa: PLC0415 - POSIX only
-
-    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    try:
-        # Never closed: a worker thread may still be blocked reading it after the transport is left.
-        yield _Lines(os.fdopen(private, "rb", closefd=False), limit)
-    finally:
-        os.dup2(private, 0)
-
-
-def _is_fd(stream: Any, fd: int) -> bool:
-    try:
-        return bool(stream.buffer.fileno() == fd)
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
 async def serve_stdio(
     runtime: Runtime, *, name: str = "hermesos", timeout: float | None = None, max_message_bytes: int = ARGUMENTS_MAX
 ) -> None:
@@ -370,10 +293,10 @@ async def serve_stdio(
     server = mcp_server(runtime, name=name, timeout=timeout)
     async with runtime:
         try:
-            with _stdin(max_message_bytes) as lines:
+            with stdin_lines(max_message_bytes) as lines:
                 async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-                    lines.reply = write
-                    await server.run(read, write, server.create_initialization_options())
+                    lines.replies = replies = Replies(write)
+                    await server.run(read, replies, server.create_initialization_options())
         except* (BrokenPipeError, ConnectionResetError):
             pass  # the client closed its end of stdout: there is nobody left to serve
 
@@ -493,13 +416,58 @@ def mcp_http_app(
     """
     check_exposure(host, token)
     server = mcp_server(runtime, name=name, timeout=timeout)
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        stateless_http=True,
-        transport_security=_security(host),
-        max_request_body_size=ARGUMENTS_MAX,
+    app: ASGIApp = _NoStream(
+        server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            transport_security=_security(host),
+            max_request_body_size=ARGUMENTS_MAX,
+        )
     )
     return _BearerToken(app, token) if token else app
+
+
+class _NoStream:
+    """ASGI middleware: ``GET`` on the MCP endpoint is answered ``405``, as the protocol allows a server to.
+
+    A stateless server has nothing to send on a stream a client opens with
+    ``GET`` (no session ties a later message to it), and the SDK held such a
+    stream open, silent, for as long as the client kept it: enough of them,
+    each a connection sending nothing, took every connection the server takes.
+    """
+
+    __slots__ = ("_app",)
+
+    _BODY: Final = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32000,
+                "message": "Method Not Allowed: this server keeps no session, so it sends nothing on a GET stream; "
+                "send each request with POST",
+            },
+        }
+    ).encode()
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "GET"
+            or scope.get("path") not in (MCP_PATH, MCP_PATH + "/")
+        ):
+            await self._app(scope, receive, send)
+            return
+        headers = [
+            (b"allow", b"POST"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(self._BODY)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 405, "headers": headers})
+        await send({"type": "http.response.body", "body": self._BODY})
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -11,6 +11,7 @@ with its process group, and every test checks it left no child behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -19,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -349,6 +351,18 @@ def _answer(process: subprocess.Popen[str]) -> dict[str, Any]:
     return answer
 
 
+def _answer_soon(process: subprocess.Popen[str], seconds: float = 20) -> dict[str, Any]:
+    """The next answer, failing (not hanging) if none comes within *seconds*: what these tests catch used to hang."""
+    assert process.stdout is not None
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(seconds)
+    assert read, f"no answer within {seconds} s"
+    answer: dict[str, Any] = json.loads(read[0])
+    return answer
+
+
 @pytest.fixture
 def raw(env: Env) -> Iterator[subprocess.Popen[str]]:
     """``hermesos serve`` over stdio, with pipes the test writes JSON lines to and reads them from."""
@@ -393,7 +407,16 @@ def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(
 ) -> None:
     """Raw JSON lines: not JSON, bad parameters, an unknown method; then stdin closes during a slow call."""
     _line(raw, "this is not JSON")
+    assert _answer(raw) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32700,
+            "message": "the message is not JSON (Expecting value); send one JSON-RPC message a line",
+        },
+    }
     _line(raw, "[1, 2, 3]")
+    assert _answer(raw)["error"]["code"] == -32600
     _line(raw, {**CALL, "id": 2, "params": {"name": "math_eval", "arguments": [1, 2]}})
     assert _answer(raw)["error"]["code"] == -32602  # the SDK's INVALID_PARAMS, no traceback
     _line(raw, {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
@@ -405,6 +428,120 @@ def test_stdio_survives_what_a_client_sends_and_stops_when_stdin_ends_mid_call(
     assert raw.stdin is not None
     raw.stdin.close()  # the client went away mid-call
     _stopped_quietly(raw)
+
+
+@pytest.mark.parametrize(
+    ("line", "answer"),
+    [
+        (
+            '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+            (None, -32600, "a request's id must be a string or an integer"),
+        ),
+        (
+            '{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+            (None, -32600, "a request's id must be a string or an integer"),
+        ),
+        ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "x"}', (7, -32600, "params: Input should be")),
+        ('{"jsonrpc": "2.0", "id": 8, "method": 5}', (8, -32600, "the message could not be read: ")),
+        ('{"jsonrpc": "1.0", "id": 9, "method": "ping"}', (9, -32600, "the message could not be read: ")),
+        ('[{"jsonrpc": "2.0", "id": 10, "method": "ping"}]', (None, -32600, "a batch (an array of messages)")),
+        ('"ping"', (None, -32600, "a JSON-RPC message is a JSON object")),
+        ("NaN", (None, -32700, "the message is not JSON (NaN is not a JSON value")),
+        (
+            '{"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": "math_eval", '
+            '"arguments": {"expression": "\\ud800"}}}',
+            ("s", -32700, "a string holds a lone surrogate"),
+        ),
+        (
+            '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "math_eval", '
+            '"arguments": {"expression": ' + "1" * 5000 + "}}}",
+            (11, -32700, "the message could not be read: "),
+        ),
+        (
+            '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "math_eval", '
+            '"arguments": {"expression": ' + "[" * 300 + "]" * 300 + "}}}",
+            (12, -32700, "the message could not be read: "),
+        ),
+    ],
+)
+def test_stdio_answers_every_line_the_sdk_cannot_read_under_its_id_where_one_was_read(
+    raw: subprocess.Popen[str], line: str, answer: tuple[Any, int, str]
+) -> None:
+    """The SDK drops what it cannot read, and the client waits for ever: each is answered, and the session goes on."""
+    _line(raw, line)
+    got = _answer_soon(raw)
+    ident, code, said = answer
+    assert (got["id"], got["error"]["code"]) == (ident, code), got
+    assert said in got["error"]["message"], got
+    _line(raw, {"jsonrpc": "2.0", "id": 99, "method": "ping"})
+    assert _answer_soon(raw) == {"jsonrpc": "2.0", "id": 99, "result": {}}
+
+
+def test_stdio_answers_what_was_read_before_stdin_ended(raw: subprocess.Popen[str]) -> None:
+    """Requests written, then stdin closed at once (``printf ... | hermesos serve``): every one is answered."""
+    assert raw.stdin is not None
+    lines = [
+        json.dumps({**CALL, "id": n, "params": {"name": "math_eval", "arguments": {"expression": f"{n} * 2"}}})
+        for n in range(2, 42)
+    ]
+    raw.stdin.write("\n".join(lines) + "\n")
+    raw.stdin.close()
+    assert raw.stdout is not None
+    answers = {answer["id"]: answer for answer in map(json.loads, raw.stdout.read().splitlines())}
+    assert sorted(answers) == list(range(2, 42))
+    assert all(answers[n]["result"]["structuredContent"] == {"result": n * 2} for n in answers)
+    _stopped_quietly(raw)
+
+
+def test_stdio_refuses_a_request_past_the_most_in_flight_and_takes_them_again_once_answered(
+    env: Env, raw: subprocess.Popen[str]
+) -> None:
+    from hermes_core._serve_stdio import IN_FLIGHT_MAX
+
+    for n in range(IN_FLIGHT_MAX):
+        _line(raw, {**CALL, "id": n + 2, "params": {"name": "unit_slow", "arguments": {"seconds": 3}}})
+    _line(raw, {"jsonrpc": "2.0", "id": "one-more", "method": "ping"})
+    refused = _answer_soon(raw)
+    assert refused["id"] == "one-more"
+    assert refused["error"]["code"] == -32000
+    assert f"already answering {IN_FLIGHT_MAX} requests" in refused["error"]["message"]
+    answered = {_answer_soon(raw)["id"] for _ in range(IN_FLIGHT_MAX)}
+    assert answered == set(range(2, IN_FLIGHT_MAX + 2))
+    _line(raw, {"jsonrpc": "2.0", "id": "again", "method": "ping"})
+    assert _answer_soon(raw) == {"jsonrpc": "2.0", "id": "again", "result": {}}
+
+
+def test_stdio_stops_reading_a_client_that_does_not_read_its_answers(raw: subprocess.Popen[str]) -> None:
+    """A client writing requests without reading answers cannot make the server hold more than a bounded number.
+
+    Before, 5 MB of pings held 4.8 GB: every request read became a task waiting to write its answer. The pings
+    all have the same id, as a careless client's may: the bound counts requests, not ids.
+    """
+    assert raw.stdin is not None
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n' * 1000
+    written = 0
+
+    def write() -> None:
+        nonlocal written
+        with contextlib.suppress(OSError, ValueError):
+            for _ in range(100):  # 100,000 pings: the server stops reading long before
+                raw.stdin.buffer.write(ping)  # type: ignore[union-attr]
+                raw.stdin.buffer.flush()  # type: ignore[union-attr]
+                written += 1000
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(15)
+    assert writer.is_alive()  # blocked: the server no longer reads
+    assert written < 100_000
+    status = Path(f"/proc/{raw.pid}/status").read_text() if sys.platform == "linux" else ""
+    if status:
+        rss = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+        assert rss < 200_000, f"the server holds {rss} kB"  # about 75,000 here; 490,000 after 10,000 pings before
+    os.killpg(raw.pid, signal.SIGKILL)
+    writer.join(10)
+    with contextlib.suppress(OSError):
+        raw.stdin.close()  # what the blocked write left in the buffer has nowhere to go
 
 
 def test_stdio_stops_quietly_when_the_client_dies_mid_call(env: Env, raw: subprocess.Popen[str]) -> None:
@@ -515,6 +652,32 @@ def test_http_off_loopback_needs_the_token_on_every_request(env: Env, http_serve
             assert text(await client.call_tool("math_eval", {"expression": "3 * 3"})) == "9"
 
     run(scenario)
+
+
+def test_http_answers_a_get_stream_at_once_so_silent_streams_cannot_take_every_connection(
+    env: Env, http_server: Callable[..., HTTPServer]
+) -> None:
+    """Stateless, the server has nothing to send on a GET stream; held open, eight of them took all eight slots."""
+    server = http_server(extra_env={"HERMESOS_SERVE_MAX_CONNECTIONS": "8"})
+    held = []
+    for _ in range(20):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("GET", "/mcp", headers={"Accept": "text/event-stream", "Host": f"127.0.0.1:{server.port}"})
+        response = connection.getresponse()
+        assert response.status == 405
+        assert response.getheader("Allow") == "POST"
+        assert json.loads(response.read())["error"]["message"].startswith("Method Not Allowed: this server keeps no")
+        held.append(connection)  # kept open: a connection that says nothing more
+
+    async def scenario() -> None:
+        async with Client(server.url) as client:
+            assert text(await client.call_tool("math_eval", {"expression": "6 * 7"})) == "42"
+
+    try:
+        run(scenario)
+    finally:
+        for connection in held:
+            connection.close()
 
 
 def test_http_survives_a_client_that_leaves_mid_call(env: Env, http_server: Callable[..., HTTPServer]) -> None:

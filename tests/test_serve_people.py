@@ -12,12 +12,15 @@ logging and elicitation callbacks are what a host would give it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -562,3 +565,52 @@ def test_the_typescript_1x_client_hears_progress_and_answers_an_ask(env: Env, ty
     assert (env.workspace / "todo.txt").read_text() == "buy milk"
     [asked] = got["asked"]
     assert (asked["message"], asked["requestedSchema"]) == (env.asked("todo.txt", "buy milk"), ALWAYS_FORM)
+
+
+@pytest.mark.parametrize("reply", ['"yes"', '{"action": "accept", "content": {"note": "\\ud800"}}'])
+def test_an_answer_to_the_question_that_cannot_be_read_ends_the_call_as_unanswered(env: Env, reply: str) -> None:
+    """A client's answer the SDK cannot read was dropped, and the call waited for it for ever (no time limit)."""
+    process = subprocess.Popen(
+        SERVE, env={**os.environ, **env.vars}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True)  # type: ignore[union-attr]
+    reader.start()
+
+    def send(message: dict[str, Any] | str) -> None:
+        process.stdin.write((message if isinstance(message, str) else json.dumps(message)) + "\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+
+    try:
+        capabilities = {"elicitation": {"form": {}}}
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "r", "version": "0"},
+        }
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+        assert "result" in json.loads(lines.get(timeout=30))
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        arguments = {"path": "todo.txt", "content": "buy milk"}
+        send(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fs_write", "arguments": arguments}}
+        )
+        question = json.loads(lines.get(timeout=30))
+        assert question["method"] == "elicitation/create"
+        send('{"jsonrpc": "2.0", "id": ' + json.dumps(question["id"]) + ', "result": ' + reply + "}")
+        answer = json.loads(lines.get(timeout=30))
+        assert answer["id"] == 2
+        assert answer["result"]["isError"] is True
+        text = answer["result"]["content"][0]["text"]
+        assert text.startswith("PERMISSION_DENIED: ")
+        assert "(the MCP client did not answer the question: it replied with an error)" in text
+        assert not (env.workspace / "todo.txt").exists()
+    finally:
+        process.kill()
+        process.wait(10)
+        reader.join(10)  # stdout ended with the process
+        process.stdout.close()
+        with contextlib.suppress(OSError):
+            process.stdin.close()
