@@ -213,10 +213,15 @@ def hermes_problems() -> Iterable[str]:
 
 @hookimpl
 def hermes_guarded_paths() -> Iterable[str]:
-    """The configuration file in use and the listing cache: they decide which programs start and what tools say.
+    """What decides which programs start and what tools say: the configuration, the cache, each server's code.
 
-    The loader refuses to start when a directory a tool may write holds either
-    (the configuration directory of hermesos is guarded by the core itself).
+    The configuration file in use, the listing cache, and for each stdio
+    server the program, the files its arguments name, its working directory
+    and the paths in its variables (``ServerConfig.decisive_paths``). The
+    loader refuses to start when a directory a tool may write holds any of
+    them (the configuration directory of hermesos is guarded by the core itself).
     """
     path = find_config_file()
-    return [*([] if path is None else [str(path)]), str(cache_dir())]
+    servers = () if _loaded is None else _loaded.pool.servers.values()
+    decisive = [found for server in servers for found in server.decisive_paths()]
+    return [*([] if path is None else [str(path)]), str(cache_dir()), *decisive]

@@ -136,6 +136,43 @@ class ServerConfig:
         """``stdio`` or ``http``."""
         return "stdio" if self.command is not None else "http"
 
+    def decisive_paths(self) -> list[str]:
+        """The files and folders that decide what this server runs, as far as its entry names them.
+
+        For a stdio server: its program (found on the ``PATH`` it is given,
+        as it will be started); every argument that names an existing file
+        (``server.py``, ``--config=app.toml``; relative to its working
+        directory); that working directory when the entry sets one; the
+        folders of the search paths the entry sets (a variable whose name ends
+        in ``PATH``, such as ``PYTHONPATH`` or ``NODE_PATH``, and
+        ``PYTHONHOME``) and every existing file any variable it sets names. A
+        tool that could write one of them could change the code the server
+        runs at its next start. An argument naming a folder is left out: it is
+        most often the data a server serves (a filesystem server's folders). A
+        server at a URL has none.
+        """
+        if self.command is None:
+            return []
+        import shutil  # noqa: PLC0415 - only where a stdio server is configured: start-up
+
+        base = self.cwd or os.getcwd()
+        found: list[str] = []
+        program = self.command if os.sep in self.command else shutil.which(self.command, path=self.env.get("PATH"))
+        if program:
+            found.append(os.path.join(base, program))
+        for argument in self.args:
+            for candidate in (argument, argument.partition("=")[2]):
+                if candidate and os.path.isfile(path := os.path.join(base, os.path.expanduser(candidate))):
+                    found.append(path)
+        if self.cwd:
+            found.append(self.cwd)
+        for name, value in self.env.items():
+            searched = name.endswith("PATH") or name == "PYTHONHOME"
+            for part in value.split(os.pathsep):
+                if os.path.isabs(part) and (os.path.isfile(part) or (searched and os.path.isdir(part))):
+                    found.append(part)
+        return list(dict.fromkeys(os.path.abspath(path) for path in found))
+
     def cache_key(self) -> str:
         """The hash of the entry as written (its name included): any change to it is another key."""
         text = json.dumps({"name": self.name, "entry": self.entry}, sort_keys=True, ensure_ascii=True, default=str)
