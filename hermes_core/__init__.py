@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._runtime import Runtime
     from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
     from hermes_core._toolhints import ToolHints
-    from hermes_core._tools import PERMISSION_PATTERN, Tool, define_tool
+    from hermes_core._tools import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
     from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
     from hermes_core._wire import wire_name
 
@@ -54,6 +54,7 @@ __all__ = [
     "NAME_MAX",
     "NAME_PATTERN",
     "PERMISSION_PATTERN",
+    "TIMEOUT_MAX",
     "Approval",
     "ApprovalRequest",
     "Ask",
@@ -171,6 +172,7 @@ _PLACES: dict[str, str] = {
     "user_config_file": "hermes_core._settings",
     "ToolHints": "hermes_core._toolhints",
     "PERMISSION_PATTERN": "hermes_core._tools",
+    "TIMEOUT_MAX": "hermes_core._tools",
     "Tool": "hermes_core._tools",
     "define_tool": "hermes_core._tools",
     "disable_tracing": "hermes_core._tracing",

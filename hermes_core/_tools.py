@@ -12,6 +12,7 @@ import inspect
 import json
 import math
 import re
+import threading
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
@@ -26,10 +27,25 @@ from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, Optional
 from hermes_core.schema._inputs import input_schemas, tool_input
 from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
 
-__all__ = ["PERMISSION_PATTERN", "Handler", "Tool", "ToolHints", "calls_current_call", "check_timeout", "define_tool"]
+__all__ = [
+    "PERMISSION_PATTERN",
+    "TIMEOUT_MAX",
+    "Handler",
+    "Tool",
+    "ToolHints",
+    "calls_current_call",
+    "check_timeout",
+    "define_tool",
+    "too_long",
+]
 
 #: What a handler is: a plain or ``async`` function of the parsed input.
 Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
+
+#: The longest time limit, in seconds, that a tool, a runtime, a call or the command takes: a billion
+#: seconds (about 31 years), or less where the platform's waits cannot wait that long. A longer one used to
+#: be taken, then fail the call as the tool's fault (``OverflowError`` from the wait); None is no limit.
+TIMEOUT_MAX: typing.Final = min(threading.TIMEOUT_MAX, 1e9)
 
 #: A permission a tool declares: ``namespace:action``, each part ``[a-z][a-z0-9_-]*``.
 PERMISSION_PATTERN = re.compile(r"[a-z][a-z0-9_-]*:[a-z][a-z0-9_-]*\Z")
@@ -441,7 +457,15 @@ def check_timeout(declaration: str, field: str, seconds: object) -> float | None
         raise InvalidDefinitionError(
             declaration, field, f"must be a positive number of seconds such as 2.5, or None, got {_describe(seconds)}"
         )
+    if seconds > TIMEOUT_MAX:
+        raise InvalidDefinitionError(declaration, field, too_long(seconds))
     return seconds
+
+
+def too_long(seconds: float, unlimited: str = "None") -> str:
+    """Why a time limit past :data:`TIMEOUT_MAX` is refused, wherever one is read; *unlimited*: how to set none."""
+    shown = "a larger number" if isinstance(seconds, int) and seconds.bit_length() > 1000 else f"{float(seconds):g}"
+    return f"must be at most {TIMEOUT_MAX:,.0f} seconds ({unlimited} for no limit), got {shown}"
 
 
 def _check_fields(tool: Tool) -> str:

@@ -284,6 +284,14 @@ def test_call_timeout_limits_the_call_and_a_bad_one_is_a_usage_error(
         assert err.splitlines()[-1] == (
             f"hermesos call: argument --timeout: must be a positive number of seconds such as 2.5, got {bad!r}"
         )
+    # Past what a wait can wait: a usage error, not a tool failure from OverflowError (nor a traceback).
+    for command in (["call", "unit.nap"], ["check"]):
+        status, _, err = run(capsys, *command, "--timeout", "1e10")
+        assert status == 2
+        assert err.splitlines()[-1] == (
+            f"hermesos {command[0]}: argument --timeout: must be at most 1,000,000,000 seconds (leave the option "
+            "out for no limit), got 1e+10"
+        )
 
 
 def test_the_exit_statuses_are_the_documented_table() -> None:

@@ -187,7 +187,7 @@ def test_a_plain_handler_past_its_time_runs_on_but_its_late_result_is_never_deli
     assert asyncio.run(runtime.call("t.run", {"n": 2})) == "on time"
 
 
-@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan"), "1", True])
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan"), "1", True, 1e10, 1.8e308, 10**400])
 def test_a_timeout_must_be_a_positive_number(seconds: Any) -> None:
     for make in (
         lambda: Runtime(timeout=seconds),
@@ -197,6 +197,18 @@ def test_a_timeout_must_be_a_positive_number(seconds: Any) -> None:
         with pytest.raises(InvalidDefinitionError) as caught:
             make()
         assert caught.value.field == "timeout"
+
+
+def test_the_longest_timeout_is_taken_and_one_past_it_is_refused_not_a_tool_failure() -> None:
+    """Past what a wait can wait, a limit was taken, then failed the call as the tool's fault (OverflowError)."""
+    from hermes_core import TIMEOUT_MAX
+
+    runtime = Runtime([tool(sleeper(0))], timeout=TIMEOUT_MAX)
+    assert runtime.call_sync("t.run", {}, timeout=TIMEOUT_MAX) == "slept"
+    assert asyncio.run(runtime.call("t.run", {}, timeout=TIMEOUT_MAX)) == "slept"
+    with pytest.raises(InvalidDefinitionError) as caught:
+        runtime.call_sync("t.run", {}, timeout=TIMEOUT_MAX * 10)
+    assert caught.value.detail == "must be at most 1,000,000,000 seconds (None for no limit), got 1e+10"
 
 
 # -- cancellation -------------------------------------------------------------------------------

@@ -104,6 +104,10 @@ def seconds(text: str) -> float:
         value = math.nan
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds such as 2.5, got {text!r}")
+    from hermes_core._tools import TIMEOUT_MAX, too_long  # noqa: PLC0415 - --help imports nothing of the core
+
+    if value > TIMEOUT_MAX:
+        raise argparse.ArgumentTypeError(too_long(value, "leave the option out"))
     return value
 
 

@@ -20,6 +20,7 @@ from typing import Any, Final, final
 
 from hermes_core import (
     PERMISSION_PATTERN,
+    TIMEOUT_MAX,
     InvalidDefinitionError,
     read_config_file,
     setting,
@@ -431,6 +432,8 @@ def _positive(value: object, key: str) -> float:
     seconds = _seconds(value, allow_zero=False)
     if seconds is None:
         raise _EntryError(f"{key} must be a positive number of seconds such as 30, got {_shown(value)}")
+    if seconds > TIMEOUT_MAX:
+        raise _EntryError(f"{key} must be at most {TIMEOUT_MAX:,.0f} seconds, got {_shown(value)}")
     return seconds
 
 

@@ -192,6 +192,7 @@ def test_a_server_entry_becomes_a_checked_config() -> None:
         ('command = "x"\ntoken_env = "T"', "token_env does not apply to a server with command"),
         ('command = "x"\npermissions = ["MCP time"]', 'permissions has "MCP time", which is not a permission'),
         ('command = "x"\ntimeout = 0', "timeout must be a positive number of seconds such as 30, got 0"),
+        ('command = "x"\nstartup_timeout = 1e300', "startup_timeout must be at most 1,000,000,000 seconds, got 1e+300"),
         ('command = "x"\nargs = "a b"', 'args must be a list of strings such as args = ["--local-timezone", "UTC"]'),
     ],
 )
