@@ -310,7 +310,9 @@ def test_uninstall_runs_pip_uninstall_yes_and_says_what_went(
     assert run(capsys, "uninstall", "requests") == (0, "no hermesos plugin was uninstalled\n", "")
 
 
-@pytest.mark.parametrize("name", ["hermesos-core", "Hermesos_Core", "hermesos.core==0.1.0"])
+@pytest.mark.parametrize(
+    "name", ["hermesos-core", "Hermesos_Core", "hermesos.core==0.1.0", " hermesos-core", "\thermesos-core \n"]
+)
 def test_uninstall_refuses_hermesos_core_itself(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
@@ -556,4 +558,8 @@ def test_uninstall_refuses_hermesos_core_for_real(env: Env) -> None:
         "hermesos uninstall: error: hermesos-core runs this command and cannot uninstall itself; "
         "uninstall it with the installer that installed it\n"
     )
+    assert "Version:" in env.pip("show", "hermesos-core")
+    # pip strips a name's white space: so does the check (it uninstalled the core, and the command with it).
+    done = env.hermesos("uninstall", " hermesos-core")
+    assert (done.returncode, done.stdout) == (2, "")
     assert "Version:" in env.pip("show", "hermesos-core")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -258,3 +259,59 @@ def test_check_timeout_must_be_a_positive_number(site: Site, bad: str) -> None:
     assert done.stderr.splitlines()[-1] == (
         f"hermesos check: argument --timeout: must be a positive number of seconds such as 2.5, got {bad!r}"
     )
+
+
+# -- output that cannot be written, streams that are closed ---------------------------------------
+
+
+def _with_streams(site: Site, *argv: str, stdin: Any = None, stdout: Any = None) -> tuple[int, str]:
+    """The console script with the given stdin and stdout: its status and its stderr."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
+    environment.update(PYTHONPATH=str(site.path), HERMESOS_FS_ROOT=str(site.path / "fs-root"))
+    done = subprocess.run(
+        [str(HERMES), *argv],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stderr.decode()
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["tools", "list"], ["call", "math.eval", '{"expression": "1"}']])
+def test_a_reader_that_went_away_ends_the_command_quietly(site: Site, argv: list[str]) -> None:
+    read, write = os.pipe()
+    os.close(read)  # gone before the command writes a byte: every write is EPIPE
+    try:
+        status, err = _with_streams(site, *argv, stdout=write)
+    finally:
+        os.close(write)
+    assert (status, err) == (0, "")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full, a device every write to fails as a full disk")
+@pytest.mark.parametrize("argv", [["--version"], ["tools", "list"], ["call", "math.eval", '{"expression": "1"}']])
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(site: Site, argv: list[str]) -> None:
+    with open("/dev/full", "wb") as full:
+        status, err = _with_streams(site, *argv, stdout=full)
+    assert (status, err) == (1, "hermesos: cannot write the output: No space left on device\n")
+
+
+def test_closed_standard_streams_are_the_null_device(site: Site) -> None:
+    """Started with stdout or stdin closed (``>&-``, ``<&-``): the command runs, no AttributeError on None."""
+    hermesos = shlex.quote(str(HERMES))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR"))}
+    environment.update(PYTHONPATH=str(site.path), HERMESOS_FS_ROOT=str(site.path / "fs-root"))
+    for line, status, last in (
+        (f"{hermesos} tools list >&-", 0, None),
+        (f"{hermesos} call math.eval - <&-", 2, "hermesos call: error: the input is not valid JSON: "),
+    ):
+        done = subprocess.run(
+            ["sh", "-c", line], capture_output=True, text=True, env=environment, timeout=120, check=False
+        )
+        assert done.returncode == status, done.stderr
+        assert "Traceback" not in done.stderr
+        if last is not None:
+            assert done.stderr.splitlines()[-1].startswith(last)

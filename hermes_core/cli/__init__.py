@@ -121,7 +121,8 @@ def _parser(arguments: Sequence[str] = ()) -> argparse.ArgumentParser:
         prog="hermesos",
         description="List, inspect and call the installed hermesos tools; install plugins, start new ones "
         "(new plugin); diagnose broken ones.",
-        epilog="Exit statuses: 0 ok, 1 a broken plugin, 2 usage, 3-8 and 10 the error codes of 'hermesos call' "
+        epilog="Exit statuses: 0 ok, 1 a broken plugin or output that could not be written, 2 usage, 3-8 and 10 the "
+        "error codes of 'hermesos call' "
         "(see 'hermesos call -h'), 9 pip failed (install, uninstall), 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"{CORE} {__version__}")
@@ -134,8 +135,35 @@ def _parser(arguments: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hermesos`` command with *argv* (default: ``sys.argv[1:]``); return the exit status."""
-    arguments = sys.argv[1:] if argv is None else list(argv)
+    """Run the ``hermesos`` command with *argv* (default: ``sys.argv[1:]``); return the exit status.
+
+    Output that cannot be written ends the command with one line on stderr,
+    never a traceback: a reader that went away (``| head -1``) quietly, with
+    status 0; a full disk or any other failed write with status 1. A standard
+    stream that is closed (``>&-``, ``<&-``) is the null device.
+    """
+    _open_standard_streams()
+    try:
+        status = _main(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()  # here, not at exit, where a failure would be Python's "Exception ignored" report
+    except BrokenPipeError:
+        _discard_output()
+        return 0
+    except OSError as error:
+        import errno  # noqa: PLC0415 - only when something failed
+
+        # A full disk, a quota, a file too large, an I/O error: nothing else the command does writes a file
+        # outside its own handling, so one of these reaching here is the output's.
+        written = {errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
+        if error.errno not in written and not _output_failed():
+            raise
+        _discard_output()
+        print(f"hermesos: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return 1
+    return status
+
+
+def _main(arguments: list[str]) -> int:
     if arguments == ["--version"]:
         # Answered before argparse is imported and the parser built, which would take longer than the
         # interpreter's own start (docs/performance.md, start-up: hermesos --version).
@@ -158,14 +186,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Ctrl-C, or a plugin raising it: one line, no traceback, and the shell's status for SIGINT.
         print("hermesos: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away ('hermesos tools list | head -1'): stop quietly, and keep
-        # Python from complaining again when it flushes stdout at exit.
-        import os  # noqa: PLC0415
 
+
+def _open_standard_streams() -> None:
+    """A standard stream the command was started without (its descriptor closed) made the null device."""
+    if sys.stdin is not None and sys.stdout is not None and sys.stderr is not None:
+        return
+    import os  # noqa: PLC0415 - only when a stream is missing
+
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115 - for the process's life
+
+
+def _output_failed() -> bool:
+    """Whether stdout cannot be written: what it still holds cannot be flushed."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _discard_output() -> None:
+    """Point stdout at the null device, so that what it still holds is not written again at exit and fails."""
+    import os  # noqa: PLC0415 - only when the output failed
+
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return OK
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file with a descriptor: nothing is flushed at exit
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -162,7 +162,11 @@ def _only_names(command: str, names: list[str], allowed: str, options: str) -> N
     that starts with ``-`` (``-r``, ``--target``, ``--user``, ``-e``...)
     would be one of pip's own, so it is refused, whatever pip would make of it.
     """
+    # pip strips a name's surrounding white space: so is it here, first (' hermesos-core', ' -r file').
+    names[:] = [name.strip() for name in names]
     for name in names:
+        if not name:
+            raise Usage(f"hermesos {command}: error: a blank name was given: give only {allowed}")
         if name.startswith("-"):
             raise Usage(
                 f"hermesos {command}: error: {_shorten(repr(name))} is an option, not something to {command}: "
