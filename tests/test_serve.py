@@ -772,6 +772,23 @@ def test_an_empty_token_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_
     assert (status, err) == (2, f"hermesos serve: error: --token-file {tmp_path / 'token'} is empty\n")
 
 
+def test_a_token_file_is_read_bounded_never_waited_on(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A FIFO hung the command before it served; /dev/zero made a token of NUL characters no client can send."""
+    fifo, big, odd = tmp_path / "fifo", tmp_path / "big", tmp_path / "odd"
+    os.mkfifo(fifo)
+    big.write_text("x" * 5000)
+    odd.write_bytes(b"to ken\x00")
+    for path, said in (
+        (fifo, "could not be read: it is a FIFO (named pipe), not a regular file; a token file is a regular file"),
+        (Path("/dev/zero"), "could not be read: it is a character device, not a regular file; a token file is"),
+        (big, "is larger than 4096 bytes, the limit for a token file; a bearer token is a line of text"),
+        (odd, "holds characters a bearer token cannot have: a token is one word of visible ASCII"),
+    ):
+        status, _, err = run_main(capsys, "serve", "--transport", "http", "--token-file", str(path))
+        assert status == 2
+        assert err.startswith(f"hermesos serve: error: --token-file {path} {said}"), err
+
+
 def test_serve_without_the_sdk_says_how_to_install_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

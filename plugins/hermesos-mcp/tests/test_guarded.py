@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_mcp import parse_config
@@ -100,3 +101,29 @@ def test_a_workspace_holding_what_a_server_runs_is_refused_and_the_model_cannot_
     assert "a path plugin hermesos-mcp guards (hermes_guarded_paths)" in write.stderr
     assert server.read_text() == MATH_SERVER.read_text()
     assert not (tmp_path / "pwned").exists()
+
+
+# -- what the plugin reads for a server is bounded, as what decides it is guarded -------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (os.mkfifo, "is a FIFO (named pipe), not a regular file"),
+        (lambda path: path.write_text("x" * 5000), "is larger than 4096 bytes"),
+        (lambda path: path.write_bytes(b"to\x00ken"), "holding characters a bearer token cannot have"),
+    ],
+)
+def test_a_token_file_is_read_bounded_never_waited_on(tmp_path: Path, make: Any, said: str) -> None:
+    """A FIFO hung the load, /dev/zero filled the memory: the token file is read as any configuration file."""
+    from hermes_mcp._session import ServerFailure, _token
+
+    token = tmp_path / "token"
+    make(token)
+    (server,) = parse_config(f'[servers.web]\nurl = "http://127.0.0.1:1/mcp"\ntoken_file = "{token}"\n').servers
+    with pytest.raises(ServerFailure) as caught:
+        _token(server)
+    assert said in str(caught.value)
+    (device,) = parse_config('[servers.web]\nurl = "http://127.0.0.1:1/mcp"\ntoken_file = "/dev/zero"\n').servers
+    with pytest.raises(ServerFailure, match="is a character device, not a regular file"):
+        _token(device)
