@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._resources import Resource, ResourceError
     from hermes_core._runtime import Runtime
     from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
+    from hermes_core._toml import check_toml_depth, toml_tokens
     from hermes_core._toolhints import ToolHints
     from hermes_core._tools import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
     from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
@@ -94,6 +95,7 @@ __all__ = [
     "ToolNotFoundError",
     "__version__",
     "case_key",
+    "check_toml_depth",
     "current_call",
     "define_tool",
     "disable_tracing",
@@ -108,6 +110,7 @@ __all__ = [
     "setting",
     "shorten",
     "suggest",
+    "toml_tokens",
     "tool",
     "tracing_enabled",
     "user_config_dir",
@@ -170,6 +173,8 @@ _PLACES: dict[str, str] = {
     "setting": "hermes_core._settings",
     "user_config_dir": "hermes_core._settings",
     "user_config_file": "hermes_core._settings",
+    "check_toml_depth": "hermes_core._toml",
+    "toml_tokens": "hermes_core._toml",
     "ToolHints": "hermes_core._toolhints",
     "PERMISSION_PATTERN": "hermes_core._tools",
     "TIMEOUT_MAX": "hermes_core._tools",

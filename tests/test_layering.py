@@ -2,7 +2,7 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
-``schema``, ``_content``, ``_settings``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
+``schema``, ``_content``, ``_settings``, ``_toml``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
 ``_steps``, ``_admission``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
@@ -41,6 +41,7 @@ LAYERS = [
     "schema",
     "_content",
     "_settings",
+    "_toml",
     "_hints",
     "_toolhints",
     "_tools",

@@ -42,7 +42,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn, final
@@ -53,10 +53,12 @@ from hermes_core import (
     InvalidDefinitionError,
     StaticGrants,
     Tool,
+    check_toml_depth,
     hookimpl,
     read_config_file,
     setting,
     shorten,
+    toml_tokens,
     user_config_file,
 )
 from hermes_core import schema as s
@@ -394,9 +396,7 @@ _DEPTH_ADVICE = 'a policy needs three levels at most, as in tools = { "fs.write"
 
 def _rules(text: str, source: str) -> list[_Rule]:
     """The checked rules of the policy *text*, or InvalidDefinitionError naming *source* and the line."""
-    # A dotted key lies on one line, so only a line with that many dots can hold one too long to parse.
-    if text.count(".") >= _MAX_DEPTH and any(line.count(".") >= _MAX_DEPTH for line in text.split("\n")):
-        _refuse_nesting(text, source)
+    check_toml_depth(text, f'policy file "{source}"', most=_MAX_DEPTH, advice=_DEPTH_ADVICE)
     import tomllib  # noqa: PLC0415 - a policy file read only: not on every start of hermesos (docs/performance.md)
 
     try:
@@ -416,7 +416,7 @@ def _rules(text: str, source: str) -> list[_Rule]:
             f'policy file "{source}", {where}', None, f"is not valid TOML: {message}; fix the syntax"
         ) from None
     except RecursionError:
-        _refuse_nesting(text, source)
+        check_toml_depth(text, f'policy file "{source}"', most=_MAX_DEPTH, advice=_DEPTH_ADVICE, always=True)
         raise InvalidDefinitionError(  # nested deep enough to exhaust this call's stack, but not past the limit
             f'policy file "{source}"', None, f"is nested too deeply to be read; {_DEPTH_ADVICE}"
         ) from None
@@ -425,31 +425,6 @@ def _rules(text: str, source: str) -> list[_Rule]:
     if problems:
         _raise(text, source, problems)
     return rules
-
-
-def _refuse_nesting(text: str, source: str) -> None:
-    """Raise for the first dotted key, array or inline table in *text* nested deeper than ``_MAX_DEPTH``, if any."""
-    depth = parts = 0
-    after_dot = False
-    for kind, value, line in _tokens(text):
-        detail = None
-        if kind in ("bare", "string"):
-            parts = parts + 1 if after_dot else 1
-            after_dot = False
-            if parts > _MAX_DEPTH:
-                detail = f"has a dotted key of more than {_MAX_DEPTH} parts"
-        elif kind == "punct" and value == "." and parts:
-            after_dot = True
-        else:
-            parts, after_dot = 0, False
-            if value in ("[", "{") and kind == "punct":
-                depth += 1
-                if depth > _MAX_DEPTH:
-                    detail = f"nests arrays or inline tables more than {_MAX_DEPTH} levels deep"
-            elif value in ("]", "}") and kind == "punct":
-                depth -= 1
-        if detail:
-            raise InvalidDefinitionError(f'policy file "{source}", line {line}', None, f"{detail}; {_DEPTH_ADVICE}")
 
 
 def _check(document: dict[str, Any], problems: list[tuple[_KeyPath, str]]) -> list[_Rule]:
@@ -587,31 +562,6 @@ def _line_of(lines: Mapping[_KeyPath, int], path: _KeyPath) -> int | None:
     return None
 
 
-_TOKEN = re.compile(
-    r"(?P<space>[ \t]+)"
-    r"|(?P<comment>#[^\n]*)"
-    r"|(?P<newline>\r?\n)"
-    r'|(?P<string>"""(?:[^\\]|\\.)*?"{3,5}'
-    r"|'''.*?'{3,5}"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'[^'\n]*')"
-    r"|(?P<punct>[\[\]{}=,.])"
-    r"|(?P<bare>[^\s\[\]{}=,.#\"']+)"
-    r"|(?P<other>.)",
-    re.DOTALL,
-)
-
-
-def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
-    """The tokens of a TOML *text* as (kind, text, line), without spaces and comments."""
-    line = 1
-    for match in _TOKEN.finditer(text):
-        kind, value = match.lastgroup or "other", match.group()
-        if kind not in ("space", "comment"):
-            yield kind, value, line
-        line += value.count("\n")
-
-
 # The length of the longest key path a problem is reported at: tools."fs.write".grant[1].
 _LOCATED: Final = 4
 
@@ -634,7 +584,7 @@ class _Locator:
     """
 
     def __init__(self, text: str) -> None:
-        self.tokens = list(_tokens(text))
+        self.tokens = list(toml_tokens(text))
         self.position = 0
         self.lines: dict[_KeyPath, int] = {}
 

@@ -22,6 +22,7 @@ from hermes_core import (
     PERMISSION_PATTERN,
     TIMEOUT_MAX,
     InvalidDefinitionError,
+    check_toml_depth,
     read_config_file,
     setting,
     shorten,
@@ -274,11 +275,14 @@ def parse_config(text: str, source: str = "<text>") -> Config:
     import tomllib  # noqa: PLC0415 - not at import: start-up, docs/performance.md
 
     declaration = f'MCP configuration file "{source}"'
+    advice = "a server's entry needs two levels, as in [servers.time] with command and args"
+    check_toml_depth(text, declaration, advice=advice)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InvalidDefinitionError(declaration, None, f"is not valid TOML: {error}; fix the syntax") from None
     except RecursionError:
+        check_toml_depth(text, declaration, advice=advice, always=True)
         raise InvalidDefinitionError(declaration, None, "nests too deeply to be read") from None
     for key in document:
         if key not in _TOP_KEYS:
