@@ -129,7 +129,14 @@ class Tool:
         for label, schema in (("field", self.input), ("output field", self.output)):
             _check_defaults(decl, label, schema)
             # Compiled now unless the schema names others, which only a runtime can resolve.
-            validators.append(None if schema.has_refs else closed_validator(schema))
+            try:
+                validators.append(None if schema.has_refs else closed_validator(schema))
+            except RecursionError:  # how deep the compiler may go depends on the caller's stack: never past it
+                raise InvalidDefinitionError(
+                    decl,
+                    "input" if label == "field" else "output",
+                    "nests schemas too deeply to compile; no real schema nests so deep",
+                ) from None
         if not isinstance(self.media, bool):
             raise InvalidDefinitionError(decl, "media", f"must be True or False, got {_describe(self.media)}")
         if self.media and validators[1] is not None:

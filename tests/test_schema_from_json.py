@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import Runtime, define_tool
+from hermes_core import Runtime, define_tool, shorten
 from hermes_core import schema as s
 from hermes_core._errors import InputInvalidError, InvalidDefinitionError, SchemaError
 from hermes_core.adapters import OpenAITools
@@ -371,14 +371,18 @@ def test_a_local_ref_is_read_in_the_resource_of_the_nearest_id() -> None:
 
 
 def test_a_document_nested_past_any_real_schema_is_a_definition_error() -> None:
-    deep: dict[str, Any] = {"type": "string"}
-    for _ in range(5000):
-        deep = {"type": "array", "items": deep}
-    with pytest.raises(InvalidDefinitionError) as caught:
-        s.from_json_schema(deep)
-    assert str(caught.value) == (
-        "from_json_schema(): document is nested too deeply to import; no real schema nests so deep."
-    )
+    """A fixed bound, 64 levels, whatever the caller's stack: past the recursion limit, and well before it."""
+    for levels, accepted in ((63, True), (64, False), (130, False), (5000, False)):
+        deep: dict[str, Any] = {"type": "string"}
+        for _ in range(levels):
+            deep = {"type": "array", "items": deep}
+        if accepted:
+            assert s.from_json_schema(deep).json_schema()["type"] == "array"
+            continue
+        with pytest.raises(InvalidDefinitionError) as caught:
+            s.from_json_schema(deep)
+        assert caught.value.field == shorten("/items" * 64, 80)
+        assert caught.value.detail == "nests schemas more than 64 levels deep; no real schema nests so deep"
 
 
 def test_pattern_properties_check_the_keys_they_match_and_leave_others_to_additional_properties() -> None:

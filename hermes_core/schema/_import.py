@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_core._errors import InvalidDefinitionError
-from hermes_core._issues import Issue, TooManyIssues
+from hermes_core._issues import Issue, TooManyIssues, shorten
 from hermes_core.schema._alternatives import (
     AllOfSchema,
     ImportedSchema,
@@ -64,7 +64,13 @@ from hermes_core.schema._shared import (
     unicode_ok,
 )
 
-__all__ = ["DIALECTS", "from_json_schema"]
+__all__ = ["DIALECTS", "SCHEMA_DEPTH_MAX", "from_json_schema"]
+
+#: How deep an imported schema may nest (each subschema a level: an array's items, an object's
+#: property...). Converting, compiling and exporting a schema each recurse once a level, from however
+#: deep a caller's stack (a plugin load, a mounted MCP server's listing): a bound that no real schema
+#: comes near keeps all of them from the interpreter's recursion limit, wherever they are called from.
+SCHEMA_DEPTH_MAX = 64
 
 #: The dialects understood, and the ``$schema`` URIs that name them.
 DIALECTS = ("2020-12", "draft-07")
@@ -155,6 +161,14 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
+def _too_deep(pointer: str) -> InvalidDefinitionError:
+    return InvalidDefinitionError(
+        "from_json_schema()",
+        shorten(pointer, 80),
+        f"nests schemas more than {SCHEMA_DEPTH_MAX} levels deep; no real schema nests so deep",
+    )
+
+
 class _Importer:
     """One document's conversion: nodes by pointer, the links to fill in, what was not converted."""
 
@@ -163,6 +177,7 @@ class _Importer:
         self.draft7 = dialect == "draft-07"
         self.strict = strict
         self.closed = closed
+        self.depth = 0  # how many schemas hold the one being converted
         self.unsupported: list[Unsupported] = []
         self.nodes: dict[str, Schema] = {}  # converted subschemas, by pointer (what $ref targets)
         self.links: list[LinkSchema] = []
@@ -192,7 +207,13 @@ class _Importer:
     # -- the walk ----------------------------------------------------------------------------
 
     def convert(self, doc: Any, pointer: str) -> Schema:
-        node = self._convert(doc, pointer)
+        self.depth += 1
+        try:
+            if self.depth > SCHEMA_DEPTH_MAX:
+                raise _too_deep(pointer)
+            node = self._convert(doc, pointer)
+        finally:
+            self.depth -= 1
         self.nodes[pointer] = node
         return node
 
@@ -288,12 +309,14 @@ class _Importer:
             return resource + fragment
         return self.anchors.get(f"{uri}#{fragment}")
 
-    def index(self, doc: Any, pointer: str, base: str) -> None:
+    def index(self, doc: Any, pointer: str, base: str, depth: int = 1) -> None:
         """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is."""
         from urllib.parse import urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
 
         if not isinstance(doc, Mapping):
             return
+        if depth > SCHEMA_DEPTH_MAX:
+            raise _too_deep(pointer)
         own = doc.get("$id")
         if isinstance(own, str) and not (self.draft7 and "$ref" in doc):
             base = urljoin(base, own) if not urlsplit(own).scheme else own
@@ -309,16 +332,16 @@ class _Importer:
         for keyword, value in doc.items():
             if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
                 for name, sub in value.items():
-                    self.index(sub, _at(pointer, keyword, name), base)
+                    self.index(sub, _at(pointer, keyword, name), base, depth + 1)
             elif keyword in _SCHEMA_LISTS and isinstance(value, list):
                 for position, sub in enumerate(value):
-                    self.index(sub, _at(pointer, keyword, position), base)
+                    self.index(sub, _at(pointer, keyword, position), base, depth + 1)
             elif keyword in _SCHEMA_VALUES:
                 if isinstance(value, list) and keyword == "items":  # draft-07's array form
                     for position, sub in enumerate(value):
-                        self.index(sub, _at(pointer, keyword, position), base)
+                        self.index(sub, _at(pointer, keyword, position), base, depth + 1)
                 else:
-                    self.index(value, _at(pointer, keyword), base)
+                    self.index(value, _at(pointer, keyword), base, depth + 1)
 
     def resolve(self, link: LinkSchema) -> Schema:
         """The node at *link*'s pointer, converting that part of the document on first use."""

@@ -289,6 +289,31 @@ def test_tools_are_mounted_with_their_schemas_titles_and_hints(env: Env) -> None
     assert len(env.started()) == 1
 
 
+@pytest.mark.parametrize("frames", [0, 400, 800])
+def test_a_listed_schema_nested_past_any_real_one_skips_that_tool_alone_from_any_stack(frames: int) -> None:
+    """130 levels of items broke the whole plugin (RecursionError in the compiler, deep in a plugin load)."""
+    from hermes_mcp._connect import Pool
+    from hermes_mcp._mount import mount
+
+    [server] = parse_config('[servers.deep]\ncommand = "deep-server"\n', "mcp.toml").servers
+    listing: list[dict[str, Any]] = [{"name": "fine", "inputSchema": {"type": "object"}}]
+    for levels in (130, 5000):
+        inner: dict[str, Any] = {"type": "string"}
+        for _ in range(levels):
+            inner = {"type": "array", "items": inner}
+        listing.append({"name": f"deep{levels}", "inputSchema": {"type": "object", "properties": {"x": inner}}})
+    problems: list[str] = []
+
+    def mounted(depth: int) -> list[Any]:
+        return mounted(depth - 1) if depth else mount(Pool([server]), server, listing, problems)
+
+    assert [tool.name for tool in mounted(frames)] == ["deep.fine"]
+    assert len(problems) == 2
+    for problem in problems:
+        assert problem.startswith('tool "deep')
+        assert "nests schemas more than 64 levels deep; no real schema nests so deep" in problem
+
+
 def test_a_listed_input_schema_without_type_is_taken_as_the_object_mcp_requires() -> None:
     from hermes_mcp._connect import Pool
     from hermes_mcp._mount import mount
