@@ -82,7 +82,7 @@ def summary(text: str) -> str:
     """The first sentence of a description's first line, for one-line listings."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     sentence, stop, _ = line.partition(". ")
-    return sentence + "." if stop else line
+    return printable(sentence + "." if stop else line)
 
 
 def discover(args: argparse.Namespace) -> PluginSet:
@@ -311,7 +311,7 @@ def with_names(variable: str, names: Iterable[str]) -> str:
 
 def broken_line(origin: PluginOrigin, message: str) -> str:
     """One line naming a broken plugin (distribution, version, entry point) and what is wrong with it."""
-    return f"{Style(sys.stderr).red('error')}: broken {origin}: {cause(origin, message)}"
+    return f"{Style(sys.stderr).red('error')}: broken {origin}: {printable(cause(origin, message), lines=True)}"
 
 
 def skip_hint(names: Sequence[str]) -> str:
@@ -333,7 +333,7 @@ def report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -
 
 def warning_line(problem: PluginProblem) -> str:
     """One line for a problem a plugin reported (hermes_problems): the plugin is loaded, and something is missing."""
-    return f"{Style(sys.stderr).yellow('warning')}: {problem.message}"
+    return f"{Style(sys.stderr).yellow('warning')}: {printable(problem.message, lines=True)}"
 
 
 def report_problems(problems: Sequence[PluginProblem], args: argparse.Namespace) -> None:
@@ -359,7 +359,7 @@ def report(error: ToolError, args: argparse.Namespace, hint: str | None = None) 
         print(json.dumps(error.to_dict(), ensure_ascii=False), file=sys.stderr)
     else:
         style = Style(sys.stderr)
-        print(f"{style.red(error.code.value)}: {error}", file=sys.stderr)
+        print(f"{style.red(error.code.value)}: {printable(str(error), lines=True)}", file=sys.stderr)
         if hint:
             print(hint, file=sys.stderr)
     raised = error.__cause__

@@ -139,7 +139,7 @@ def _tools_show(args: argparse.Namespace) -> int:
     if origin:
         print(style.dim(f"from {origin.distribution} {origin.version} (entry point {origin.entry_point})"))
     print(f"permissions: {', '.join(tool.permissions) or 'none'}\n")
-    print(tool.description.strip(), end="\n\n")
+    print(out.printable(tool.description.strip(), lines=True), end="\n\n")
     print(style.bold("input schema:"))
     print(json.dumps(data["input_schema"], indent=2, ensure_ascii=False), end="\n\n")
     print(style.bold("output schema:"))
