@@ -180,7 +180,12 @@ class Pool:
         async def every() -> None:
             await asyncio.gather(*(one(connection) for connection in connections))
 
-        asyncio.run_coroutine_threadsafe(every(), loop).result()
+        started = asyncio.run_coroutine_threadsafe(every(), loop)
+        try:
+            started.result()
+        except BaseException:  # Ctrl-C while waiting: the starts under way are cancelled, not waited for
+            started.cancel()
+            raise
 
     def close(self) -> None:
         """Stop every server that was started, and the pool's thread; return when they are stopped."""

@@ -239,6 +239,7 @@ class Connection:
         self.listing: Listing | None = None
         self.failure: ServerFailure | None = None
         self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._stderr = StderrTail(server.max_stderr_bytes)
@@ -263,6 +264,7 @@ class Connection:
 
     async def _start(self) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready = ready
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(ready, self._stop), name=f"hermesos-mcp {self.server.name}")
         try:
@@ -345,8 +347,11 @@ class Connection:
         if task is None or stop is None:
             return
         stop.set()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(task)
+        if self._ready is not None and not self._ready.done():
+            task.cancel()  # still starting, and not watching *stop* yet: waiting would wait out the startup_timeout
+        # Its outcome (a failure, or the cancellation above) is not this caller's; a cancellation of this
+        # caller still ends the wait, leaving the task to finish on its own, as a shield would.
+        await asyncio.wait({task})
         self._task = None
 
     def release(self) -> None:

@@ -275,3 +275,38 @@ def test_names_of_two_servers_with_one_wire_name_skip_both_tools() -> None:
         'tools "a.b_c" and "a_b.c" of MCP servers "a", "a_b" are skipped: their wire names, which models and '
         "clients send instead of the names, are the same but for case"
     ]
+
+
+def test_ctrl_c_while_a_server_starts_ends_the_command_at_once(tmp_path: Path) -> None:
+    """One Ctrl-C was swallowed while a server started: the command waited out its startup_timeout (600 s here)."""
+    silent = tmp_path / "silent.py"
+    silent.write_text("import os, time\nopen(os.environ['STARTED'], 'w').close()\ntime.sleep(600)\n")
+    config = tmp_path / "mcp.toml"
+    started = tmp_path / "started"
+    config.write_text(
+        f'cache_ttl = 0\n[servers.slow]\ncommand = "{sys.executable}"\nargs = ["{silent}"]\nstartup_timeout = 600\n'
+        f'env = {{ STARTED = "{started}" }}\n'
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")}
+    environ.update(
+        HERMESOS_MCP_CONFIG=str(config),
+        HERMESOS_MCP_CACHE_DIR=str(tmp_path / "cache"),
+        HERMESOS_DISABLE_PLUGINS="hermesos-fs",
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )
+    process = subprocess.Popen(
+        [*HERMESOS, "tools", "list"], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert time.monotonic() < deadline, "the server never started"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)  # the SDK's own shutdown of a server takes up to 4 s
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    assert err.splitlines()[-1] == "hermesos: interrupted"
