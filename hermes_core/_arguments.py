@@ -70,6 +70,9 @@ def _read_fully(text: str) -> Any:
     try:
         return json.loads(text, parse_int=_integer)
     except json.JSONDecodeError as error:
+        if text.lstrip().startswith("```"):  # models wrap JSON in a Markdown code fence: say so, not "line 1"
+            detail = "is not valid JSON: it is wrapped in a Markdown code fence (```); send the JSON object alone"
+            raise JsonTextError(Issue((), "invalid", detail)) from None
         # The decoder's own message may end in "at" ("Unterminated string starting at"): not twice.
         where = f"{error.msg.removesuffix(' at')} at line {error.lineno}, column {error.colno}"
         raise JsonTextError(Issue((), "invalid", f"is not valid JSON: {where}; send a JSON object")) from None

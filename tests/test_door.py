@@ -264,3 +264,12 @@ def test_a_call_that_names_no_tool_says_so() -> None:
     assert tools.handle_sync(_chat("", "{}"))["content"].startswith(
         "TOOL_NOT_FOUND: the call names no tool: its name is empty."
     )
+
+
+def test_arguments_in_a_markdown_code_fence_are_refused_saying_so() -> None:
+    for text in ('```json\n{"n": 1}\n```', '  ```\n{"n": 1}\n```'):
+        content = _echoing().handle_sync(_chat("num_take", text))["content"]
+        assert content == (
+            "INPUT_INVALID: num_take was called with invalid input: input is not valid JSON: it is wrapped in a "
+            "Markdown code fence (```); send the JSON object alone.\nFix the arguments and call num_take again."
+        )
