@@ -213,10 +213,14 @@ def _why(server: ServerConfig, error: BaseException, refusals: list[int]) -> str
     if refusals:
         hint = " (check its token_env or token_file)" if refusals[-1] in {401, 403} else ""
         return f"could not be reached: HTTP {refusals[-1]} from {shorten(server.url or '', 100)}{hint}"
+    if isinstance(error, FileNotFoundError) and server.cwd is not None and not os.path.isdir(server.cwd):
+        return f'could not be started: its working directory "{shorten(server.cwd)}" does not exist (check cwd)'
     if isinstance(error, FileNotFoundError) and server.command is not None:
         return f'could not be started: there is no program "{shorten(server.command)}" (check command and PATH)'
     if isinstance(error, OSError):
         return f"could not be started: {error.strerror or type(error).__name__}"
+    if isinstance(error, ValueError | OverflowError):  # a NUL in a variable, a port past 65535: say what
+        return f"could not be started: {type(error).__name__}: {shorten(str(error), 200)}"
     if isinstance(error, httpx2.HTTPStatusError):
         return f"could not be reached: HTTP {error.response.status_code} from {shorten(server.url or '', 100)}"
     if isinstance(error, httpx2.HTTPError):

@@ -310,3 +310,22 @@ def test_ctrl_c_while_a_server_starts_ends_the_command_at_once(tmp_path: Path) -
             process.communicate()
     assert process.returncode == 130
     assert err.splitlines()[-1] == "hermesos: interrupted"
+
+
+def test_a_server_that_cannot_start_is_told_apart_by_what_is_wrong(tmp_path: Path) -> None:
+    """A missing cwd was reported as a missing program, a NUL in a variable as a bare "ValueError"."""
+    from hermes_mcp._connect import list_servers
+
+    entries = (
+        f'[servers.nocwd]\ncommand = "{sys.executable}"\ncwd = "{tmp_path / "gone"}"\n'
+        f'[servers.nul]\ncommand = "{sys.executable}"\nenv = {{ A = "x\\u0000y" }}\n'
+        '[servers.noprogram]\ncommand = "no-such-program-here"\n'
+    )
+    config = parse_config(entries, "mcp.toml")
+    assert not config.problems
+    _, failures = list_servers(config.servers)
+    said = {name: str(failure) for name, failure in failures.items()}
+    assert said["nocwd"].endswith('" does not exist (check cwd)')
+    assert 'could not be started: its working directory "/' in said["nocwd"]
+    assert "could not be started: ValueError: embedded null byte" in said["nul"]
+    assert 'there is no program "no-such-program-here" (check command and PATH)' in said["noprogram"]
