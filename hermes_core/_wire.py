@@ -133,26 +133,26 @@ class WireNames:
         >>> WireNames(["fs.list", "fs.read"]).rewrite("Call fs.list first, then fs.read.")
         'Call fs_list first, then fs_read.'
         """
+        return self._rewritten(text, values=False)
+
+    def _rewritten(self, text: str, *, values: bool) -> str:
+        """*text* as :meth:`rewrite` writes it; with *values*, a name inside a double-quoted value is kept.
+
+        An issue's detail quotes values as JSON does (``must be one of "fs.read", "fs.list"``): those
+        are what the field takes, as the definitions the model was given show them, and told a wire
+        name instead, a model would send it and be refused again. Its own words are still rewritten.
+        """
         if self._renamed is None or self._mentions is None or self._mentions.search(text) is None:
             return text
-        return self._renamed.sub(lambda match: self.to_wire[match.group(1)], text)
-
-    def _rewrite_prose(self, detail: str) -> str:
-        """An issue's *detail* rewritten as :meth:`rewrite` does, but for a name inside a double-quoted value.
-
-        A detail quotes values as JSON does (``must be one of "fs.read", "fs.list"``): those are what the
-        field takes, as the definitions the model was given show them, and told a wire name instead, a
-        model would send it and be refused again. A name in the detail's own words is still rewritten.
-        """
-        if self._renamed is None or self._mentions is None or self._mentions.search(detail) is None:
-            return detail
 
         def renamed(match: re.Match[str]) -> str:
-            start = match.start()
-            quotes = detail.count('"', 0, start) - detail.count('\\"', 0, start)
-            return match.group(1) if quotes % 2 else self.to_wire[match.group(1)]
+            if values:
+                start = match.start()
+                if (text.count('"', 0, start) - text.count('\\"', 0, start)) % 2:
+                    return match.group(1)
+            return self.to_wire[match.group(1)]
 
-        return self._renamed.sub(renamed, detail)
+        return self._renamed.sub(renamed, text)
 
     def rewrite_in(self, data: Any, keys: frozenset[str]) -> Any:
         """A copy of JSON *data* with :meth:`rewrite` applied to every string under one of *keys*, at any depth.
@@ -254,6 +254,6 @@ class WireNames:
             search = self._mentions.search
             for issue in value:
                 if search(issue.detail) is not None:
-                    return tuple(issue._replace(detail=self._rewrite_prose(issue.detail)) for issue in value)
+                    return tuple(issue._replace(detail=self._rewritten(issue.detail, values=True)) for issue in value)
             return value
         return value
