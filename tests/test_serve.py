@@ -531,7 +531,12 @@ def test_stdio_stops_reading_a_client_that_does_not_read_its_answers(raw: subpro
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    writer.join(15)
+    # Blocked once what it has written stops growing for a while (before, the server read all 100,000).
+    seen, still, deadline = -1, time.monotonic(), time.monotonic() + 30
+    while writer.is_alive() and time.monotonic() - still < 1.5 and time.monotonic() < deadline:
+        if written != seen:
+            seen, still = written, time.monotonic()
+        time.sleep(0.1)
     assert writer.is_alive()  # blocked: the server no longer reads
     assert written < 100_000
     status = Path(f"/proc/{raw.pid}/status").read_text() if sys.platform == "linux" else ""
