@@ -228,6 +228,8 @@ def _why(server: ServerConfig, error: BaseException, refusals: list[int]) -> str
     if isinstance(error, MCPError):
         if error.code == types.CONNECTION_CLOSED:
             return "closed the connection while starting (it exited, or is not an MCP server)"
+        if error.code == types.PARSE_ERROR:  # its answer, read by _streams when the SDK could not read it
+            return f"sent {shorten(error.message, 300)}"
         return f"answered the handshake with error {error.code}: {shorten(error.message, 200)}"
     return f"could not be started: {type(error).__name__}"
 
@@ -338,6 +340,8 @@ class Connection:
                 raise ParamsRefused(self.server.name, error.message) from None
             if error.code != types.CONNECTION_CLOSED:
                 said = f"answered with error {error.code}: {shorten(error.message, TEXT_MAX)}"
+                if error.code == types.PARSE_ERROR:  # see _why
+                    said = f"sent {shorten(error.message, TEXT_MAX)}"
                 raise ServerFailure(self.server.name, said, retryable=error.code == types.REQUEST_TIMEOUT) from None
             await self.stop()  # the process has ended: all it wrote on stderr is read
             tail = _stderr_tail(self._stderr)

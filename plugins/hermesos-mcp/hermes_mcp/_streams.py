@@ -224,7 +224,36 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as error:
-        return error
+        return _unread_answer(line, error) or error
+
+
+def _unread_answer(line: bytes, error: ValueError) -> SessionMessage | None:
+    """The server's answer the SDK cannot read, as an error answer to the same request; None if it is not one.
+
+    The SDK drops a message it cannot read, and the request it answered waited
+    for its time limit (a listing nested past the reader's 200 levels: the
+    whole startup_timeout, then "did not start"). Read with ``json`` instead,
+    an answer whose id can be matched ends its request now, saying why.
+    """
+    import json  # noqa: PLC0415 - a message the SDK could not read only
+
+    try:
+        data = json.loads(line, parse_int=lambda text: int(text) if len(text) <= 64 else 0)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or "method" in data or not ("result" in data or "error" in data):
+        return None
+    ident = data.get("id")
+    if not (type(ident) is str or (type(ident) is int and -(2**53) < ident < 2**53)):
+        return None
+    errors = getattr(error, "errors", None)
+    try:
+        first = errors(include_url=False, include_input=False)[0]["msg"] if errors is not None else str(error)
+    except Exception:  # only its words are wanted
+        first = type(error).__name__
+    said = f"an answer that could not be read ({str(first).splitlines()[0][:200]})"
+    answer = types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=types.PARSE_ERROR, message=said))
+    return SessionMessage(answer)
 
 
 async def _stop(process: anyio.abc.Process, stderr_read: anyio.Event, *, grace: float) -> None:

@@ -7,6 +7,8 @@ Modes:
 * ``stderr``: its tool ``noisy`` writes 200 MB on stderr, then answers ``ok``.
 * ``stubborn``: ignores SIGTERM and never answers the handshake.
 * ``clash``: lists ``a_b``, ``A_B`` and ``ok``.
+* ``deep``: lists a tool whose input schema nests 300 levels, past what the SDK's reader takes (about 200),
+  so its answer to ``tools/list`` cannot be read; its tool ``unreadable`` answers with a lone surrogate.
 
 With a *PID_DIR*, it writes a file named after its pid there when it starts.
 """
@@ -30,7 +32,13 @@ TOOLS = {
     "clash": [
         {"name": name, "description": f"The tool {name}.", "inputSchema": OBJECT} for name in ("a_b", "A_B", "ok")
     ],
+    "deep": [{"name": "deep", "description": "Nested.", "inputSchema": OBJECT}],
 }[MODE]
+if MODE == "deep":
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "array", "items": deep}
+    TOOLS[0]["inputSchema"] = {"type": "object", "properties": {"x": deep}}
 CHUNK = "a" * (1024 * 1024)
 
 

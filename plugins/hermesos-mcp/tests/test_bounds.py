@@ -250,6 +250,19 @@ def test_names_that_clash_in_one_listing_skip_those_tools_alone(env: Env) -> Non
     assert (process.returncode, stdout.strip()) == (0, "3"), stderr
 
 
+def test_a_listing_the_sdk_cannot_read_fails_the_start_at_once_saying_why(env: Env) -> None:
+    """Nested past the SDK reader's 200 levels, the answer was dropped: the start waited out its startup_timeout."""
+    env.write(env.hostile("deep", "deep", startup_timeout=120), env.hostile("other", "clash"))
+    began = time.monotonic()
+    mounted = mount_servers(parse_config(env.config.read_text()), cache_directory=env.root / "cache")
+    assert time.monotonic() - began < 60
+    assert [tool.name for tool in mounted.tools] == ["other.ok"]
+    (problem,) = [problem for problem in mounted.problems if "deep" in problem]
+    assert 'MCP server "deep"' in problem
+    assert 'MCP server "deep" sent an answer that could not be read (Invalid JSON: recursion limit exceeded' in problem
+    assert "did not start" not in problem
+
+
 def test_a_clash_in_one_listing_leaves_the_servers_other_tools_mounted(env: Env) -> None:
     env.write(env.hostile("clash", "clash"), env.hostile("other", "stderr"))
     mounted = mount_servers(parse_config(env.config.read_text()), cache_directory=env.root / "cache")
