@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet
     from hermes_core._resources import Resource, ResourceError
     from hermes_core._runtime import Runtime
-    from hermes_core._settings import read_config_file, setting, user_config_dir, user_config_file
+    from hermes_core._settings import read_config_file, read_token_file, setting, user_config_dir, user_config_file
     from hermes_core._toml import check_toml_depth, toml_tokens
     from hermes_core._toolhints import ToolHints
     from hermes_core._tools import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
@@ -105,6 +105,7 @@ __all__ = [
     "is_name",
     "load_runtime",
     "read_config_file",
+    "read_token_file",
     "reject",
     "schema",
     "setting",
@@ -170,6 +171,7 @@ _PLACES: dict[str, str] = {
     "ResourceError": "hermes_core._resources",
     "Runtime": "hermes_core._runtime",
     "read_config_file": "hermes_core._settings",
+    "read_token_file": "hermes_core._settings",
     "setting": "hermes_core._settings",
     "user_config_dir": "hermes_core._settings",
     "user_config_file": "hermes_core._settings",

@@ -38,7 +38,14 @@ from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError, SchemaError
 from hermes_core._issues import Issue, shorten
 
-__all__ = ["MAX_SETTING_INTEGER", "read_config_file", "setting", "user_config_dir", "user_config_file"]
+__all__ = [
+    "MAX_SETTING_INTEGER",
+    "read_config_file",
+    "read_token_file",
+    "setting",
+    "user_config_dir",
+    "user_config_file",
+]
 
 # What a setting's variable name looks like: ``HERMESOS_<PLUGIN>_<NAME>``, in upper case.
 _VARIABLE: Final = re.compile(r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
@@ -324,6 +331,44 @@ def read_config_file(
     if len(data) > max_bytes:
         read.refuse_size()
     return data
+
+
+# A bearer token as a header carries it (RFC 6750's b64token, and any other visible ASCII), at most 4 KiB.
+_TOKEN: Final = re.compile(r"[\x21-\x7e]+")
+_TOKEN_MAX: Final = 4096
+
+
+def read_token_file(path: str | os.PathLike[str], declaration: str) -> str:
+    """The bearer token held by the file at *path*, read as :func:`read_config_file` reads a file.
+
+    A regular file of at most 4 KiB (a FIFO or a device is refused without
+    being read), holding one word of visible ASCII, as a header carries it;
+    white space around it is left out.
+
+    Raises:
+        InvalidDefinitionError: the file cannot be read, is not a regular file
+            or is too large, is empty, or holds characters a token cannot
+            have; the message names it as *declaration* says.
+    """
+    data = read_config_file(
+        path,
+        _TOKEN_MAX,
+        declaration,
+        what="a token file",
+        expected="a token file is a regular file holding the token",
+        too_big="a bearer token is a line of text",
+    )
+    token = data.decode("ascii", errors="replace").strip()
+    if not token:
+        raise InvalidDefinitionError(declaration, None, "is empty")
+    if not _TOKEN.fullmatch(token):
+        raise InvalidDefinitionError(
+            declaration,
+            None,
+            "holds characters a bearer token cannot have: a token is one word of visible ASCII (letters, digits "
+            "and -._~+/=), which is sent in a header",
+        )
+    return token
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import shlex
 import sys
 from collections.abc import Iterator
@@ -16,9 +15,7 @@ from hermes_core.cli._args import OK, PROBLEMS, Usage, add_common, add_grant, ad
 from hermes_core.cli._running import Terminated, while_open
 
 _MCP_EXTRA = "pip install 'hermesos-core[mcp]'"
-# A bearer token as a header carries it (RFC 6750's b64token, and any other visible ASCII), at most 4 KiB.
-_TOKEN = re.compile(r"[\x21-\x7e]+")
-_TOKEN_MAX = 4096
+
 _HTTP_ONLY = (("--host", "host"), ("--port", "port"), ("--token-file", "token_file"), ("--token-env", "token_env"))
 
 
@@ -26,29 +23,13 @@ def _token(args: argparse.Namespace) -> str | None:
     """The bearer token of ``serve --token-file`` or ``--token-env``: stripped, never empty; None if neither."""
     if args.token_file is not None:
         from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - serve --transport http only
-        from hermes_core._settings import read_config_file  # noqa: PLC0415
+        from hermes_core._settings import read_token_file  # noqa: PLC0415
 
         shown = f"--token-file {shlex.quote(args.token_file)}"
         try:
-            data = read_config_file(
-                args.token_file,
-                _TOKEN_MAX,
-                shown,
-                what="a token file",
-                expected="a token file is a regular file holding the token",
-                too_big="a bearer token is a line of text",
-            )
+            return read_token_file(args.token_file, shown)
         except InvalidDefinitionError as error:
             raise Usage(f"hermesos serve: error: {shown} {error.detail}") from None
-        token = data.decode("ascii", errors="replace").strip()
-        if not token:
-            raise Usage(f"hermesos serve: error: {shown} is empty")
-        if not _TOKEN.fullmatch(token):
-            raise Usage(
-                f"hermesos serve: error: {shown} holds characters a bearer token cannot have: a token is one word of "
-                "visible ASCII (letters, digits and -._~+/=), which a client sends in a header"
-            )
-        return token
     if args.token_env is not None:
         token = os.environ.get(args.token_env, "").strip()
         if not token:

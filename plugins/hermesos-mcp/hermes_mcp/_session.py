@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import math
 import os
-import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final, final
@@ -32,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from hermes_core import InvalidDefinitionError, read_config_file, shorten
+from hermes_core import InvalidDefinitionError, read_token_file, shorten
 from hermes_mcp._caller import Caller
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._elicit import InFlight, answer
@@ -64,11 +63,6 @@ def _leaf(error: BaseException) -> BaseException:
     return error
 
 
-# A bearer token as a header carries it (RFC 6750's b64token, and any other visible ASCII), at most 4 KiB.
-_TOKEN = re.compile(r"[\x21-\x7e]+")
-_TOKEN_MAX = 4096
-
-
 def _token(server: ServerConfig) -> str | None:
     """The bearer token for *server*, from its variable or its file, read when it connects."""
     if server.token_env is not None:
@@ -79,29 +73,11 @@ def _token(server: ServerConfig) -> str | None:
     if server.token_file is not None:
         path = Path(server.token_file).expanduser()
         try:  # bounded, and never a FIFO waited on or a device read for ever
-            data = read_config_file(
-                path,
-                _TOKEN_MAX,
-                f'its token_file "{path}"',
-                what="a token file",
-                expected="a token file is a regular file holding the token",
-                too_big="a bearer token is a line of text",
-            )
+            return read_token_file(path, f'its token_file "{path}"')
         except InvalidDefinitionError as error:
             raise ServerFailure(
                 server.name, f'has a token_file "{path}" that {error.detail}', retryable=False
             ) from None
-        token = data.decode("ascii", errors="replace").strip()
-        if not token:
-            raise ServerFailure(server.name, f'has an empty token_file "{path}"', retryable=False)
-        if not _TOKEN.fullmatch(token):
-            raise ServerFailure(
-                server.name,
-                f'has a token_file "{path}" holding characters a bearer token cannot have (a token is one word of '
-                "visible ASCII, sent in a header)",
-                retryable=False,
-            )
-        return token
     return None
 
 

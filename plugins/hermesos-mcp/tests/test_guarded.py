@@ -111,7 +111,7 @@ def test_a_workspace_holding_what_a_server_runs_is_refused_and_the_model_cannot_
     [
         (os.mkfifo, "is a FIFO (named pipe), not a regular file"),
         (lambda path: path.write_text("x" * 5000), "is larger than 4096 bytes"),
-        (lambda path: path.write_bytes(b"to\x00ken"), "holding characters a bearer token cannot have"),
+        (lambda path: path.write_bytes(b"to\x00ken"), "that holds characters a bearer token cannot have"),
     ],
 )
 def test_a_token_file_is_read_bounded_never_waited_on(tmp_path: Path, make: Any, said: str) -> None:
