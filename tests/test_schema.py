@@ -406,7 +406,9 @@ def test_message_type_names_the_path_and_both_types() -> None:
 def test_message_at_the_root_names_the_subject() -> None:
     assert message(s.integer(), True) == "value must be an integer, got boolean"
     assert message(s.object({}), []) == "value must be an object, got array"
-    assert message(s.number(), math.inf) == "value must be a finite number, got infinity"
+    assert message(s.number(), math.inf) == (
+        "value must be a finite number, got infinity (a number past about 1.8e308, such as 1e400, is read as one)"
+    )
     assert message(s.null(), math.nan) == "value must be null, got NaN"
     assert message(s.any(), b"x") == "value must be a JSON value, got bytes"
     error = parse_error(s.string(), 1)
@@ -1074,7 +1076,10 @@ def test_a_subclassed_key_is_reported_by_its_text() -> None:
     assert [(issue.path, issue.kind) for issue in error.issues] == [(("k",), "type")]
     assert type(error.issues[0].path[0]) is str
     error = parse_error(s.object({}, extra="allow"), {EqRaises("n"): math.inf})
-    assert str(error) == 'value is invalid: "n" must be a finite number, got infinity.'
+    assert str(error) == (
+        'value is invalid: "n" must be a finite number, got infinity (a number past about 1.8e308, such as 1e400, '
+        "is read as one)."
+    )
     # A key whose hash raises cannot even be put in the parsed dict: the value is refused at its root.
     error = parse_error(s.record(s.integer()), armed({ArmedKey("k"): 1}))
     assert str(error) == "value is invalid: value must be a JSON value; checking it raised RuntimeError."

@@ -41,6 +41,7 @@ from hermes_core.schema._shared import (
     json_key,
     listing,
     multiple_ok,
+    not_finite,
     raised_issue,
     size_issue,
     type_name,
@@ -356,7 +357,7 @@ class _Numeric(Schema):
         if number is BAD:
             return self._type_issue(value, path, issues, ctx)
         if isinstance(number, float) and not math.isfinite(number):
-            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
+            issues.append(Issue(path, "type", not_finite(value)))
             return BAD
         bad = _bound_issue(issues, path, number, self)
         if self.multiple_of is not None and not multiple_ok(number, self.multiple_of):

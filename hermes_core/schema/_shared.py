@@ -38,6 +38,7 @@ __all__ = [
     "key_issue",
     "listing",
     "multiple_ok",
+    "not_finite",
     "path_key",
     "raised_issue",
     "self_ref",
@@ -317,6 +318,12 @@ def key_issue(key: Any, path: Path, issues: list[Issue]) -> bool:
     return False
 
 
+def not_finite(value: float) -> str:
+    """Why a NaN or an infinity is refused; an infinity is what JSON text such as ``1e400`` reads as."""
+    said = f"must be a finite number, got {type_name(value)}"
+    return said if math.isnan(value) else f"{said} (a number past about 1.8e308, such as 1e400, is read as one)"
+
+
 def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context, depth: int = 0) -> None:
     """Append an issue for every place in *value* that is not JSON-shaped, or nests past :data:`NESTING_MAX`.
 
@@ -326,7 +333,7 @@ def check_json(value: Any, path: Path, issues: list[Issue], ctx: Context, depth:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            issues.append(Issue(path, "type", f"must be a finite number, got {type_name(value)}"))
+            issues.append(Issue(path, "type", not_finite(value)))
         return
     if isinstance(value, str):
         if not unicode_ok(value):
