@@ -36,13 +36,13 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeGuard
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import WriteStream
     from mcp.shared.message import SessionMessage
 
-__all__ = ["DRAIN_SECONDS", "IN_FLIGHT_MAX", "Lines", "Replies", "stdin_lines"]
+__all__ = ["DRAIN_SECONDS", "IN_FLIGHT_MAX", "Lines", "Replies", "stdin_lines", "unreadable_answer"]
 
 #: How many of a client's requests may be unanswered at once over stdio; one more is refused at once.
 IN_FLIGHT_MAX: Final = 256
@@ -151,9 +151,9 @@ class Lines:
             await self._answer(None, _INVALID_REQUEST, "a JSON-RPC message is a JSON object; send one a line")
             return None
         ident = data.get("id")
-        matched = type(ident) is str or (type(ident) is int and -(2**53) < ident < 2**53)
+        matched = _matched(ident)
         why = _reason(error)
-        if "method" not in data and ("result" in data or "error" in data):
+        if _is_answer(data):
             if matched:  # the client's answer to the server's own request: its error, so the request ends
                 reply = {"code": _INVALID_REQUEST, "message": f"the client's answer could not be read: {why}"}
                 return json.dumps({"jsonrpc": "2.0", "id": ident, "error": reply})
@@ -169,6 +169,40 @@ class Lines:
     async def _answer(self, ident: Any, code: int, message: str) -> None:
         if self.replies is not None:
             await self.replies.refuse(ident, code, message)
+
+
+def unreadable_answer(line: str | bytes, error: Exception) -> tuple[str | int, str] | None:
+    """An answer the MCP SDK's reader refused: the id of the request it answers, and why; None if it is not one.
+
+    The SDK drops a message it cannot read (a result nested past its reader's
+    200 levels, a lone surrogate, a result of the wrong type), and the request
+    it answered waits for ever or for its time limit. Read with ``json``
+    instead, an answer (``result`` or ``error``, no ``method``) whose id can be
+    matched is one the caller can end now, with an error saying *why*. Both
+    ends use it: ``hermesos serve`` for its client's answers, hermesos-mcp for
+    a mounted server's.
+
+    Args:
+        line: the message as read.
+        error: what the SDK's reader raised for it (its first problem is said).
+    """
+    try:
+        data = json.loads(line, parse_int=_integer, parse_constant=_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not _is_answer(data):
+        return None
+    ident = data.get("id")
+    return (ident, _reason(error)) if _matched(ident) else None
+
+
+def _is_answer(data: dict[str, Any]) -> bool:
+    return "method" not in data and ("result" in data or "error" in data)
+
+
+def _matched(ident: Any) -> TypeGuard[str | int]:
+    """Whether *ident* can be the id of a request a JSON-RPC peer made (a string, or an integer JSON keeps exact)."""
+    return type(ident) is str or (type(ident) is int and -(2**53) < ident < 2**53)
 
 
 def _has_id(text: str) -> bool:
@@ -191,7 +225,7 @@ def _unreadable_json(data: Any) -> str | None:
 
 
 def _integer(text: str) -> int:
-    """An integer of a line read only to find its id: a long one is 0 (its value is never used)."""
+    """An integer of a line read only to find its id: a long one is 0 (never a matched id)."""
     return int(text) if len(text) <= 64 else 0
 
 

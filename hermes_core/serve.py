@@ -55,7 +55,7 @@ from hermes_core._door import ARGUMENTS_MAX, Door, Repaired, mcp_content, result
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
 from hermes_core._serve_calls import Levels, elicit_approval, serve_call
-from hermes_core._serve_stdio import Replies, stdin_lines
+from hermes_core._serve_stdio import Replies, stdin_lines, unreadable_answer
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
 from hermes_core.schema import AnySchema
@@ -86,6 +86,7 @@ __all__ = [
     "mcp_tools",
     "serve_http",
     "serve_stdio",
+    "unreadable_answer",
 ]
 
 #: Where ``hermesos serve --transport http`` listens unless told otherwise: this machine only.

@@ -232,28 +232,18 @@ def _unread_answer(line: bytes, error: ValueError) -> SessionMessage | None:
 
     The SDK drops a message it cannot read, and the request it answered waited
     for its time limit (a listing nested past the reader's 200 levels: the
-    whole startup_timeout, then "did not start"). Read with ``json`` instead,
-    an answer whose id can be matched ends its request now, saying why.
+    whole startup_timeout, then "did not start"): the request ends now, saying why.
     """
-    import json  # noqa: PLC0415 - a message the SDK could not read only
+    from hermes_core.serve import unreadable_answer  # noqa: PLC0415 - a message the SDK could not read only
 
-    try:
-        data = json.loads(line, parse_int=lambda text: int(text) if len(text) <= 64 else 0)
-    except (ValueError, RecursionError):
+    found = unreadable_answer(line, error)
+    if found is None:
         return None
-    if not isinstance(data, dict) or "method" in data or not ("result" in data or "error" in data):
-        return None
-    ident = data.get("id")
-    if not (type(ident) is str or (type(ident) is int and -(2**53) < ident < 2**53)):
-        return None
-    errors = getattr(error, "errors", None)
-    try:
-        first = errors(include_url=False, include_input=False)[0]["msg"] if errors is not None else str(error)
-    except Exception:  # only its words are wanted
-        first = type(error).__name__
-    said = f"an answer that could not be read ({str(first).splitlines()[0][:200]})"
-    answer = types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=types.PARSE_ERROR, message=said))
-    return SessionMessage(answer)
+    ident, why = found
+    said = f"an answer that could not be read ({why})"
+    return SessionMessage(
+        types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=types.PARSE_ERROR, message=said))
+    )
 
 
 async def _stop(process: anyio.abc.Process, stderr_read: anyio.Event, *, grace: float) -> None:
