@@ -42,12 +42,19 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet
     from hermes_core._resources import Resource, ResourceError
     from hermes_core._runtime import Runtime
-    from hermes_core._settings import read_config_file, read_token_file, setting, user_config_dir, user_config_file
-    from hermes_core._toml import check_toml_depth, toml_tokens
+    from hermes_core._settings import setting
     from hermes_core._toolhints import ToolHints
     from hermes_core._tools import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
     from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
     from hermes_core._wire import wire_name
+
+    # Moved to hermes_core.config; here until 0.6 (_MOVED, below), and typed for the code that still imports them.
+    from hermes_core.config import check_toml_depth as check_toml_depth
+    from hermes_core.config import read_config_file as read_config_file
+    from hermes_core.config import read_token_file as read_token_file
+    from hermes_core.config import toml_tokens as toml_tokens
+    from hermes_core.config import user_config_dir as user_config_dir
+    from hermes_core.config import user_config_file as user_config_file
 
 __all__ = [
     "GRANT_PATTERN",
@@ -95,7 +102,6 @@ __all__ = [
     "ToolNotFoundError",
     "__version__",
     "case_key",
-    "check_toml_depth",
     "current_call",
     "define_tool",
     "disable_tracing",
@@ -104,18 +110,13 @@ __all__ = [
     "hookimpl",
     "is_name",
     "load_runtime",
-    "read_config_file",
-    "read_token_file",
     "reject",
     "schema",
     "setting",
     "shorten",
     "suggest",
-    "toml_tokens",
     "tool",
     "tracing_enabled",
-    "user_config_dir",
-    "user_config_file",
     "wire_name",
 ]
 
@@ -170,13 +171,7 @@ _PLACES: dict[str, str] = {
     "Resource": "hermes_core._resources",
     "ResourceError": "hermes_core._resources",
     "Runtime": "hermes_core._runtime",
-    "read_config_file": "hermes_core._settings",
-    "read_token_file": "hermes_core._settings",
     "setting": "hermes_core._settings",
-    "user_config_dir": "hermes_core._settings",
-    "user_config_file": "hermes_core._settings",
-    "check_toml_depth": "hermes_core._toml",
-    "toml_tokens": "hermes_core._toml",
     "ToolHints": "hermes_core._toolhints",
     "PERMISSION_PATTERN": "hermes_core._tools",
     "TIMEOUT_MAX": "hermes_core._tools",
@@ -190,16 +185,45 @@ _PLACES: dict[str, str] = {
     "schema": "hermes_core.schema",
 }
 
+# Names that moved to a public module of their own, kept here until 0.6 (CHANGELOG.md): not in __all__; the
+# first use through the facade warns, saying where the name lives now.
+_MOVED: dict[str, str] = {
+    "check_toml_depth": "hermes_core.config",
+    "read_config_file": "hermes_core.config",
+    "read_token_file": "hermes_core.config",
+    "toml_tokens": "hermes_core.config",
+    "user_config_dir": "hermes_core.config",
+    "user_config_file": "hermes_core.config",
+}
+
 
 def __getattr__(name: str) -> Any:
     place = _PLACES.get(name)
     if place is None:
+        if name in _MOVED:
+            return _moved(name, _MOVED[name])
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib  # noqa: PLC0415 - see TYPE_CHECKING
 
     module = importlib.import_module(place)
     value = module if place == f"{__name__}.{name}" else getattr(module, name)
     globals()[name] = value  # asked once: the next access is a plain attribute
+    return value
+
+
+def _moved(name: str, place: str) -> Any:
+    """The name that moved to *place*, after a warning saying so; kept, as other names are, once warned of."""
+    import importlib  # noqa: PLC0415 - see TYPE_CHECKING
+    import warnings  # noqa: PLC0415
+
+    warnings.warn(
+        f"hermes_core.{name} has moved to {place}: import it with 'from {place} import {name}'; "
+        f"hermes_core.{name} will be removed in 0.6",
+        DeprecationWarning,
+        stacklevel=3,  # the code that asked: past this function and __getattr__
+    )
+    # Kept once warned of: "from hermes_core import name" asks twice, and one warning is enough.
+    value = globals()[name] = getattr(importlib.import_module(place), name)
     return value
 
 

@@ -15,7 +15,6 @@ Grant patterns:
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
@@ -133,7 +132,9 @@ def env_grants(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     Raises:
         InvalidDefinitionError: a pattern is malformed, naming ``HERMESOS_GRANTS``.
     """
-    value = (os.environ if environ is None else environ).get(GRANTS_ENV, "")
+    from hermes_core._settings import setting  # noqa: PLC0415 - runtimes built from grants alone never read it
+
+    value: str = setting(GRANTS_ENV, default="", environ=environ)
     patterns = [part.strip() for part in value.split(",") if part.strip()]
     return StaticGrants(patterns, source=GRANTS_ENV).patterns
 

@@ -18,7 +18,6 @@ Nothing here runs at ``import hermes_core``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,6 +37,7 @@ from hermes_core._pluginset import (
     remedy,
 )
 from hermes_core._runtime import Runtime
+from hermes_core._settings import setting
 
 # Discovery only: the values are hermes_core._pluginset's, loading one plugin is hermes_core._loading's and the
 # checks across plugins are hermes_core._plugin_checks'. The names the command line takes from here are listed too.
@@ -105,7 +105,7 @@ def _check_found(wanted: frozenset[str], found: set[str]) -> None:
 
 
 def _disabled_names(disable: Iterable[str]) -> frozenset[str]:
-    names = [*disable, *os.environ.get(DISABLE_ENV, "").split(",")]
+    names = [*disable, *setting(DISABLE_ENV, default="").split(",")]
     return frozenset(canonicalize_name(name.strip()) for name in names if name.strip())
 
 

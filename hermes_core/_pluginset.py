@@ -8,7 +8,6 @@ plugin, :mod:`hermes_core._plugin_checks` checks them against each other and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -22,6 +21,7 @@ from hermes_core._issues import sentence
 from hermes_core._permissions import PermissionProvider
 from hermes_core._resources import Resource, resource_label
 from hermes_core._runtime import Runtime
+from hermes_core._settings import setting
 from hermes_core._tools import Tool
 from hermes_core.schema import Schema
 
@@ -237,7 +237,7 @@ def remedy(*distributions: str, environ: Mapping[str, str] | None = None) -> str
 
     them = "it" if len(distributions) == 1 else "them"
     flags = " ".join(f"--disable {shlex.quote(name)}" for name in distributions)
-    held = [part.strip() for part in (os.environ if environ is None else environ).get(DISABLE_ENV, "").split(",")]
+    held = [part.strip() for part in setting(DISABLE_ENV, default="", environ=environ).split(",")]
     value = ",".join(dict.fromkeys(name for name in (*held, *distributions) if name))
     return (
         f"To start without {them}, disable {them}: {flags} or {DISABLE_ENV}={shlex.quote(value)}; "

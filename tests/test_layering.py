@@ -2,7 +2,7 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
-``schema``, ``_content``, ``_settings``, ``_toml``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
+``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
 ``_steps``, ``_admission``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
@@ -42,6 +42,7 @@ LAYERS = [
     "_content",
     "_settings",
     "_toml",
+    "config",
     "_hints",
     "_toolhints",
     "_tools",
@@ -167,7 +168,14 @@ def test_no_module_imports_the_facade() -> None:
 
 
 # The public modules: the facade and these; every other module of the package is private (``_name``).
-PUBLIC = {"hermes_core", "hermes_core.schema", "hermes_core.adapters", "hermes_core.serve", "hermes_core.testing"}
+PUBLIC = {
+    "hermes_core",
+    "hermes_core.schema",
+    "hermes_core.config",
+    "hermes_core.adapters",
+    "hermes_core.serve",
+    "hermes_core.testing",
+}
 PLUGINS = PACKAGE.parent / "plugins"
 
 

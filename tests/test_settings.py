@@ -1,14 +1,22 @@
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
+import subprocess
+import sys
 import threading
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, read_config_file, setting, user_config_dir, user_config_file
+from hermes_core import InvalidDefinitionError, load_runtime, setting
 from hermes_core import schema as s
+from hermes_core._permissions import env_grants
+from hermes_core.config import read_config_file, user_config_dir, user_config_file
 
 VAR = "HERMESOS_DEMO_VALUE"
 
@@ -250,3 +258,310 @@ def test_read_config_file_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: 
             pass
         pytest.fail("read_config_file waited on a FIFO")
     assert "could not be read: it is a FIFO (named pipe), not a regular file" in str(outcome[0])
+
+
+# -- every HERMESOS_* variable: read through setting(), listed in docs/settings.md ----------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+HERMES = Path(sys.executable).with_name("hermesos")
+SETTINGS_PAGE = ROOT / "docs" / "settings.md"
+# A whole variable name, as setting() takes it.
+VARIABLE = re.compile(r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
+COLUMNS = ("Variable", "Read by", "Takes", "Default", "Bounds", "What it sets")
+
+
+def _sources() -> list[tuple[str, Path]]:
+    """``(distribution, file)`` for each module of the core and of the bundled plugins (their tests left out)."""
+    found = [("hermesos-core", path) for path in sorted((ROOT / "hermes_core").rglob("*.py"))]
+    for project in sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists()):
+        modules = sorted(project.glob("hermes_*.py")) + sorted(project.glob("hermes_*/*.py"))
+        found += [(project.name, path) for path in modules]
+    return found
+
+
+def _named_in_code() -> tuple[dict[str, set[str]], set[str]]:
+    """Every variable name the code writes whole, with the distributions writing it; and the prefixes of the
+    names it computes (``f"HERMESOS_SERVE_{key.upper()}"``), which only running it tells."""
+    named: dict[str, set[str]] = defaultdict(set)
+    prefixes: set[str] = set()
+    for distribution, path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and VARIABLE.match(node.value):
+                named[node.value].add(distribution)
+            elif isinstance(node, ast.JoinedStr) and node.values:
+                first = node.values[0]
+                if isinstance(first, ast.Constant) and re.fullmatch(r"HERMESOS_[A-Z0-9_]*", str(first.value)):
+                    prefixes.add(str(first.value))
+    return named, prefixes
+
+
+# Runs the core's and every bundled plugin's reading of its settings, with setting() watched: the names it was
+# asked for and their defaults. Every plugin is loaded with what makes it read all of its settings: a
+# workspace root for hermesos-fs, one MCP server (which exits at once) for hermesos-mcp.
+_WATCH = """
+import json, sys
+import hermes_core._settings as settings
+
+asked = {}
+real = settings.setting
+
+def watched(variable, schema=None, *, default=settings._NO_DEFAULT, environ=None):
+    asked[variable] = None if default is settings._NO_DEFAULT else default
+    return real(variable, schema, default=default, environ=environ)
+
+settings.setting = watched
+from hermes_core import load_runtime
+from hermes_core.serve import http_settings
+
+load_runtime().close()
+http_settings()
+print(json.dumps(asked))
+"""
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every variable setting() is asked for when the core and the bundled plugins read their settings."""
+    home = tmp_path_factory.mktemp("settings")
+    (home / "config" / "hermesos").mkdir(parents=True)
+    (home / "workspace").mkdir()
+    servers = f'[servers.gone]\ncommand = {json.dumps(sys.executable)}\nargs = ["-c", "pass"]\n'
+    (home / "config" / "hermesos" / "mcp.toml").write_text(servers)
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("HERMESOS_")}
+    environment.update(
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        HERMESOS_FS_ROOT=str(home / "workspace"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _WATCH], capture_output=True, text=True, env=environment, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    # The watch is real: the core's, each bundled plugin's and a computed name were all asked for.
+    assert {"HERMESOS_GRANTS", "HERMESOS_FS_ROOT", "HERMESOS_POLICY", "HERMESOS_MCP_REFRESH"} <= set(found)
+    return found
+
+
+def _table() -> dict[str, dict[str, str]]:
+    """The rows of the table of docs/settings.md, by variable."""
+    rows: dict[str, dict[str, str]] = {}
+    for line in SETTINGS_PAGE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] == "Variable":
+            assert tuple(cells) == COLUMNS, "the table's columns changed: update COLUMNS"
+        elif cells[0].startswith("`HERMESOS_"):
+            assert len(cells) == len(COLUMNS), f"docs/settings.md: the row of {cells[0]} has {len(cells)} cells"
+            rows[cells[0].strip("`")] = dict(zip(COLUMNS, cells, strict=True))
+    return rows
+
+
+def test_every_variable_read_is_in_the_settings_table_and_every_row_is_read(asked: dict[str, Any]) -> None:
+    named, prefixes = _named_in_code()
+    read = set(named) | set(asked)
+    table = set(_table())
+    missing, unread = sorted(read - table), sorted(table - read)
+    assert not missing, f"read by the code but not in the table of docs/settings.md: {missing}; add a row for each"
+    assert not unread, f"docs/settings.md lists {unread}, which no code reads; remove their rows"
+    # A computed name is found by running the code: each prefix the code builds names from was asked for.
+    assert prefixes, "no computed name found: the search for them is broken"
+    for prefix in prefixes:
+        assert any(name.startswith(prefix) for name in asked), f"names made from {prefix!r} were never read"
+
+
+def test_the_table_says_which_distribution_reads_each_variable() -> None:
+    named, _ = _named_in_code()
+    table = _table()
+    for variable, distributions in named.items():
+        reader = table[variable]["Read by"].split(":")[0]
+        assert reader in distributions, f"docs/settings.md says {reader} reads {variable}; its code is {distributions}"
+    assert len(named) >= 14  # the search is real: most names are written whole
+
+
+def _shown(default: Any) -> str:
+    """A default as the table writes it: ``none`` for no value, else the value in code style."""
+    if default is None or default == "":
+        return "none"
+    if isinstance(default, float) and default.is_integer():
+        default = int(default)
+    return f"`{default}`"
+
+
+def test_the_table_gives_each_default_the_code_has(asked: dict[str, Any]) -> None:
+    table = _table()
+    for variable, default in asked.items():
+        if variable not in table:
+            continue  # a missing row: the test above names it
+        cell = table[variable]["Default"]
+        if _shown(default) == "none":
+            assert cell.startswith("none"), f"docs/settings.md: {variable} has no default in the code, not {cell!r}"
+        else:
+            assert cell.startswith(_shown(default)), f"docs/settings.md: {variable}'s default is {_shown(default)}"
+
+
+# Names the pages use that are not hermesos settings: a plugin's settings in the guide to writing one, and the
+# variable the serving examples name with --token-env (docs/settings.md, what is not a setting).
+EXAMPLES = {"HERMESOS_WEATHER_API_KEY", "HERMESOS_WEATHER_TIMEOUT", "HERMESOS_WEATHER_UNITS", "HERMESOS_MCP_TOKEN"}
+
+
+def test_the_pages_name_no_variable_the_table_does_not_list() -> None:
+    pages = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md", *sorted((ROOT / "plugins").glob("*/README.md"))]
+    table = set(_table())
+    mentioned = {
+        (name, page.relative_to(ROOT).as_posix())
+        for page in pages
+        for name in re.findall(r"HERMESOS_[A-Z][A-Z0-9_]*[A-Z0-9]", page.read_text(encoding="utf-8"))
+    }
+    unknown = sorted((name, page) for name, page in mentioned if name not in table | EXAMPLES)
+    assert not unknown, f"pages name variables that are not settings (a typo, or one removed): {unknown}"
+    assert {name for name, _ in mentioned} >= table  # the search is real: every setting is mentioned somewhere
+
+
+# -- nothing reads a HERMESOS_* variable around setting() ------------------------------------------------
+
+# The reads of the environment by a key that is not written in the call, each with why it is not a setting: a
+# name the operator chooses is read as it is, whatever it is called.
+OPERATOR_NAMED = {
+    ("hermes_core/_settings.py", "variable"): "setting() itself",
+    ("hermes_core/cli/_serve.py", "args.token_env"): "hermesos serve --token-env NAME",
+    ("plugins/hermesos-mcp/hermes_mcp/_session.py", "server.token_env"): "an mcp.toml entry's token_env",
+    ("plugins/hermesos-mcp/hermes_mcp/_session.py", "name"): "an mcp.toml entry's pass_env",
+    ("plugins/hermesos-mcp/hermes_mcp/_config.py", "name"): "what a stdio server inherits, and its entry's pass_env",
+}
+
+
+def _environment_reads(tree: ast.AST) -> list[ast.expr]:
+    """The keys of every read of one variable of an environment: ``environ.get(k)``, ``environ[k]``, ``getenv(k)``."""
+    keys: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            on = ast.unparse(node.func.value)
+            if (node.func.attr in ("get", "pop", "setdefault") and "environ" in on) or node.func.attr == "getenv":
+                keys.append(node.args[0])
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and "environ" in ast.unparse(node):
+            keys.append(node.slice)
+    return keys
+
+
+def _is_variable(value: object) -> bool:
+    return isinstance(value, str) and VARIABLE.match(value) is not None
+
+
+def _constants() -> dict[str, str]:
+    """Every name the code binds to a variable name (``GRANTS_ENV = "HERMESOS_GRANTS"``), to its value."""
+    bound: dict[str, str] = {}
+    for _, path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[ast.expr] = []
+            value = None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            for target in targets:
+                pairs = (
+                    zip(target.elts, value.elts, strict=False)
+                    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                    else [(target, value)]
+                )
+                for name, text in pairs:
+                    if isinstance(name, ast.Name) and isinstance(text, ast.Constant) and _is_variable(text.value):
+                        bound[name.id] = text.value
+    return bound
+
+
+def test_no_module_reads_a_hermesos_variable_but_through_setting() -> None:
+    constants = _constants()
+    assert constants["GRANTS_ENV"] == "HERMESOS_GRANTS"  # the search is real
+    around: list[str] = []
+    operator_named = 0
+    for _, path in _sources():
+        where = path.relative_to(ROOT).as_posix()
+        for key in _environment_reads(ast.parse(path.read_text(encoding="utf-8"))):
+            text = ast.unparse(key)
+            if isinstance(key, ast.Constant):
+                if str(key.value).startswith("HERMESOS_"):
+                    around.append(f"{where}:{key.lineno} reads {key.value}")
+                continue
+            name = key.attr if isinstance(key, ast.Attribute) else key.id if isinstance(key, ast.Name) else None
+            if name in constants:
+                around.append(f"{where}:{key.lineno} reads {constants[name]} ({text})")
+            elif (where, text) in OPERATOR_NAMED:
+                operator_named += 1
+            else:
+                around.append(f"{where}:{key.lineno} reads a variable named by {text!r}: a setting, or a name the "
+                              "operator chooses (then add it to OPERATOR_NAMED, saying so)")  # fmt: skip
+    assert not around, "read around setting(), which every HERMESOS_* variable goes through:\n" + "\n".join(around)
+    assert operator_named, "not even setting()'s own read was found: the search is broken"
+
+
+# -- the core's own settings, read through setting() -----------------------------------------------------
+
+
+def test_the_grants_variable_is_a_list_with_blanks_ignored() -> None:
+    assert env_grants({"HERMESOS_GRANTS": " fs:read , ,net:* "}) == ("fs:read", "net:*")
+    assert env_grants({"HERMESOS_GRANTS": "   "}) == ()
+    assert env_grants({}) == ()
+
+
+def _hermesos(*argv: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    environment = {name: value for name, value in os.environ.items() if not name.startswith(("HERMESOS_", "NO_"))}
+    environment.update(variables)
+    return subprocess.run(
+        [str(HERMES), *argv], capture_output=True, text=True, env=environment, stdin=subprocess.DEVNULL, check=False
+    )
+
+
+def _workspace(folder: Path) -> dict[str, str]:
+    """A workspace root for hermesos-fs, and a configuration directory outside it, in *folder*."""
+    (folder / "workspace").mkdir()
+    return {"HERMESOS_FS_ROOT": str(folder / "workspace"), "XDG_CONFIG_HOME": str(folder / "config")}
+
+
+# A lone surrogate: the byte 0xff in the environment, which is not UTF-8 and so can name no plugin.
+NOT_TEXT = "hermesos-math,\udcff"
+NOT_TEXT_MESSAGE = (
+    "INVALID_DEFINITION: setting HERMESOS_DISABLE_PLUGINS must be valid Unicode text, got a string with a lone "
+    "surrogate.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tools", "list"],
+        ["plugins", "list"],
+        ["check"],
+        ["call", "math.eval", '{"expression": "1 + 1"}'],
+        ["export", "--format", "openai"],
+        ["serve"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_malformed_core_setting_ends_any_command_on_one_line(tmp_path: Path, argv: list[str]) -> None:
+    workspace = _workspace(tmp_path)
+    if argv != ["serve"]:  # serve keeps serving on stdin's end; the others end on their own
+        disabled = _hermesos(*argv, HERMESOS_DISABLE_PLUGINS="hermesos-fs", **workspace)
+        assert disabled.returncode == 0, disabled.stderr
+    done = _hermesos(*argv, HERMESOS_DISABLE_PLUGINS=NOT_TEXT, **workspace)
+    assert (done.returncode, done.stdout, done.stderr) == (7, "", NOT_TEXT_MESSAGE)
+
+
+def test_a_malformed_grant_variable_ends_call_naming_it(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    granted = _hermesos("call", "fs.list", '{"path": "."}', HERMESOS_GRANTS=" fs:read ,", **workspace)
+    assert (granted.returncode, granted.stderr) == (0, "")
+    done = _hermesos("call", "fs.list", '{"path": "."}', HERMESOS_GRANTS="fs:read,\udcff", **workspace)
+    assert (done.returncode, done.stderr) == (
+        7,
+        "INVALID_DEFINITION: setting HERMESOS_GRANTS must be valid Unicode text, got a string with a lone surrogate.\n",
+    )
+
+
+def test_load_runtime_refuses_a_malformed_disable_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERMESOS_DISABLE_PLUGINS", "hermesos-fs,hermesos-mcp,hermesos-policy")
+    with load_runtime() as runtime:
+        assert list(runtime.tools) == ["math.eval"]
+    monkeypatch.setenv("HERMESOS_DISABLE_PLUGINS", NOT_TEXT)
+    with pytest.raises(InvalidDefinitionError, match=r"^setting HERMESOS_DISABLE_PLUGINS must be valid Unicode"):
+        load_runtime()

@@ -6,7 +6,6 @@ tests hold the imports that made them slow out of the commands that do not need 
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -116,22 +115,3 @@ def test_a_plain_requirement_met_without_packaging_is_met_by_packaging(installed
         plain = all(c.strip() and c.strip()[0] in "<>=!" and "~" not in c and "*" not in c for c in clauses.split(","))
         if plain:  # plain release numbers on both sides: the shortcut decides them all, met or not
             assert not SpecifierSet(clauses).contains(installed, prereleases=True)
-
-
-def test_the_facade_names_each_public_name_once_for_type_checkers_and_once_for_import_alike() -> None:
-    """The lazy facade's table of places and its type-checking imports say the same module for every name."""
-    tree = ast.parse(Path(hermes_core.__file__).read_text())
-    checked = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
-    imported: dict[str, str] = {}
-    for node in checked.body:
-        assert isinstance(node, ast.ImportFrom)
-        for alias in node.names:
-            if node.module == "typing":
-                continue
-            # "from hermes_core import schema" imports the module hermes_core.schema itself.
-            imported[alias.asname or alias.name] = (
-                f"{node.module}.{alias.name}" if node.module == "hermes_core" else str(node.module)
-            )
-    places = {name: place for name, place in hermes_core._PLACES.items() if name != "__version__"}  # type: ignore[attr-defined]
-    assert imported == places  # __version__ is imported eagerly, outside the table's lazy names
-    assert sorted(imported) == sorted(set(hermes_core.__all__) - {"__version__"})

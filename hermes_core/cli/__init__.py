@@ -178,7 +178,13 @@ def _main(arguments: list[str]) -> int:
         except SystemExit as done:  # --help and --version: argparse exits, main returns
             return done.code if isinstance(done.code, int) else OK
         run: Callable[[argparse.Namespace], int] = args.run
-        return run(args)
+        try:
+            return run(args)
+        except Exception as error:
+            status = _reported(error, args)
+            if status is None:
+                raise
+            return status
     except Usage as error:
         print(error, file=sys.stderr)
         return USAGE
@@ -186,6 +192,21 @@ def _main(arguments: list[str]) -> int:
         # Ctrl-C, or a plugin raising it: one line, no traceback, and the shell's status for SIGINT.
         print("hermesos: interrupted", file=sys.stderr)
         return INTERRUPTED
+
+
+def _reported(error: Exception, args: argparse.Namespace) -> int | None:
+    """The exit status of a tool error no command caught, printed as the commands print theirs; None for the rest.
+
+    Such as a malformed ``HERMESOS_DISABLE_PLUGINS``, which the plugin loader reads before any plugin loads
+    (``INVALID_DEFINITION``, 7): one line, never a traceback.
+    """
+    errors = sys.modules.get("hermes_core._errors")  # not loaded: nothing could have raised a tool error
+    if errors is None or not isinstance(error, errors.ToolError):
+        return None
+    from hermes_core.cli._output import report  # noqa: PLC0415 - only after a failure
+
+    vars(args).setdefault("json", False)  # export and serve print no JSON of their own
+    return report(error, args)
 
 
 def _open_standard_streams() -> None:

@@ -305,7 +305,9 @@ def with_names(variable: str, names: Iterable[str]) -> str:
     """``VARIABLE=value``: *names* added to what the variable already holds, ready to paste into a shell."""
     import shlex  # noqa: PLC0415 - a hint only: not on every start (docs/performance.md, start-up)
 
-    held = [part.strip() for part in os.environ.get(variable, "").split(",") if part.strip()]
+    from hermes_core._settings import setting  # noqa: PLC0415 - as shlex
+
+    held = [part.strip() for part in setting(variable, default="").split(",") if part.strip()]
     return f"{variable}={shlex.quote(','.join(dict.fromkeys([*held, *names])))}"
 
 

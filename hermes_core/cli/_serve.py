@@ -23,7 +23,7 @@ def _token(args: argparse.Namespace) -> str | None:
     """The bearer token of ``serve --token-file`` or ``--token-env``: stripped, never empty; None if neither."""
     if args.token_file is not None:
         from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - serve --transport http only
-        from hermes_core._settings import read_token_file  # noqa: PLC0415
+        from hermes_core.config import read_token_file  # noqa: PLC0415
 
         shown = f"--token-file {shlex.quote(args.token_file)}"
         try:

@@ -28,7 +28,8 @@ from typing import Any
 
 from hermes_core._errors import InvalidDefinitionError, SchemaError
 from hermes_core._issues import shorten
-from hermes_core._names import NAME_PATTERN, check_name
+from hermes_core._names import NAME_PATTERN as NAME_PATTERN  # hermes_core exports it; found here until 0.6
+from hermes_core._names import check_name
 from hermes_core.schema import _compile
 from hermes_core.schema._alternatives import (
     AllOfSchema,
@@ -77,7 +78,6 @@ from hermes_core.schema._shared import (
 )
 
 __all__ = [
-    "NAME_PATTERN",
     "AllOfSchema",
     "AnySchema",
     "ArraySchema",
