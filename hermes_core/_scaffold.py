@@ -204,9 +204,10 @@ $name = "$module"
 [tool.setuptools]
 py-modules = ["$module"]
 
+# -p: the fixtures of hermesos-core's testing kit (hermes_runtime), which a project turns on.
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-addopts = ["-ra", "--strict-markers"]
+addopts = ["-ra", "--strict-markers", "-p", "hermes_core.testing.plugin"]
 """)
 
 _MODULE = Template('''\
@@ -296,7 +297,8 @@ print(runtime.call_sync(tool, {"name": "Ada"}))  # Hello, Ada.
 pytest
 ```
 
-The tests in `tests/` use the pytest plugin of `hermesos-core[testing]`:
+The tests in `tests/` use the pytest plugin of `hermesos-core[testing]`,
+which `pyproject.toml` turns on (`-p hermes_core.testing.plugin`):
 `check_plugin("$distribution")` loads the plugin as hermesos does and checks
 its contributions, the `hermes_runtime` fixture makes a runtime of the
 plugin's tools, and `raises_code` and `issues` check the errors a model would

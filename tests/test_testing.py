@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -330,11 +331,52 @@ def test_the_pytest_plugin_gives_isolated_runtimes_and_nothing_else(
     )
     monkeypatch.setenv("HERMESOS_GRANTS", "*")
     monkeypatch.setenv("HERMESOS_FS_ROOT", str(pytester.path))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "hermes_core.testing.plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
-    disabled = pytester.runpytest_subprocess("-p", "no:hermesos", "-p", "no:cacheprovider")
-    disabled.assert_outcomes(passed=1, errors=2)
-    assert "fixture 'hermes_env' not found" in disabled.stdout.str()
+    # Not asked for, it is not there: installing hermesos-core registers no pytest plugin.
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    plain.assert_outcomes(passed=1, errors=2)
+    assert "fixture 'hermes_env' not found" in plain.stdout.str()
+
+
+# What a test session has imported of hermes_core, printed by the one test of the session.
+_IMPORTED = """
+import json, sys
+
+def test_imported():
+    print("imported:", json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "hermes_core")))
+"""
+
+
+def _imported(result: pytest.RunResult) -> list[str]:
+    result.assert_outcomes(passed=1)
+    (line,) = [line for line in result.stdout.lines if "imported: " in line]  # after the file's name, with -s
+    names: list[str] = json.loads(line.partition("imported: ")[2].rstrip(". "))
+    return names
+
+
+def test_a_test_session_imports_nothing_of_hermes_core_unless_it_asks_for_the_plugin(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_imported=_IMPORTED)
+    assert _imported(pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")) == []
+    asked = _imported(pytester.runpytest_subprocess("-s", "-p", "hermes_core.testing.plugin", "-p", "no:cacheprovider"))
+    assert "hermes_core.testing.plugin" in asked
+
+
+def test_the_pytest_plugin_can_be_asked_for_in_the_top_conftest(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest('pytest_plugins = ["hermes_core.testing.plugin"]')
+    pytester.makepyfile(test_env="def test_env(hermes_env):\n    assert hermes_env.is_dir()\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_hermesos_core_registers_no_pytest_plugin() -> None:
+    """Installed, it registers none (an install made before 0.5 did: reinstall it, pip install -e .)."""
+    from importlib.metadata import distribution
+
+    groups = {entry_point.group for entry_point in distribution("hermesos-core").entry_points}
+    assert "console_scripts" in groups  # the metadata read is the installed one's
+    assert "pytest11" not in groups
 
 
 def test_the_pytest_plugin_imports_neither_hypothesis_nor_jsonschema() -> None:

@@ -1,8 +1,9 @@
 """Testing tools for plugin authors: contract checks, runtimes, error helpers and Hypothesis strategies.
 
-Installed with ``pip install 'hermesos-core[testing]'``, which also registers
-the pytest plugin :mod:`hermes_core.testing.plugin` (fixtures ``hermes_env``
-and ``hermes_runtime``); it does nothing until a test asks for a fixture.
+Installed with ``pip install 'hermesos-core[testing]'``. The fixtures
+``hermes_env`` and ``hermes_runtime`` are the pytest plugin
+:mod:`hermes_core.testing.plugin`, which a project turns on for its tests
+(``-p hermes_core.testing.plugin`` in its pytest options).
 
 ::
 

@@ -1,8 +1,11 @@
 """The pytest plugin of ``hermesos-core[testing]``: fixtures for testing tools and plugins.
 
-Registered through the ``pytest11`` entry point, so installing the extra is
-all it takes. It only defines fixtures: a test that asks for none is run as
-if the plugin were not there.
+Loaded only where asked for, so that installing hermesos-core changes no
+other project's test sessions: ``pytest -p hermes_core.testing.plugin``, the
+same in the ``addopts`` of the project's pytest configuration, or
+``pytest_plugins = ["hermes_core.testing.plugin"]`` in its top-level
+``conftest.py``. It only defines fixtures: a test that asks for none is run
+as if the plugin were not there.
 
 * ``hermes_env``: the test runs with no ``HERMESOS_*`` variable, no user
   configuration and a fresh working directory (under ``tmp_path``), which
