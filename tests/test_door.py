@@ -242,10 +242,13 @@ def test_arguments_nested_up_to_what_the_reader_takes_are_refused_at_the_field_f
 
 def test_a_lenient_repair_meeting_an_exponent_beyond_decimal_gives_the_strict_error() -> None:
     tools = _echoing(lenient=True)
-    for text in ("1e-99999999999999999999999", "0.0e-99999999999999999999999999", "1e99999999999999999999"):
+    for text in ("1e-99999999999999999999999", "1e99999999999999999999"):
         content = tools.handle_sync(_chat("num_take", json.dumps({"n": text})))["content"]
         assert content.startswith('INPUT_INVALID: num_take was called with invalid input: "n" must be a number'), text
     assert tools.handle_sync(_chat("num_take", '{"n": "2.5"}'))["content"].startswith("2.5\nNote:")
+    # Zero is zero whatever its exponent: exactly the value it names.
+    zero = tools.handle_sync(_chat("num_take", '{"n": "0.0e-99999999999999999999999999"}'))["content"]
+    assert zero.startswith("0.0\nNote:")
 
 
 def test_an_unexpected_key_of_megabytes_is_shortened_and_not_compared() -> None:

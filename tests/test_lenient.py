@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import subprocess
 import sys
+import time
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, define_tool, tool
 from hermes_core import schema as s
@@ -52,9 +58,9 @@ REPAIRED: list[tuple[str, s.Schema, Any, Any, str]] = [
     ("a big integer", s.integer(), "12345678901234567890", 12345678901234567890, "numeric_string"),
     ("number from an integer", s.number(), "5", 5, "numeric_string"),
     ("a decimal", s.number(), "2.5", 2.5, "numeric_string"),
-    ("a decimal that reads back", s.number(), "0.1", 0.1, "numeric_string"),
     ("trailing zeros", s.number(), "2.50", 2.5, "numeric_string"),
-    ("a small exponent", s.number(), "-1.5e-7", -1.5e-7, "numeric_string"),
+    ("a small exponent", s.number(), "-1.25e-1", -0.125, "numeric_string"),
+    ("an integer no float holds, for a number", s.number(), "1e25", 10**25, "numeric_string"),
     ("within bounds", s.integer(minimum=1, maximum=14), "3", 3, "numeric_string"),
     # boolean_string: the JSON literals, exactly
     ("true", s.boolean(), "true", True, "boolean_string"),
@@ -90,14 +96,12 @@ def test_each_rule_repairs_what_it_names(case: str, schema: s.Schema, sent: Any,
 
 
 NOT_REPAIRED: list[tuple[str, s.Schema, Any]] = [
-    # numbers: not exactly a JSON number, or not losslessly one
+    # numbers: not exactly a JSON number, or no value equal to the one it names (more in NUMBERS)
     ("a fraction for an integer", s.integer(), "5.5"),
     ("a small fraction for an integer", s.integer(), "1e-1"),
-    ("out of float range", s.number(), "1e400"),
-    ("out of float range, integer", s.integer(), "1e400"),
+    ("no float is 0.1", s.number(), "0.1"),
     ("underflows to zero", s.number(), "1e-400"),
     ("more digits than a float keeps", s.number(), "0.1000000000000000000001"),
-    ("an integer past a float, as a decimal", s.integer(), "12345678901234567890.0"),
     ("an integer longer than Python reads", s.integer(), "1" * 5000),
     ("a space before", s.integer(), " 5"),
     ("a space after", s.integer(), "5 "),
@@ -162,6 +166,249 @@ def test_every_rule_has_golden_cases() -> None:
     assert set(REPAIR_RULES) == {rule for *_, rule in REPAIRED}
 
 
+# -- numbers: the value the string names, exactly ---------------------------------------------------
+
+_SMALLEST_FLOAT = str(Decimal.from_float(5e-324))  # 2**-1074 written out: 4.940656...E-324, 751 significant digits
+_LIMIT = sys.get_int_max_str_digits()
+
+# (the string sent, what an integer field makes of it, what a number field makes of it); None: not repaired.
+# Each value is compared with its type: 1000 is not 1000.0.
+NUMBERS: list[tuple[str, Any, Any]] = [
+    # exponents: the exact decimal, never the float on the way
+    ("1e25", 10**25, 10**25),
+    ("1e29", 10**29, 10**29),
+    ("-1e25", -(10**25), -(10**25)),
+    ("1E+2", 100, 100.0),
+    ("1e+02", 100, 100.0),
+    ("1e3", 1000, 1000.0),
+    ("1.5e1", 15, 15.0),
+    ("2.5E1", 25, 25.0),
+    ("1.25e1", None, 12.5),
+    ("1e22", 10**22, 1e22),  # the largest power of ten a float holds exactly
+    ("1e23", 10**23, 10**23),  # float("1e23") is 99999999999999991611392
+    ("123456789012345678e5", 12345678901234567800000, 12345678901234567800000),
+    ("1500e-2", 15, 15.0),
+    ("125e-3", None, 0.125),
+    ("5e-1", None, 0.5),
+    ("1e-1", None, None),
+    ("1.5e-7", None, None),
+    ("1e400", 10**400, 10**400),  # an integer, exactly; the JSON number 1e400 reads as infinity
+    ("1e-400", None, None),  # float() makes 0.0 of it
+    ("5e-324", None, None),  # the smallest float is 4.94...e-324, not 5e-324
+    (_SMALLEST_FLOAT, None, 5e-324),  # ... and this, exactly
+    ("0e1000000000", 0, 0.0),  # zero, whatever the exponent
+    ("-0e-1000000000", 0, -0.0),
+    ("0.000e-5", 0, 0.0),
+    # many digits
+    ("12345678901234567890123", 12345678901234567890123, 12345678901234567890123),
+    ("12345678901234567890123.0", 12345678901234567890123, 12345678901234567890123),
+    ("12345678901234567890.000000000000000000000", 12345678901234567890, 12345678901234567890),
+    ("5.0000000000000000000001", None, None),  # float() makes 5.0 of it
+    ("1.0000000000000000000000000000000000000000001", None, None),
+    ("0.1000000000000000000001", None, None),
+    ("0.1", None, None),  # no float is 0.1: the number 0.1 is read as the nearest, the string is not repaired
+    ("3.14", None, None),
+    ("59.9", None, None),
+    ("0.5", None, 0.5),
+    ("59.75", None, 59.75),
+    ("2.50", None, 2.5),
+    ("-0.125", None, -0.125),
+    (str(Decimal.from_float(0.1)), None, 0.1),  # the float nearest 0.1, written out exactly: that float
+    # past 2**53, where floats skip integers
+    ("9007199254740993", 2**53 + 1, 2**53 + 1),
+    ("9007199254740993.0", 2**53 + 1, 2**53 + 1),  # float() makes 9007199254740992.0 of it
+    ("9.007199254740993e15", 2**53 + 1, 2**53 + 1),
+    ("-9007199254740993e0", -(2**53) - 1, -(2**53) - 1),
+    ("9007199254740992.0", 2**53, 9007199254740992.0),  # this one a float holds
+    ("18446744073709551617", 2**64 + 1, 2**64 + 1),
+    ("18446744073709551617.0", 2**64 + 1, 2**64 + 1),
+    # zeros and signs
+    ("0", 0, 0),
+    ("-0", 0, 0),  # as the JSON number -0 reads
+    ("-0.0", 0, -0.0),
+    ("+5", None, None),
+    ("+1e25", None, None),
+    ("--5", None, None),
+    ("-", None, None),
+    # as many digits as Python converts, and no more (decided before any digit is made)
+    ("1e" + str(_LIMIT - 1), 10 ** (_LIMIT - 1), 10 ** (_LIMIT - 1)),
+    ("1e" + str(_LIMIT), None, None),
+    ("9" * _LIMIT, int("9" * _LIMIT), int("9" * _LIMIT)),
+    ("9" * (_LIMIT + 1), None, None),
+    ("1" + "0" * (_LIMIT - 1) + ".0", 10 ** (_LIMIT - 1), 10 ** (_LIMIT - 1)),
+    ("1e1000000000", None, None),
+    ("1e-1000000000", None, None),
+    ("1e99999999999999999999999", None, None),
+    ("1e" + "9" * 5000, None, None),
+    ("1e-" + "0" * 5000 + "1", None, None),
+    # not JSON numbers: what Python's int() and float() read, and JSON does not
+    (" 5", None, None),
+    ("5 ", None, None),
+    ("\t5", None, None),
+    ("5\n", None, None),
+    ("\u00a05", None, None),  # NO-BREAK SPACE
+    ("00012", None, None),
+    ("05", None, None),
+    ("5.", None, None),
+    (".5", None, None),
+    ("1.e5", None, None),
+    ("1e", None, None),
+    ("1e+", None, None),
+    ("0x10", None, None),
+    ("0o7", None, None),
+    ("0b1", None, None),
+    ("1_000", None, None),
+    ("1e1_0", None, None),
+    ("1,000", None, None),
+    ("inf", None, None),
+    ("-inf", None, None),
+    ("Infinity", None, None),
+    ("nan", None, None),
+    ("NaN", None, None),
+    ("\uff15", None, None),  # FULLWIDTH DIGIT FIVE
+    ("\uff11\uff45\uff12\uff15", None, None),  # 1e25 in full-width letters and digits
+    ("\u0665", None, None),  # ARABIC-INDIC DIGIT FIVE
+    ("1\u0665", None, None),
+    ("1e\u0665", None, None),
+    ("\U0001d7d3", None, None),  # MATHEMATICAL BOLD DIGIT FIVE
+    ("5j", None, None),
+    ("true", None, None),  # a boolean's text is no number, and stays a string
+    ("", None, None),
+]
+
+
+@pytest.mark.parametrize(("sent", "integer", "number"), NUMBERS, ids=[repr(c[0])[:40] for c in NUMBERS])
+def test_a_numeric_string_becomes_exactly_the_number_it_names_or_nothing(sent: str, integer: Any, number: Any) -> None:
+    for schema, became in ((s.integer(), integer), (s.number(), number)):
+        assert _repaired(schema, "5") is not None  # the field repairs a numeric string: a refusal below is this one
+        repaired = _repaired(schema, sent)
+        if became is None:
+            assert repaired is None, (sent, schema)
+            continue
+        assert repaired is not None, (sent, schema)
+        assert repaired.repairs == (Repair(("x",), sent, became, "numeric_string"),)
+        assert type(repaired.input["x"]) is type(became)
+        assert repaired.input == repaired.parsed == {"x": became}
+        assert repr(repaired.input["x"]) == repr(became)  # -0.0 stays -0.0, and 0 is 0
+        assert Decimal(repaired.input["x"]) == Decimal(sent)  # the value the string names, exactly
+
+
+def test_an_enum_of_numbers_is_matched_by_the_exact_value() -> None:
+    assert _repaired(s.enum([0.5, 2]), "0.5") is not None  # positive control: a float the string names exactly
+    repaired = _repaired(s.enum([1e25, 10**25 + 1]), "1e25")
+    assert repaired is None  # 1e25 is 10000000000000000905969664 as a float: no member is 10**25
+    assert _repaired(s.enum([0.1, 0.2]), "0.1") is None  # no float is 0.1
+    repaired = _repaired(s.enum([10**25, 1]), "1e25")
+    assert repaired is not None
+    assert repaired.input == {"x": 10**25}
+
+
+def test_the_digit_limit_is_pythons_as_it_is_set_now() -> None:
+    try:
+        sys.set_int_max_str_digits(1000)
+        assert _repaired(s.integer(), "1e999") is not None
+        assert _repaired(s.integer(), "1e1000") is None
+        assert _repaired(s.integer(), "1" * 1001) is None
+        sys.set_int_max_str_digits(0)  # no limit: the default one still bounds what an exponent makes
+        assert _repaired(s.integer(), "1e4299") is not None
+        assert _repaired(s.integer(), "1e4300") is None
+    finally:
+        sys.set_int_max_str_digits(_LIMIT)
+
+
+def test_hostile_numeric_strings_are_refused_without_building_the_number() -> None:
+    hostile = [
+        "1e1000000000",
+        "-1e999999999999999999",
+        "1e-1000000000",
+        "9" * 4000 + "e" + "9" * 5000,
+        "1." + "0" * 1_000_000 + "1",  # a million digits after the point
+        "0." + "0" * 1_000_000 + "1e1000000",  # 0.1, written with a million zeros
+        "1" * 1_000_000 + "e-999990",  # a million significant digits
+    ]
+    started = time.process_time()
+    for text in hostile:
+        for schema in (s.integer(), s.number()):
+            assert _repaired(schema, text) is None, text[:40]
+    # Long, but exactly a number: 1 written with a million zeros, and 10**4299 written with a million digits.
+    one = _repaired(s.integer(), "0." + "0" * 999_999 + "1e1000000")
+    assert one is not None
+    assert one.input == {"x": 1}
+    big = _repaired(s.integer(), "1" + "0" * 4299 + "." + "0" * 995_000)
+    assert big is not None
+    assert big.input == {"x": 10**4299}
+    assert time.process_time() - started < 30  # each takes milliseconds; the bound only catches a runaway
+
+
+# Texts of JSON numbers: the shapes models send, and the exact decimals of floats.
+_DIGIT_TEXT = st.text("0123456789", min_size=1, max_size=24)
+_WHOLE = st.just("0") | st.builds(
+    lambda first, rest: first + rest, st.sampled_from("123456789"), st.text("0123456789", max_size=24)
+)
+_FRACTION = st.none() | _DIGIT_TEXT | st.sampled_from(["5", "25", "125", "0", "00", "75", "5000"])
+_EXPONENT = st.none() | st.builds(
+    lambda e, sign, zeros, n: f"{e}{sign}{zeros}{n}",
+    st.sampled_from("eE"),
+    st.sampled_from(["", "+", "-"]),
+    st.sampled_from(["", "0", "00"]),
+    st.integers(0, 450),
+)
+
+
+@st.composite
+def _json_number_texts(draw: st.DrawFn) -> str:
+    sign = draw(st.sampled_from(["", "-"]))
+    fraction = draw(_FRACTION)
+    exponent = draw(_EXPONENT)
+    return sign + draw(_WHOLE) + ("" if fraction is None else "." + fraction) + (exponent or "")
+
+
+_NUMBER_TEXTS = (
+    _json_number_texts()
+    | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+    | st.floats(allow_nan=False, allow_infinity=False).map(lambda f: str(Decimal(f)))
+    | st.integers().map(str)
+    | st.integers().map(lambda n: f"{n}.0")
+    | st.integers().filter(bool).map(lambda n: f"{n}00e-2")
+)
+_HYPOTHESIS = settings(max_examples=400, derandomize=True, deadline=None, database=None)
+
+
+@_HYPOTHESIS
+@given(_NUMBER_TEXTS)
+def test_no_repair_changes_the_value_the_string_names(text: str) -> None:
+    named = Fraction(text)  # exact (the text is a JSON number, which Fraction reads too)
+    exact = float(text)
+    float_holds_it = math.isfinite(exact) and Fraction(exact) == named
+    integral = named.denominator == 1 and len(str(abs(named.numerator))) <= _LIMIT
+    for schema, integer in ((s.integer(), True), (s.number(), False)):
+        repaired = _repaired(schema, text)
+        if repaired is None:  # refused only where no value of the field's type is the one the string names
+            assert not integral, text
+            assert integer or not float_holds_it, text
+            continue
+        became = repaired.input["x"]
+        assert type(became) is int if integer else type(became) in (int, float), (text, became)
+        assert Decimal(became) == Decimal(text), (text, became)
+        assert repaired.parsed == {"x": became}
+
+
+_NEAR_NUMBERS = st.text("0123456789+-.eE xob_,\t\n\u0665\uff15\u00a0", max_size=12)
+
+
+@_HYPOTHESIS
+@given(_NEAR_NUMBERS | st.text(max_size=12))
+def test_only_a_json_numbers_text_is_repaired_into_a_number(text: str) -> None:
+    repaired = _repaired(s.number(), text)
+    if repaired is None:
+        return
+    read = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} repaired"))
+    assert text.isascii(), text
+    assert text == text.strip(" \t\n\r"), text
+    assert type(read) in (int, float)
+    assert Fraction(repaired.input["x"]) == Fraction(text)
+
+
 # -- where repairs apply -----------------------------------------------------------------------------
 
 FORECAST = s.object(
@@ -182,7 +429,7 @@ def test_repairs_inside_objects_and_arrays_are_each_reported_in_walk_order() -> 
         "days": "5",
         "units": "Fahrenheit",
         "hourly": "true",
-        "where": '{"lat": "59.9", "lon": 10.75}',
+        "where": '{"lat": "59.75", "lon": 10.75}',
         "hours": ["6", 12, "18"],
     }
     before = copy.deepcopy(sent)
@@ -193,8 +440,8 @@ def test_repairs_inside_objects_and_arrays_are_each_reported_in_walk_order() -> 
         (("days",), "5", 5, "numeric_string"),
         (("units",), "Fahrenheit", "fahrenheit", "enum_case"),
         (("hourly",), "true", True, "boolean_string"),
-        (("where",), '{"lat": "59.9", "lon": 10.75}', {"lat": "59.9", "lon": 10.75}, "json_string"),
-        (("where", "lat"), "59.9", 59.9, "numeric_string"),
+        (("where",), '{"lat": "59.75", "lon": 10.75}', {"lat": "59.75", "lon": 10.75}, "json_string"),
+        (("where", "lat"), "59.75", 59.75, "numeric_string"),
         (("hours", 0), "6", 6, "numeric_string"),
         (("hours", 2), "18", 18, "numeric_string"),
     ]
@@ -203,7 +450,7 @@ def test_repairs_inside_objects_and_arrays_are_each_reported_in_walk_order() -> 
         "days": 5,
         "units": "fahrenheit",
         "hourly": True,
-        "where": {"lat": 59.9, "lon": 10.75},
+        "where": {"lat": 59.75, "lon": 10.75},
         "hours": [6, 12, 18],
     }
 

@@ -312,3 +312,57 @@ def test_a_person_asked_to_approve_sees_the_repaired_input() -> None:
     assert runtime.call_sync("geo.guarded", SENT) == "12.6 cm2"
     assert asyncio.run(runtime.call("geo.guarded", SENT)) == "12.6 cm2"
     assert seen == [{"radius": 2, "unit": "cm", "round": True}] * 2
+
+
+# -- numbers: exactly the value the string names ------------------------------------------------------------
+
+
+def test_a_numeric_string_reaches_the_handler_as_the_exact_number_it_names() -> None:
+    from mcp import Client
+
+    given: list[Any] = []
+
+    def keep(args: dict[str, Any]) -> str:
+        given.append(args)
+        return "kept"
+
+    counted = define_tool(
+        name="num.keep",
+        description="Keep the numbers.",
+        version="1.0.0",
+        input=s.object({"count": s.integer(), "share": s.optional(s.number())}),
+        handler=keep,
+    )
+    tools = OpenAITools(Runtime([counted]), lenient=True)
+
+    def chat(arguments: dict[str, Any]) -> str:
+        call = {"id": "call_1", "function": {"name": "num_keep", "arguments": json.dumps(arguments)}}
+        return str(tools.handle_sync(call)["content"])
+
+    assert chat({"count": "1e25", "share": "1e25"}) == (
+        'kept\nNote: the arguments were repaired before the call: "count": "1e25" read as 10000000000000000000000000; '
+        '"share": "1e25" read as 10000000000000000000000000. Next time, send them as read.'
+    )
+    assert given[-1] == {"count": 10**25, "share": 10**25}  # not 10000000000000000905969664, the float 1e25
+    assert type(given[-1]["count"]) is int
+    assert chat({"count": "9007199254740993.0", "share": "0.5"}).startswith("kept\nNote:")
+    assert given[-1] == {"count": 2**53 + 1, "share": 0.5}
+
+    # No float is 0.1: the call fails as it does without lenient mode, and the handler is not run.
+    strict = OpenAITools(Runtime([counted]))
+    call = {"id": "call_1", "function": {"name": "num_keep", "arguments": '{"count": 1, "share": "0.1"}'}}
+    refused = tools.handle_sync(call)["content"]
+    assert refused == strict.handle_sync(call)["content"]
+    assert refused.startswith('INPUT_INVALID: num_keep was called with invalid input: "share" must be a number')
+    assert len(given) == 2
+
+    async def over_mcp() -> Any:
+        async with Client(mcp_server(Runtime([counted], lenient=True))) as client:
+            return await client.call_tool("num_keep", {"count": "1e29"})
+
+    result = asyncio.run(over_mcp())
+    assert result.is_error is False
+    assert given[-1] == {"count": 10**29}
+    assert result.content[-1].text.endswith(
+        '"count": "1e29" read as 100000000000000000000000000000. Next time, send them as read.'
+    )

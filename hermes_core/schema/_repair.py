@@ -9,12 +9,19 @@ sent is not accepted there:
 
 * ``numeric_string``: a string that is exactly a JSON number (``"5"``,
   ``"-2.5"``, ``"1e3"``; not ``" 5"``, ``"+5"``, ``"05"``, ``"5."``,
-  ``"0x10"``, ``"5_000"``, ``"NaN"``, ``"Infinity"``) where a number or an
-  integer is expected, when the number it becomes, written back, is the
-  number the text says (``"0.1"`` is 0.1; ``"1e400"``, ``"1e-400"`` and
-  ``"0.1000000000000000000001"`` are not repaired); where an integer is
-  expected, only an integral one (``"5.0"`` is 5, ``"5.5"`` is never
-  repaired). ``"-0"`` becomes 0, as the JSON number ``-0`` reads.
+  ``"0x10"``, ``"5_000"``, ``"NaN"``, ``"Infinity"``, nor digits other than
+  ASCII's, full-width or Arabic-Indic, which ``int()`` reads) where a number
+  or an integer is expected, read as the exact decimal it names and
+  repaired only into a value equal to it: where an integer is expected, an
+  ``int`` when that decimal is integral (``"5.0"`` and ``"5e0"`` are 5,
+  ``"1e25"`` is ``10**25``; ``"5.5"`` is never repaired); where a number is
+  expected, what the JSON reader makes of the same text (an ``int`` for
+  digits alone, else a ``float``) when that is exactly the value
+  (``"2.5"``, ``"1e3"``), else the ``int`` for an integral value no float
+  holds (``"1e25"``), else nothing (``"0.1"``: no float is 0.1).
+  An integer longer than Python converts (``sys.get_int_max_str_digits()``
+  digits) is not made: ``"1e1000000000"`` is refused before any digit is.
+  ``"-0"`` becomes 0, as the JSON number ``-0`` reads.
 * ``boolean_string``: ``"true"`` or ``"false"`` in any case (``"True"`` is
   how Python writes it) and nothing else (``" true"``, ``"yes"``, ``"on"``,
   ``"1"`` are not), where a boolean is expected.
@@ -53,8 +60,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from typing import Any, Final, Literal, final
 
 from hermes_core._arguments import JsonTextError, read_json
@@ -102,7 +109,12 @@ _NOTE_LISTED = 5
 _NOTE_VALUE = 40
 
 # A JSON number, exactly: no sign but "-", no leading zero, digits on both sides of ".", ASCII digits only.
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z", re.ASCII)
+# Groups: the sign, the digits before the point, after it, and the exponent.
+_JSON_NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?\Z", re.ASCII)
+# Past this many digits an exponent names no integer Python converts and no float but 0 or infinity.
+_EXPONENT_DIGITS = 20
+# No float has more than 1074 digits after the point (2**-1074 is the smallest); one with more is no float.
+_FLOAT_PLACES = 1074
 _BOOLEANS: Final = {"true": True, "false": False}
 
 
@@ -400,24 +412,55 @@ class _Walk:
 
 
 def _number(text: str, integer: bool) -> int | float | None:
-    """The number *text* is exactly, as JSON writes it; None if it is not one, or not losslessly (see the module)."""
-    if not _JSON_NUMBER.match(text):
+    """The number *text* names, exactly, for an integer or a number; None if it is no JSON number, or no such value.
+
+    The value the text names is its exact decimal; the repair is a value
+    equal to it (see the module), never one rounded to a float, and never an
+    integer of more digits than Python converts, decided before one is made.
+    """
+    match = _JSON_NUMBER.match(text)
+    if match is None:
         return None
-    if not any(mark in text for mark in ".eE"):
+    sign, whole, fraction, exponent = match.groups()
+    if fraction is None and exponent is None:  # digits alone: an int, as the JSON reader reads them
         try:
             return int(text)
         except ValueError:  # longer than Python converts: as the arguments' reader, not read
             return None
+    fraction = fraction or ""
+    digits = whole + fraction
+    significant = digits.strip("0")
+    if not significant:  # zero, whatever the exponent: 0 for an integer, the float (0.0 or -0.0) for a number
+        return 0 if integer else float(text)
+    if len(significant) > _digits_max():
+        return None  # a longer integer is not converted, and no float has this many significant digits
+    power = exponent.lstrip("+-").lstrip("0") if exponent else ""
+    if len(power) > _EXPONENT_DIGITS:
+        return None
+    scale = (-int(power) if exponent and exponent[0] == "-" else int(power or "0")) - len(fraction)
+    scale += len(digits) - len(digits.rstrip("0"))  # the value is ±significant * 10**scale, ending in 1-9
+    if scale >= 0:
+        if len(significant) + scale > _digits_max():
+            return None
+        exact: int = int(significant) * 10**scale
+        exact = -exact if sign else exact
+        if integer:
+            return exact
+        number = float(text)
+        return number if number == exact else exact  # an int and a float compare exactly
+    if integer or -scale > _FLOAT_PLACES:
+        return None
     number = float(text)
-    try:
-        exact = Decimal(text)
-    except ArithmeticError:  # an exponent beyond Decimal's (1e-99999999999999999999 reads as float 0.0)
+    if not math.isfinite(number):
         return None
-    if not math.isfinite(number) or Decimal(repr(number)) != exact:
-        return None
-    if integer:
-        return int(number) if number.is_integer() else None
-    return number
+    numerator, denominator = number.as_integer_ratio()
+    said = -int(significant) if sign else int(significant)
+    return number if numerator * 10**-scale == said * denominator else None
+
+
+def _digits_max() -> int:
+    """The most digits Python converts between an integer and text (its default if the limit is off)."""
+    return sys.get_int_max_str_digits() or sys.int_info.default_max_str_digits
 
 
 def _quoted(value: Any) -> str:
