@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import field
 from time import time
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 from hermes_core import _tracing as tracing
-from hermes_core._frozen import frozen
+from hermes_core._errors import InputInvalidError, InputRejected, ToolFailedError, exception_type_name
+from hermes_core._frozen import derive, frozen
 
 if TYPE_CHECKING:
     from hermes_core._tools import Tool
@@ -74,6 +76,16 @@ class ApprovalRequest:
         message: the handler's own question, when the running call asks for a
             confirmation (:meth:`~hermes_core.CallContext.confirm`, with no
             *permissions*); None for a permission's approval.
+        target: what the call acts on, as the tool names it from *input* (its
+            ``target`` function: hermesos-fs's path, normalised), or None when
+            the tool names none. Derived when the request is made; an approver
+            shows it first and in full, since the input may be too long to show.
+
+    Raises:
+        InputInvalidError: the tool's ``target`` function refused the input
+            (:func:`~hermes_core.reject`), as its handler would: nobody is asked.
+        ToolFailedError: the ``target`` function raised anything else, or
+            returned something other than a string: a fault in the tool.
 
     """
 
@@ -83,6 +95,27 @@ class ApprovalRequest:
     call_id: str
     input: Any
     message: str | None = None
+    target: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        name = self.tool.target
+        if name is not None:
+            derive(self, target=_target(self.tool.name, name, self.input, self.call_id))
+
+
+def _target(tool: str, name: Callable[[Any], str], value: Any, call_id: str) -> str:
+    """What the tool's *name* function says a call of *tool* with the input *value* acts on."""
+    try:
+        target = name(value)
+    except InputRejected as error:  # the handler would refuse it too: INPUT_INVALID, as from the handler
+        raise InputInvalidError(tool, error.issues) from error
+    except Exception as error:
+        detail = f"its target function raised {exception_type_name(error)}, so the call was not made"
+        raise ToolFailedError(detail, tool=tool, reason="reported", call_id=call_id) from error
+    if type(target) is not str:
+        detail = f"its target function returned {type(target).__name__}, not a string, so the call was not made"
+        raise ToolFailedError(detail, tool=tool, reason="reported", call_id=call_id)
+    return target
 
 
 _Decision: TypeAlias = Literal["once", "always", "decline"]

@@ -40,8 +40,10 @@ __all__ = [
     "TooManyIssues",
     "format_message",
     "format_path",
+    "printable",
     "sentence",
     "shorten",
+    "unmistakable",
 ]
 
 #: How many issues a message lists before it says how many more there are.
@@ -120,6 +122,84 @@ def shorten(text: str, limit: int = 60) -> str:
         'xxxxxxx...'
     """
     return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+# -- text shown to a person -------------------------------------------------------------------
+
+# Characters that print as nothing, or as blank, though Unicode calls them printable (letters, marks, a
+# symbol): the Hangul fillers, the Braille blank, the invisible combining marks and the variation selectors.
+# With the categories str.isprintable() refuses, no character can hide in, or reorder, what is shown.
+_BLANK_PRINTABLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
+# Runs of anything but printable ASCII: the only characters that need a look of their own.
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e]+")
+
+
+def _escape(char: str) -> str:
+    r"""*char* written as an escape: ``\x1b``, ``\u200b``, ``\U000e0001``."""
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    r"""*text* from a tool, a model, a server or a file, safe to show a person: what cannot be seen, escaped.
+
+    Escaped as ``\x1b``, ``\u200b`` or ``\U000e0001``: every character
+    Unicode does not call printable (``str.isprintable``: the control and
+    format characters, Cc and Cf, among them the zero-width space and joiners
+    and the marks that reorder text, U+202A-U+202E and U+2066-U+2069; line and
+    paragraph separators, Zl and Zp; every space but the ASCII one, Zs;
+    surrogates, private-use and unassigned code points), and the printable
+    ones that show as nothing (the Hangul fillers, the Braille blank, the
+    invisible combining marks, the variation selectors). So a
+    text cannot move the cursor, recolour the terminal, rewrite what was shown
+    above, start what looks like a new line, or hide or reorder characters.
+    A backslash is not escaped: ``\u200b`` written out by a tool reads the same.
+
+    Args:
+        text: the text to show.
+        lines: keep its line breaks and tabs; else it is one line: a line
+            break is shown escaped, a tab as a space.
+
+    Returns:
+        *text* itself when it has nothing to escape.
+    """
+    if text.isprintable() and (text.isascii() or not _BLANK_PRINTABLE.search(text)):
+        return text
+    return _escaped(text, lines=lines, ascii_only=False)
+
+
+def unmistakable(text: str) -> str:
+    r"""*text* as :func:`printable` shows it, then, if it is not all ASCII, in ASCII: ``café (in ASCII: caf\xe9)``.
+
+    For what decides a call's effect (the target of an approval): letters
+    that look alike (a Cyrillic a, U+0430, for a Latin one, a decomposed ``é``
+    for a composed one) name different files, and their escapes tell them apart.
+    """
+    shown = printable(text)
+    return shown if text.isascii() else f"{shown} (in ASCII: {_escaped(text, lines=False, ascii_only=True)})"
+
+
+def _escaped(text: str, *, lines: bool, ascii_only: bool) -> str:
+    """*text* with what :func:`printable` escapes escaped (*ascii_only*: every character past ASCII too)."""
+
+    def run(match: re.Match[str]) -> str:
+        out = []
+        for char in match.group():
+            if char == "\n" and lines:
+                out.append(char)
+            elif char == "\t":
+                out.append(char if lines else " ")
+            elif ascii_only or not char.isprintable() or _BLANK_PRINTABLE.match(char):
+                out.append(_escape(char))
+            else:
+                out.append(char)
+        return "".join(out)
+
+    return _NOT_PLAIN.sub(run, text)
 
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")

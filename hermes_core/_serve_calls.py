@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hermes_core._approval import Approval, ApprovalRequest, audit, audit_enabled
 from hermes_core._context import LEVELS, Listeners, LogMessage, Progress
 from hermes_core._errors import PermissionDeniedError
+from hermes_core._issues import printable, unmistakable
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -63,7 +64,7 @@ NO_ANSWER: Final = "the MCP client did not answer the question: it replied with 
 MID_CALL: Final = "protocol version {version} cannot carry a question while a call runs, only before its handler starts"
 #: What an audit record names as the source of a denial because the client could not be asked.
 SOURCE: Final = "approver (the MCP client cannot be asked)"
-#: The most characters of a call's input shown in a question.
+#: The most characters of a call's input shown in a question; the rest is counted, and the target never cut.
 INPUT_SHOWN: Final = 500
 _STANDS_IN = "the MCP client is being asked; its answer comes with its next call"  # replaced by input_required
 
@@ -411,16 +412,18 @@ def _approval(request: ApprovalRequest, answer: Any, offers_always: bool) -> App
 
 
 def _message(tool: str, request: ApprovalRequest) -> str:
-    """What the client's user reads: who asks, for what, with which input."""
+    """What the client's user reads: who asks, on what (in full), for what, with which input; all of it escaped."""
     if request.message is not None:
-        head = f"{tool} asks: {request.message}"
+        head = f"{tool} asks: {printable(request.message, lines=True)}"
         action = "Accept to answer yes; decline to answer no."
     else:
         permissions = " and ".join(f'"{permission}"' for permission in request.permissions)
         noun = "permission" if len(request.permissions) == 1 else "permissions"
-        reasons = "; ".join(reason for reason in request.reasons if reason)
+        reasons = "; ".join(printable(reason) for reason in request.reasons if reason)
         head = f"{tool} needs your approval to use the {permissions} {noun}" + (f" ({reasons})." if reasons else ".")
         action = "Accept to allow this call; decline to refuse it."
+    if request.target is not None:
+        head += f"\nTarget: {unmistakable(request.target)}"
     return f"{head}\nInput: {_shown(request.input)}\n{action}"
 
 
@@ -437,12 +440,14 @@ def _schema(tool: str, request: ApprovalRequest, offers_always: bool) -> dict[st
 
 
 def _shown(value: Any) -> str:
-    """*value* as JSON, cut to :data:`INPUT_SHOWN` characters."""
+    """*value* as JSON, escaped, its first :data:`INPUT_SHOWN` characters, saying how many more there are."""
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
-    return text if len(text) <= INPUT_SHOWN else text[: INPUT_SHOWN - 1] + "…"
+    if len(text) <= INPUT_SHOWN:
+        return printable(text)
+    return f"{printable(text[:INPUT_SHOWN])}... ({len(text) - INPUT_SHOWN:,} more characters not shown)"
 
 
 def _key(tool: str, request: ApprovalRequest, message: str, schema: Mapping[str, Any]) -> str:

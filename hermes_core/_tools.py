@@ -98,6 +98,10 @@ class Tool:
             reported: True, False, or None (the default) for the choice of
             whatever calls it (an adapter's, else the runtime's). The tool's
             own choice wins.
+        target: what a call acts on, named from its checked input as the
+            handler will use it (hermesos-fs: the path, normalised, relative to the
+            workspace root), for a person asked to approve the call: a function of
+            the input returning a string, or None. See :func:`define_tool`.
         is_async: whether the handler is an ``async def`` function (derived).
 
     """
@@ -115,6 +119,7 @@ class Tool:
     media: bool = False
     context: bool = False
     lenient: bool | None = None
+    target: Callable[[Any], str] | None = None
     is_async: bool = field(init=False, default=False)
     # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
@@ -164,6 +169,11 @@ class Tool:
                 decl, "hints", f"must be a ToolHints such as ToolHints(read_only=True), got {_describe(self.hints)}"
             )
         check_hints(decl, self.hints)
+        if self.target is not None and not callable(self.target):
+            got = _describe(self.target)
+            raise InvalidDefinitionError(
+                decl, "target", f"must be a function of the checked input returning a string, got {got}"
+            )
 
     def validators(self, schemas: Mapping[str, Schema] | None = None) -> tuple[Validator, Validator]:
         """The compiled validators of the tool's input and of its output, in that order.
@@ -356,6 +366,7 @@ def define_tool(
     media: bool = False,
     context: bool = False,
     lenient: bool | None = None,
+    target: Callable[[Any], str] | None = None,
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -403,6 +414,15 @@ def define_tool(
             unambiguous and lossless, reporting each repair (True), never
             (False), or as the adapter or the runtime calling it says (None,
             the default). The tool's own choice wins.
+        target: a function of the checked input (what the handler gets)
+            returning what the call acts on, as the handler will use it: the
+            path normalised, the record's key, the address. A person asked to
+            approve a call reads it first and in full
+            (:attr:`ApprovalRequest.target <hermes_core.ApprovalRequest.target>`),
+            however long or odd the input; the input itself may be cut. The
+            input's schema should bound it. It may refuse the input as the
+            handler would (:func:`~hermes_core.reject`): the call is then
+            ``INPUT_INVALID`` and nobody is asked. None: the tool names no target.
 
     Returns:
         The immutable :class:`Tool`, with its schemas compiled.
@@ -433,6 +453,7 @@ def define_tool(
         media=media,
         context=context,
         lenient=lenient,
+        target=target,
     )
 
 

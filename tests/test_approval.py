@@ -13,11 +13,14 @@ from hermes_core import (
     Approval,
     ApprovalRequest,
     Ask,
+    InvalidDefinitionError,
     PermissionDeniedError,
     Runtime,
     Tool,
     ToolFailedError,
+    current_call,
     define_tool,
+    reject,
 )
 from hermes_core import schema as s
 from hermes_core.adapters import OpenAITools
@@ -183,6 +186,101 @@ def test_an_approver_that_raises_or_answers_nonsense_fails_the_call() -> None:
     with pytest.raises(ToolFailedError) as caught:
         asking(lambda request: True).call_sync("fs.write", {"path": "a"})
     assert caught.value.detail == "the approver raised TypeError, so the call was not made"
+
+
+# -- what the call acts on: the tool's target -----------------------------------------------------
+
+
+def targeted(target: Any) -> Tool:
+    """A tool writing under a root whose target is *target* (a function of the checked input)."""
+
+    def write(args: dict[str, Any]) -> str:
+        return f"wrote {args['path']}"
+
+    return define_tool(
+        name="notes.write",
+        description="Write a note.",
+        version="1.0.0",
+        input=s.object({"path": s.string(), "text": s.optional(s.string(), default="")}),
+        permissions=["notes:write"],
+        handler=write,
+        target=target,
+    )
+
+
+def normalised(args: dict[str, Any]) -> str:
+    names = [name for name in args["path"].split("/") if name not in ("", ".")]
+    if ".." in names:
+        raise reject("path", "contains '..'")
+    return "/".join(names) or "."
+
+
+def test_the_request_carries_the_target_the_tool_names_from_the_checked_input() -> None:
+    person = Person(Approval.once(), Approval.once())
+    runtime = Runtime(
+        [targeted(normalised), write_tool()],
+        providers=[Provider({"notes:write": Ask(), "fs:write": Ask()})],
+        approver=person,
+    )
+    assert runtime.call_sync("notes.write", {"path": "notes/" + "./" * 300 + "Makefile"}) == (
+        "wrote notes/" + "./" * 300 + "Makefile"
+    )
+    assert person.requests[0].target == "notes/Makefile"
+    runtime.call_sync("fs.write", {"path": "a"})  # a tool that names no target
+    assert person.requests[1].target is None
+
+
+def test_a_target_the_tool_refuses_is_input_invalid_and_nobody_is_asked() -> None:
+    person = Person(Approval.once())
+    runtime = Runtime([targeted(normalised)], providers=[Provider({"notes:write": Ask()})], approver=person)
+    result = runtime.observe_sync("notes.write", {"path": "notes/../Makefile"})
+    assert result["error"]["code"] == "INPUT_INVALID"
+    assert result["error"]["issues"][0]["path"] == ["path"]
+    assert person.requests == []
+    assert runtime.call_sync("notes.write", {"path": "notes/Makefile"}) == "wrote notes/Makefile"  # the same, taken
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        (lambda args: 1 / 0, "its target function raised ZeroDivisionError, so the call was not made"),
+        (lambda args: 7, "its target function returned int, not a string, so the call was not made"),
+    ],
+)
+def test_a_target_function_that_fails_fails_the_call_as_the_tools_fault(target: Any, said: str) -> None:
+    person = Person()
+    runtime = Runtime([targeted(target)], providers=[Provider({"notes:write": Ask()})], approver=person)
+    with pytest.raises(ToolFailedError) as caught:
+        asyncio.run(runtime.call("notes.write", {"path": "a"}))
+    assert (caught.value.code, caught.value.reason, caught.value.tool) == ("TOOL_FAILED", "reported", "notes.write")
+    assert said in caught.value.message
+    assert person.requests == []
+
+
+def test_a_handlers_question_carries_the_target_too() -> None:
+    def tidy(args: dict[str, Any]) -> str:
+        return "deleted" if current_call().confirm_sync("Delete it?") else "kept"
+
+    tool = define_tool(
+        name="notes.tidy",
+        description="Tidy.",
+        version="1.0.0",
+        input=s.object({"path": s.string()}),
+        handler=tidy,
+        target=normalised,
+    )
+    person = Person(Approval.once())
+    assert Runtime([tool], approver=person).call_sync("notes.tidy", {"path": "./a//b"}) == "deleted"
+    assert (person.requests[0].message, person.requests[0].target) == ("Delete it?", "a/b")
+
+
+def test_a_target_must_be_a_function() -> None:
+    with pytest.raises(InvalidDefinitionError) as caught:
+        targeted("path")
+    assert caught.value.field == "target"
+    assert "must be a function of the checked input returning a string, got 'path'" in str(caught.value)
+    assert targeted(None).target is None
+    assert targeted(normalised).target is normalised
 
 
 # -- asks, denies and grants ----------------------------------------------------------------------

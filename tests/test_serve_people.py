@@ -95,6 +95,7 @@ def hermes_tools():
 #: What a client's user is asked before fs_write runs ({reason}: the policy's, naming its file).
 ASKED = (
     'fs_write needs your approval to use the "fs:write" permission ({reason}).\n'
+    "Target: {path}\n"
     'Input: {{"path": "{path}", "content": "{content}", "mode": "overwrite", "create_parents": true}}\n'
     "Accept to allow this call; decline to refuse it."
 )
@@ -350,6 +351,29 @@ def test_an_ask_is_put_to_the_clients_user(env: Env, mode: str) -> None:
             assert len(person.asked) == 4
 
     run(scenario)
+
+
+def test_the_user_reads_the_target_whole_and_the_input_escaped_and_cut_saying_by_how_much(env: Env) -> None:
+    """The attack on the prompt: the file written lies past the input shown; an invisible character hides in it."""
+    hidden = "notes/" + "./" * 300 + "Make\u200bfile"
+    person = Person(("decline", None))
+
+    async def scenario() -> None:
+        async with stdio(env, "auto", elicitation_callback=person) as client:
+            result = await client.call_tool("fs_write", {"path": hidden, "content": "x"})
+            assert text(result) == DECLINED
+
+    run(scenario)
+    [(message, _)] = person.asked
+    head, target, shown, action = message.split("\n")
+    assert head.startswith("fs_write needs your approval")
+    assert target == "Target: notes/Make\\u200bfile (in ASCII: notes/Make\\u200bfile)"
+    whole = json.dumps(
+        {"path": hidden, "content": "x", "mode": "overwrite", "create_parents": True}, ensure_ascii=False
+    )
+    assert shown == f"Input: {whole[:500]}... ({len(whole) - 500:,} more characters not shown)"
+    assert "\u200b" not in message
+    assert action == "Accept to allow this call; decline to refuse it."
 
 
 @pytest.mark.parametrize("mode", MODES)

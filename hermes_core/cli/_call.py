@@ -181,7 +181,7 @@ def _call(args: argparse.Namespace) -> int:
 
 # -- a person in the loop: approval, progress and log messages, on stderr ---------------------------
 
-#: The most characters of a call's input the approval prompt shows.
+#: The most characters of a call's input the approval prompt shows; the rest is counted, never the target.
 INPUT_SHOWN = 500
 #: Seconds between two progress lines on a stream that is not a terminal (the line that completes the total
 #: is always printed): a long call's log stays readable.
@@ -207,10 +207,26 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def _asked_about(request: ApprovalRequest) -> str:
-    """What a request asks, in a few words: ``fs.write (fs:write)``, or the tool's question."""
+    """What a request asks, in a few words: ``fs.write (fs:write) on notes/todo.txt``, or the tool's question."""
+    on = "" if request.target is None else f" on {_target(request.target)}"
     if request.message is not None:
-        return f"{request.tool.name}: {out.printable(request.message)}"
-    return f"{request.tool.name} ({', '.join(request.permissions)})"
+        return f"{request.tool.name}{on}: {out.printable(request.message)}"
+    return f"{request.tool.name} ({', '.join(request.permissions)}){on}"
+
+
+def _target(target: str) -> str:
+    """The target as shown: whole, escaped, and in ASCII too when it is not all ASCII (a Cyrillic a, U+0430)."""
+    from hermes_core._issues import unmistakable  # noqa: PLC0415 - only a call that asks needs it
+
+    return unmistakable(target)
+
+
+def _input_shown(value: Any) -> str:
+    """The input as JSON, escaped, its first :data:`INPUT_SHOWN` characters, saying how many more there are."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    if len(text) <= INPUT_SHOWN:
+        return out.printable(text)
+    return f"{out.printable(text[:INPUT_SHOWN])}... ({len(text) - INPUT_SHOWN:,} more characters not shown)"
 
 
 class _Approve:
@@ -265,17 +281,24 @@ class _Ask:
 
 
 def _request_text(request: ApprovalRequest, style: out.Style) -> str:
-    """The request as the person reads it: the tool, what asks and why, the input (shortened)."""
+    """The request as the person reads it: the tool, what it acts on (in full), what asks and why, the input.
+
+    What decides the call's effect comes first and is never cut: the tool, the
+    target it names (hermesos-fs: the path, normalised) and the permissions.
+    The input may be cut, saying how much was left out. Everything is escaped
+    (:func:`~hermes_core.cli._output.printable`).
+    """
     tool = style.bold(request.tool.name)
     if request.message is not None:
         lines = [f"hermesos: {tool} asks: {out.printable(request.message)}"]
     else:
         lines = [f"hermesos: {tool} needs your approval"]
-        for permission, reason in zip(request.permissions, request.reasons, strict=True):
-            why = f" ({out.printable(reason)})" if reason else ""
-            lines.append(f"  permission: {permission}{why}")
-    shown = json.dumps(request.input, ensure_ascii=False, default=repr)
-    lines.append(f"  input: {_shorten(out.printable(shown), INPUT_SHOWN)}")
+    if request.target is not None:
+        lines.append(f"  target: {style.bold(_target(request.target))}")
+    for permission, reason in zip(request.permissions, request.reasons, strict=True):
+        why = f" ({out.printable(reason)})" if reason else ""
+        lines.append(f"  permission: {permission}{why}")
+    lines.append(f"  input: {_input_shown(request.input)}")
     return "\n".join(lines) + "\n"
 
 

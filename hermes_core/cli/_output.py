@@ -238,33 +238,19 @@ def _fit(text: str, stream: IO[str]) -> str:
     return shorten(text, max(columns - 1, 10))
 
 
-# C0 and C1 control characters, DEL, and the marks that reorder text (bidirectional overrides and
-# isolates): shown escaped, so that a tool's or a server's text cannot move the cursor, recolour the
-# terminal, rewrite what was shown above, or make text read other than it is.
-_ESCAPES: dict[int, str] = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (
-        *range(0x20),
-        *range(0x7F, 0xA0),
-        0x061C,
-        0x200E,
-        0x200F,
-        *range(0x202A, 0x202F),
-        *range(0x2066, 0x206A),
-    )
-}
-_ONE_LINE: dict[int, str] = {**_ESCAPES, 0x09: " "}
-_LINES: dict[int, str] = {**_ESCAPES, 0x09: "\t", 0x0A: "\n"}
-
-
 def printable(text: str, *, lines: bool = False) -> str:
-    """*text* from a tool, a server or a file, safe to write on a terminal: its control characters escaped.
+    r"""*text* from a tool, a server or a file, safe to write on a terminal: what cannot be seen, escaped.
 
-    An escape character is shown as the four characters backslash, ``x1b``.
+    The one escaping of what the commands show (:func:`hermes_core._issues.printable`):
+    control, format and separator characters, every space but the ASCII one,
+    private-use and unassigned code points, and the printable characters that
+    show as nothing, each written as an escape (``\x1b``, ``\u200b``).
     *lines*: keep its line breaks (and tabs); else it is one line: a line
     break is shown escaped, a tab as a space.
     """
-    return text.translate(_LINES if lines else _ONE_LINE)
+    from hermes_core._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
+
+    return escaped(text, lines=lines)
 
 
 def number(value: float) -> str:

@@ -383,6 +383,14 @@ def _split(path: str) -> tuple[str, ...]:
     return tuple(name for name in names if name not in ("", "."))
 
 
+def _target(args: dict[str, Any]) -> str:
+    """What a call acts on, for a person asked to approve it: its path as the tool uses it (``.``: the root).
+
+    ``notes/./././Makefile`` is ``notes/Makefile``; a path the tools refuse is refused here too.
+    """
+    return "/".join(_split(args["path"])) or "."
+
+
 # -- protected names ------------------------------------------------------------------------------
 
 _GLOB_CHARACTERS = frozenset("*?[")
@@ -1279,6 +1287,7 @@ def _tools(ws: _Workspace) -> list[Tool]:
             permissions=[permission],
             handler=_handler(name, operation),
             context=name in _REPORTING,
+            target=_target,
             **_HINTS[name],
         )
 
