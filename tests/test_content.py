@@ -276,6 +276,8 @@ def hermes_tools():
         define_tool(name="chart.draw", description="Draw a chart.", version="1.0.0", input=s.object({{}}),
                     output=s.object({{"total": s.integer()}}), media=True,
                     handler=lambda args: Content(Image(PNG), structured={{"total": 12}})),
+        define_tool(name="chart.count", description="Count the charts.", version="1.0.0", input=s.object({{}}),
+                    output=s.integer(), handler=lambda args: 3),
     ]
 """
 
@@ -343,3 +345,29 @@ def test_hermesos_call_summarises_media_and_saves_the_exact_bytes(environ: dict[
     assert first.read_bytes() == PNG
     assert second.read_bytes() == PNG
     assert sorted(path.name for path in saved.iterdir()) == ["screen.shot-2.2.png", "screen.shot-2.png"]
+
+
+def test_tools_show_says_a_media_tool_returns_content_and_what_structured_data_it_has(
+    environ: dict[str, str],
+) -> None:
+    """Before, a media tool's output was shown as the schema ``{}``: any JSON, and no word of media."""
+
+    def show(name: str, *options: str) -> str:
+        command = [sys.executable, "-m", "hermes_core", "tools", "show", name, *options]
+        done = subprocess.run(command, env=environ, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    content = "content (text, images, sound, embedded files and links to resources)"
+    assert show("screen.shot").endswith(f"\noutput: {content}, with no structured data\n")
+    shown = show("chart.draw")
+    assert f"\noutput: {content}, with structured data of this schema:\n" in shown
+    assert shown.endswith('"required": [\n    "total"\n  ],\n  "additionalProperties": false\n}\n')
+    plain = show("chart.count")  # a tool returning JSON: its output schema, as before
+    assert plain.endswith('\noutput schema:\n{\n  "type": "integer"\n}\n')
+    assert "content" not in plain
+
+    shot, chart, count = (json.loads(show(name, "--json")) for name in ("screen.shot", "chart.draw", "chart.count"))
+    assert (shot["media"], shot["output_schema"]) == (True, None)
+    assert (chart["media"], chart["output_schema"]["properties"]) == (True, {"total": {"type": "integer"}})
+    assert (count["media"], count["output_schema"]) == (False, {"type": "integer"})

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, add_common, add_group
+
+if TYPE_CHECKING:
+    from hermes_core import Tool
 
 # Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
 # from them) before any package index has them, so the line says how to install from a path too.
@@ -129,7 +132,10 @@ def _tools_show(args: argparse.Namespace) -> int:
         "distribution": origin.distribution if origin else None,
         "distribution_version": origin.version if origin else None,
         "input_schema": tool.input.json_schema(defs=found.schemas),
-        "output_schema": tool.output.json_schema(defs=found.schemas),
+        "media": tool.media,
+        # A media tool's output schema is its structured data's; None when it declares none (as serve leaves
+        # MCP's outputSchema out): "{}" would say it returns any JSON, hiding that it returns content.
+        "output_schema": None if _unstructured(tool) else tool.output.json_schema(defs=found.schemas),
     }
     if args.json:
         out.print_json(data)
@@ -142,9 +148,27 @@ def _tools_show(args: argparse.Namespace) -> int:
     print(out.printable(tool.description.strip(), lines=True), end="\n\n")
     print(style.bold("input schema:"))
     print(json.dumps(data["input_schema"], indent=2, ensure_ascii=False), end="\n\n")
-    print(style.bold("output schema:"))
+    if tool.media:
+        print(style.bold("output:"), _CONTENT, end="")
+        if data["output_schema"] is None:
+            print(", with no structured data")
+            return OK
+        print(", with structured data of this schema:")
+    else:
+        print(style.bold("output schema:"))
     print(json.dumps(data["output_schema"], indent=2, ensure_ascii=False))
     return OK
+
+
+# What a media tool returns (hermes_core._content's blocks), as tools show says it.
+_CONTENT = "content (text, images, sound, embedded files and links to resources)"
+
+
+def _unstructured(tool: Tool) -> bool:
+    """Whether *tool* returns content with no structured data: a media tool that declares no output schema."""
+    from hermes_core.schema import AnySchema  # noqa: PLC0415 - only tools show needs it
+
+    return tool.media and isinstance(tool.output, AnySchema)
 
 
 def add_parsers(subcommands: Any) -> None:
