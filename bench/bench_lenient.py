@@ -14,10 +14,7 @@ place of the call where it can happen:
   boolean as ``"yes"``, a number with its unit (``"5km"``) or in words
   (``"three"``), a thousands separator, a synonym of an enum member, an
   object as Python writes it (``{'a': 1}``), a bare item where an array is
-  expected, null for a required field; and a number as a string that no
-  float is (``"59.9"``: the float the number 59.9 reads as is
-  59.89999999999999857891452847979962825775146484375), which a repair would
-  change (the mistake drawn as a number as a string, named so once made).
+  expected, null for a required field.
 
 Each call goes to the tool's input validator as the runtime checks it; one it
 refuses goes to lenient mode's repair (``schema._repair.repair_input``). A
@@ -47,7 +44,6 @@ import statistics
 import sys
 import time
 from collections import Counter
-from fractions import Fraction
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -390,8 +386,6 @@ NOT_REPAIRABLE = (
     "bare item for an array",
     "null for a required field",
 )
-# A "number as a string" whose text no float is exactly ("59.9"), named so once made: not drawn, not repairable.
-INEXACT = "number as a string no float is"
 _WORDS = {1: "one", 2: "two", 3: "three", 5: "five", 10: "ten", 12: "twelve", 30: "thirty"}
 _SYNONYMS = {
     "celsius": "C",
@@ -481,15 +475,8 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return found
 
 
-def _named(kind: str, wrong: Any) -> str:
-    """The mistake *kind* made as *wrong*: a number as a string that no float is exactly is :data:`INEXACT`."""
-    if kind == "number as a string" and Fraction(float(wrong)) != Fraction(wrong):
-        return INEXACT
-    return kind
-
-
-def _make(call: Any, places: list[Location], kind: str, rng: random.Random) -> tuple[Any, str] | None:
-    """*call* with one mistake of *kind* at a place it can happen (a new value), and the mistake's name; or None."""
+def _make(call: Any, places: list[Location], kind: str, rng: random.Random) -> Any | None:
+    """*call* with one mistake of *kind* at a place it can happen (a new value); None if it can happen nowhere."""
     order = list(places)
     rng.shuffle(order)
     for path, doc in order:
@@ -518,15 +505,15 @@ def _make(call: Any, places: list[Location], kind: str, rng: random.Random) -> t
                 del target[key]
             else:
                 target[key] = None
-            return made, kind
+            return made
         wrong = _mistake(kind, value, doc, rng)
         if wrong is None or wrong == value:
             continue
         if not path:
-            return wrong, _named(kind, wrong)
+            return wrong
         made = copy.deepcopy(call)
         _at(made, path[:-1])[path[-1]] = wrong
-        return made, _named(kind, wrong)
+        return made
     return None
 
 
@@ -586,9 +573,9 @@ def corpus(seed: int, per_tool: int) -> list[tuple[str, Any, Any, tuple[str, ...
             sent, kinds = meant, list[str]()
             for _ in range(count):
                 kind = rng.choice(REPAIRABLE + NOT_REPAIRABLE)
-                made_one = _make(sent, places, kind, rng)
-                if made_one is not None:
-                    sent, kinds = made_one[0], [*kinds, made_one[1]]
+                wrong = _make(sent, places, kind, rng)
+                if wrong is not None:
+                    sent, kinds = wrong, [*kinds, kind]
             if len(kinds) != count or (kinds and sent == meant):
                 continue  # a mistake that cannot happen in this call, or two that undo each other: draw another
             calls.append((name, meant, sent, tuple(kinds)))
@@ -605,7 +592,7 @@ def run(seed: int, per_tool: int) -> dict[str, Any]:
     models = {name: _pydantic(doc, name) for name, doc in TOOLS.items()}
     calls = corpus(seed, per_tool)
     counts: Counter[str] = Counter()
-    by_kind: dict[str, Counter[str]] = {kind: Counter() for kind in (*REPAIRABLE, *NOT_REPAIRABLE, INEXACT)}
+    by_kind: dict[str, Counter[str]] = {kind: Counter() for kind in REPAIRABLE + NOT_REPAIRABLE}
     rules: Counter[str] = Counter()
     repair_seconds: list[float] = []
     for name, meant, sent, kinds in calls:

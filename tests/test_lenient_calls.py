@@ -348,13 +348,17 @@ def test_a_numeric_string_reaches_the_handler_as_the_exact_number_it_names() -> 
     assert chat({"count": "9007199254740993.0", "share": "0.5"}).startswith("kept\nNote:")
     assert given[-1] == {"count": 2**53 + 1, "share": 0.5}
 
-    # No float is 0.1: the call fails as it does without lenient mode, and the handler is not run.
+    # "0.1" is the float the JSON number 0.1 reads as; more digits than a float keeps name another decimal: the call
+    # fails as it does without lenient mode, and the handler is not run.
+    assert chat({"count": 1, "share": "0.1"}).startswith("kept\nNote:")
+    assert given[-1] == {"count": 1, "share": 0.1}
     strict = OpenAITools(Runtime([counted]))
-    call = {"id": "call_1", "function": {"name": "num_keep", "arguments": '{"count": 1, "share": "0.1"}'}}
+    arguments = '{"count": 1, "share": "0.1000000000000000000001"}'
+    call = {"id": "call_1", "function": {"name": "num_keep", "arguments": arguments}}
     refused = tools.handle_sync(call)["content"]
     assert refused == strict.handle_sync(call)["content"]
     assert refused.startswith('INPUT_INVALID: num_keep was called with invalid input: "share" must be a number')
-    assert len(given) == 2
+    assert len(given) == 3
 
     async def over_mcp() -> Any:
         async with Client(mcp_server(Runtime([counted], lenient=True))) as client:

@@ -18,7 +18,10 @@ sent is not accepted there:
   expected, what the JSON reader makes of the same text (an ``int`` for
   digits alone, else a ``float``) when that is exactly the value
   (``"2.5"``, ``"1e3"``), else the ``int`` for an integral value no float
-  holds (``"1e25"``), else nothing (``"0.1"``: no float is 0.1).
+  holds (``"1e25"``), else the float whose shortest form is that decimal
+  (``"0.1"``, ``"59.9"``: the float the JSON number ``0.1`` reads as), else
+  nothing (``"0.1000000000000000000001"`` names a decimal no float's
+  shortest form is).
   An integer longer than Python converts (``sys.get_int_max_str_digits()``
   digits) is not made: ``"1e1000000000"`` is refused before any digit is.
   ``"-0"`` becomes 0, as the JSON number ``-0`` reads.
@@ -437,7 +440,7 @@ def _number(text: str, integer: bool) -> int | float | None:
     power = exponent.lstrip("+-").lstrip("0") if exponent else ""
     if len(power) > _EXPONENT_DIGITS:
         return None
-    scale = (-int(power) if exponent and exponent[0] == "-" else int(power or "0")) - len(fraction)
+    scale = (-1 if exponent and exponent[0] == "-" else 1) * int(power or "0") - len(fraction)
     scale += len(digits) - len(digits.rstrip("0"))  # the value is ±significant * 10**scale, ending in 1-9
     if scale >= 0:
         if len(significant) + scale > _digits_max():
@@ -455,7 +458,24 @@ def _number(text: str, integer: bool) -> int | float | None:
         return None
     numerator, denominator = number.as_integer_ratio()
     said = -int(significant) if sign else int(significant)
-    return number if numerator * 10**-scale == said * denominator else None
+    if numerator * 10**-scale == said * denominator:
+        return number  # the float is that decimal, exactly ("0.5", "59.75")
+    # The float's shortest form is the text's decimal ("0.1", "59.9"): the JSON number of the same text, which the
+    # model would have sent unquoted, reads as this very float. More digits than it keeps ("0.1000000000000000000001")
+    # name another decimal, and are not repaired.
+    return number if _decimal(repr(number)) == (bool(sign), significant, scale) else None
+
+
+def _decimal(text: str) -> tuple[bool, str, int] | None:
+    """A JSON number's text as (negative, significant digits without end zeros, power of ten), or None."""
+    match = _JSON_NUMBER.match(text)
+    if match is None:
+        return None
+    sign, whole, fraction, exponent = match.groups()
+    fraction = fraction or ""
+    digits = whole + fraction
+    power = int(exponent) if exponent else 0
+    return bool(sign), digits.strip("0"), power - len(fraction) + len(digits) - len(digits.rstrip("0"))
 
 
 def _digits_max() -> int:
