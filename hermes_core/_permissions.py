@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
 from hermes_core._approval import Ask, audit
@@ -34,6 +34,7 @@ __all__ = [
     "Permissions",
     "StaticGrants",
     "env_grants",
+    "rule_warnings",
 ]
 
 #: The environment variable of comma-separated grant patterns that ``load_runtime`` always adds.
@@ -51,6 +52,16 @@ class PermissionProvider(Protocol):
     an attribute ``files``: the paths it read. The plugin loader refuses to
     start when one of them lies under a directory a loaded tool may write
     (see the ``hermes_write_roots`` hook), or has more than one hard link.
+
+    A provider whose rules name tools (a policy's ``[tools."fs.write"]``)
+    should also have a method ``check_tools(tools)``: given every tool a
+    runtime of the loaded plugins will have, it returns a warning (a string)
+    for each rule that applies to none of them, and raises
+    :class:`~hermes_core.InvalidDefinitionError` for a rule that names one of
+    them wrongly (``fs_write`` for ``fs.write``), whose deny would never
+    apply. The plugin loader calls it once every plugin is loaded (see
+    :func:`rule_warnings`): a warning is a problem of the provider's plugin,
+    which stays loaded; a refusal drops the plugin, as a malformed rule does.
     """
 
     def check(self, tool: Tool, permission: str) -> bool | Ask | None:
@@ -178,6 +189,39 @@ Asked = tuple[tuple[str, ...], tuple[str | None, ...]]
 #: What a call must run before its input is checked, given the call's id when the audit log listens (else None):
 #: raises PermissionDeniedError, or returns what asked for approval (None: nothing did).
 Gate = Callable[[str | None], Asked | None]
+
+
+def rule_warnings(source: str, providers: Iterable[PermissionProvider], tools: Sequence[Tool]) -> list[str]:
+    """What *providers* say of their rules against *tools* (each one's ``check_tools``, if it has one): warnings.
+
+    Args:
+        source: what contributed the providers, for a message (a plugin's origin).
+        providers: the providers; one without a callable ``check_tools`` says nothing.
+        tools: every tool of the runtime to be.
+
+    Raises:
+        InvalidDefinitionError: a provider refused one of its rules, or its
+            ``check_tools`` returned something other than an iterable of strings.
+        Exception: whatever a provider's ``check_tools`` raised besides: the caller attributes it.
+    """
+    warnings: list[str] = []
+    for provider in providers:
+        check = getattr(provider, "check_tools", None)
+        if not callable(check):
+            continue
+        said = check(tools)
+        try:
+            found = None if isinstance(said, str | bytes) else list(said or ())
+        except TypeError:  # not iterable
+            found = None
+        if found is None or not all(isinstance(text, str) and text.strip() for text in found):
+            raise InvalidDefinitionError(
+                source,
+                f"{type(provider).__name__}.check_tools()",
+                "must return a list of warnings, each a non-empty string saying which rule applies to nothing",
+            )
+        warnings.extend(text.strip() for text in found)
+    return warnings
 
 
 def _source(provider: PermissionProvider) -> str:

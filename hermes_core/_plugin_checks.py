@@ -6,7 +6,10 @@ twice drops the later plugin, and a yielding tool (``hermes_yielding_tools``)
 that clashes is left out alone; a plugin whose refs do not resolve against
 every plugin's schemas is dropped; then no provider may decide from a file a
 plugin's tools may write, and no plugin's tools may write a guarded path
-(:mod:`hermes_core._guard`).
+(:mod:`hermes_core._guard`). Last, with every tool known, each provider
+checks its rules against the tools (``check_tools``): a rule that applies to
+no tool is a warning of its plugin, and one that names a tool wrongly (a deny
+that would never apply) drops the plugin.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from hermes_core._errors import InvalidDefinitionError
 from hermes_core._guard import check_guarded_files, check_guarded_paths, core_guarded_paths, core_sources
 from hermes_core._issues import sentence
 from hermes_core._names import case_key
+from hermes_core._permissions import rule_warnings
 from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet, failed
+from hermes_core._resources import raised
 from hermes_core._tools import Tool
 from hermes_core.schema import Schema
 
@@ -89,7 +94,32 @@ def check_across(plugins: list[Plugin], *, strict: bool) -> PluginSet:
                 check_guarded_paths(guarded, writable)
             except InvalidDefinitionError as error:
                 plugins[index] = failed(plugin.origin, error, strict=strict)
+
+    # Each provider's rules against every tool a runtime of these plugins will have.
+    loaded = PluginSet(plugins).tools
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.providers:
+            plugins[index] = _check_rules(plugin, loaded, strict=strict)
     return PluginSet(plugins)
+
+
+def _check_rules(plugin: Plugin, tools: tuple[Tool, ...], *, strict: bool) -> Plugin:
+    """*plugin* with a warning for each rule of its providers that applies to none of *tools*; failed for a refusal."""
+    origin = plugin.origin
+    try:
+        warnings = rule_warnings(str(origin), plugin.providers, tools)
+    except InvalidDefinitionError as error:
+        named = InvalidDefinitionError(f"{origin}: {error.declaration}", error.field, error.detail)
+        named.__cause__ = error
+        return failed(origin, named, strict=strict)
+    except Exception as error:  # a provider's own check failing is its plugin's fault
+        failure = PluginLoadError(origin, f"a permission provider's check_tools() raised {raised(error)}")
+        failure.__cause__ = error
+        return failed(origin, failure, strict=strict)
+    if not warnings:
+        return plugin
+    problems = tuple(PluginProblem(origin, PluginLoadError(origin, text), fatal=False) for text in warnings)
+    return replace(plugin, problems=(*plugin.problems, *problems))
 
 
 def _conflicts(plugin: Plugin, tools: dict[str, tuple[str, PluginOrigin]], schemas: dict[str, PluginOrigin]) -> None:

@@ -18,7 +18,7 @@ from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._guard import GuardedPath, check_guarded_files
 from hermes_core._issues import sentence
-from hermes_core._permissions import PermissionProvider
+from hermes_core._permissions import PermissionProvider, rule_warnings
 from hermes_core._resources import Resource, resource_label
 from hermes_core._runtime import Runtime
 from hermes_core._settings import setting
@@ -211,10 +211,13 @@ class PluginSet:
 
         Raises:
             InvalidDefinitionError: as :class:`~hermes_core.Runtime`, or one of
-                *providers* decides from a file a plugin's tools may write.
+                *providers* decides from a file a plugin's tools may write, or
+                refuses a rule of its own that names one of the tools wrongly
+                (its ``check_tools``, whose warnings are not reported here).
         """
         extra = tuple(providers)
         check_guarded_files("providers", extra, self.write_roots)
+        rule_warnings("providers", extra, self.tools)
         return Runtime(
             self.tools,
             grants=grants,

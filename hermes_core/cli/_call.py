@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from hermes_core._approval import Approval, ApprovalRequest, Approver
     from hermes_core._context import LogMessage, Progress
+    from hermes_core._plugins import PluginProblem, PluginSet
 
 #: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -132,6 +133,7 @@ def _call(args: argparse.Namespace) -> int:
     if out.fatal(found):
         out.report_problems(found.problems, args)
         return PROBLEMS
+    said = _warn_of_permissions(found, args)
     line = out.StatusLine()  # stderr's live line: the clock, the bar; held while a person is asked
     try:
         runtime = found.runtime(grants=(*args.grant, *env_grants()), approver=_approver(args.approve, line))
@@ -154,8 +156,9 @@ def _call(args: argparse.Namespace) -> int:
             return out.report(error, args, None if args.json else out.permission_hint(error, args.grant))
         except ToolNotFoundError as error:
             status = out.report(error, args)
-            if found.problems and not args.json:
-                out.report_problems(found.problems, args)  # a plugin said what it could not load: the tool, maybe
+            unsaid = [problem for problem in found.problems if problem not in said]
+            if unsaid and not args.json:
+                out.report_problems(unsaid, args)  # a plugin said what it could not load: the tool, maybe
             return status
         except ToolError as error:
             return out.report(error, args)
@@ -188,6 +191,18 @@ INPUT_SHOWN = 500
 PROGRESS_EVERY = 1.0
 PROMPT = "Allow? [y]es / [n]o / [a]lways: "
 _ANSWERS = {"y": "once", "yes": "once", "n": "decline", "no": "decline", "a": "always", "always": "always"}
+
+
+def _warn_of_permissions(found: PluginSet, args: argparse.Namespace) -> list[PluginProblem]:
+    """Say, before the call, what the plugins deciding permissions warn of (a policy's rule for no tool); return it.
+
+    It changes what the call may do: a deny written for a tool that is not there denies nothing.
+    """
+    deciding = {plugin.origin for plugin in found.plugins if plugin.ok and plugin.providers}
+    said = [problem for problem in found.problems if problem.origin in deciding]
+    if not args.json:
+        out.report_problems(said, args)
+    return said
 
 
 def _approver(approve: bool, status: out.StatusLine) -> Approver | None:

@@ -58,6 +58,7 @@ from hermes_core import (
     read_config_file,
     setting,
     shorten,
+    suggest,
     toml_tokens,
     user_config_file,
 )
@@ -156,11 +157,13 @@ class PolicyProvider:
 
     """
 
-    __slots__ = ("_ask", "_everywhere", "_tools", "_under", "files", "source")
+    __slots__ = ("_ask", "_everywhere", "_rules", "_text", "_tools", "_under", "files", "source")
 
     def __init__(self, rules: Sequence[_Rule] = (), source: str | None = None, files: Sequence[str] = ()) -> None:
         self.source = source
         self.files: tuple[str, ...] = tuple(files)
+        self._rules = tuple(rules)
+        self._text = ""  # the file's text, for the lines of check_tools' messages (set by load_policy, parse_policy)
         self._ask = Ask(f'the policy "{source}" asks a person to approve it')
         everywhere: tuple[list[str], list[str], list[str]] = ([], [], [])
         tools: dict[str, tuple[list[str], list[str], list[str]]] = {}
@@ -216,6 +219,36 @@ class PolicyProvider:
     def check(self, tool: Tool, permission: str) -> bool | Ask | None:
         """The provider protocol: :meth:`decide` for *tool*'s name."""
         return self.decide(tool.name, permission)
+
+    def check_tools(self, tools: Sequence[Tool]) -> list[str]:
+        """The policy's rules against *tools*, every tool a runtime will have: a warning for each that applies to none.
+
+        The plugin loader calls it once every plugin is loaded; ``hermesos
+        check`` lists the warnings (and exits 1), ``tools list``, ``call`` and
+        ``serve`` print them on stderr. A rule for the tools of a plugin that
+        is not installed is a warning, not an error: the policy works as soon
+        as the plugin is.
+
+        Returns:
+            A warning, naming the file, the line and the selector or pattern,
+            for each ``[tools."<selector>"]`` table that matches none of *tools*
+            (with the closest names: "did you mean"), and for each pattern that
+            matches no permission the tools it applies to declare and is close
+            to one of those; at most 10 of them, then one saying how many more
+            and on which lines.
+
+        Raises:
+            InvalidDefinitionError: a selector matches none of *tools* but
+                names one of them (or a group of them) in another form: differing
+                only in case or separators (``fs_write``, ``FS.WRITE`` and the wire
+                name for ``fs.write``), a group without ``.*`` (``fs`` for
+                ``fs.*``), a tool with ``.*`` (``fs.write.*``); or a pattern
+                differs only in separators from a permission those tools declare.
+                Its deny would never apply to the tool it was meant for.
+        """
+        if not self._rules:
+            return []
+        return _check_rules(self._rules, _Loaded(tools), self._text, self.source or "<policy>")
 
     def __repr__(self) -> str:
         return f"PolicyProvider({self.source!r})"
@@ -326,7 +359,12 @@ def load_policy(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         raise InvalidDefinitionError(
             f'policy file "{source}", line {line}', None, "is not UTF-8 text; save the file as UTF-8"
         ) from None
-    return PolicyProvider(_rules(text, source), source, files)
+    return _with_text(PolicyProvider(_rules(text, source), source, files), text)
+
+
+def _with_text(provider: PolicyProvider, text: str) -> PolicyProvider:
+    provider._text = text
+    return provider
 
 
 def _links_followed(path: str) -> list[str]:
@@ -382,7 +420,7 @@ def parse_policy(text: str, source: str = "<policy>") -> PolicyProvider:
         InvalidDefinitionError: as :func:`load_policy`, but for the file's type and size.
 
     """
-    return PolicyProvider(_rules(text, source), source)
+    return _with_text(PolicyProvider(_rules(text, source), source), text)
 
 
 _AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z|\s*\(at end of document\)\Z")
@@ -549,6 +587,210 @@ def _raise(text: str, source: str, problems: list[tuple[_KeyPath, str]]) -> NoRe
         detail += f" (the file has {count}{at})"
     where = f'policy file "{source}", line {line}' if line else f'policy file "{source}"'
     raise InvalidDefinitionError(where, _key_path(path), detail)
+
+
+# -- the rules against the tools loaded ----------------------------------------------------
+
+#: The most warnings check_tools returns one by one; past them, one more says how many others there are, and where.
+_WARNED: Final = 10
+#: The largest policy text whose warnings give their lines (64 KiB, some 1,500 tables): finding them walks the file.
+_LOCATED_MAX: Final = 64 * 1024
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _loose(name: str) -> str:
+    """What names differing only in case and separators share: ``FS_Write`` and ``fs-write`` give ``fs.write``.
+
+    A separator is any run of characters but letters and digits, so a wire name (``fs_write``) is one form too.
+    """
+    return _NOT_ALNUM.sub(".", name.lower())
+
+
+@final
+class _Loaded:
+    """The tools a runtime will have, indexed for the checks: by name, by group (``fs`` of ``fs.read``), loosely."""
+
+    __slots__ = ("groups", "loose_groups", "loose_names", "names")
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self.names: dict[str, tuple[str, ...]] = {tool.name: tool.permissions for tool in tools}
+        self.groups: dict[str, list[str]] = {}  # "fs": the names under fs., at any depth
+        for name in self.names:
+            dot = name.find(".")
+            while dot != -1:
+                self.groups.setdefault(name[:dot], []).append(name)
+                dot = name.find(".", dot + 1)
+        self.loose_names = {_loose(name): name for name in self.names}
+        self.loose_groups = {_loose(group): group for group in self.groups}
+
+    def matched(self, selector: str | None) -> list[str]:
+        """The names of the tools *selector* matches (None, the top level: all of them)."""
+        if selector is None:
+            return list(self.names)
+        if selector.endswith(".*"):
+            return self.groups.get(selector[:-2], [])
+        return [selector] if selector in self.names else []
+
+
+_Problem = tuple[_KeyPath, str]
+# A pattern's warning (its detail, None), or a selector's (its name, whether it ends in ".*"): a selector's
+# closest names are looked for only for the warnings given one by one.
+_Warning = tuple[_KeyPath, str, bool | None]
+
+
+def _check_rules(rules: Sequence[_Rule], loaded: _Loaded, text: str, source: str) -> list[str]:
+    """check_tools: the warnings for *rules* against *loaded*; raise for a rule naming a tool wrongly."""
+    refused: list[_Problem] = []
+    warned: list[_Warning] = []
+    for rule in rules:
+        if not (rule.grant or rule.deny or rule.ask):
+            continue
+        matched = loaded.matched(rule.selector)
+        if rule.selector is not None and not matched:
+            _unmatched(rule, loaded, refused, warned)
+            continue
+        declared = {permission for name in matched for permission in loaded.names[name]}
+        for key in _LISTS:
+            for index, pattern in enumerate(getattr(rule, key)):
+                path: _KeyPath = ("tools", rule.selector, key, index) if rule.selector else (key, index)
+                _pattern(pattern, declared, path, refused, warned)
+    if refused:
+        _raise(text, source, refused)
+    if not warned:
+        return []
+    # In the file's order (the top level, then the tables as they come), with their lines where finding them
+    # is cheap: the walk that finds them costs about what reading the file did, and this runs at every load.
+    lines = _Locator(text).run() if len(text) <= _LOCATED_MAX else {}
+    located = [(_line_of(lines, path), path, detail, group_of) for path, detail, group_of in warned]
+    if lines:
+        located.sort(key=lambda warning: warning[0] or 0)
+    warnings = [
+        str(
+            InvalidDefinitionError(
+                f'policy file "{source}"' + (f", line {line}" if line else ""),
+                _key_path(path),
+                detail if group_of is None else _nothing(detail, loaded, group_of=group_of),
+            )
+        )
+        for line, path, detail, group_of in located[:_WARNED]
+    ]
+    if len(located) > _WARNED:
+        rest = located[_WARNED:]
+        more = sorted({line for line, *_ in rest if line})
+        if more:
+            at = f"on lines {', '.join(map(str, more[:20]))}{', ...' if len(more) > 20 else ''}"
+        else:
+            at = f"at {', '.join(_key_path(path) for _, path, *_ in rest[:3])}{', ...' if len(rest) > 3 else ''}"
+        warnings.append(
+            f'policy file "{source}" has {len(rest)} more rules that apply to nothing, {at}; '
+            "'hermesos check' lists the first ten, and 'hermesos tools list' the loaded tools"
+        )
+    return warnings
+
+
+def _lists(rule: _Rule) -> str:
+    """The rule's lists, in words: ``its deny list``, ``its deny and ask lists``."""
+    named = [key for key in ("deny", "ask", "grant") if getattr(rule, key)]
+    return f"its {' and '.join(named)} list{'s' if len(named) > 1 else ''}"
+
+
+def _some(names: Sequence[str]) -> str:
+    """A few of *names*, sorted: ``fs.delete, fs.list, fs.mkdir, ...``."""
+    shown = sorted(names)
+    return ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
+
+
+def _unmatched(rule: _Rule, loaded: _Loaded, refused: list[_Problem], warned: list[_Warning]) -> None:
+    """The problem of a table whose selector matches no tool: refused if it names one in another form, else warned."""
+    selector = rule.selector
+    assert selector is not None
+    path: _KeyPath = ("tools", selector)
+    nothing = "matches none of the loaded tools"
+    group_of = selector.endswith(".*")
+    name = selector[:-2] if group_of else selector
+    loose = _loose(name)
+    group = loaded.loose_groups.get(loose)
+    tool = loaded.loose_names.get(loose)
+    if group_of and group is not None:
+        refused.append(
+            (
+                path,
+                f'{nothing}, but differs only in case or separators from "{group}.*", which matches '
+                f"{len(loaded.groups[group])} of them ({_some(loaded.groups[group])}), so {_lists(rule)} would "
+                f'apply to none of them; write [tools."{group}.*"]',
+            )
+        )
+    elif group_of and tool is not None:
+        refused.append(
+            (
+                path,
+                f'{nothing}: ".*" selects the tools under "{name}", and there are none, but "{tool}" is a loaded '
+                f'tool, so {_lists(rule)} would never apply to it; write [tools."{tool}"] for the tool itself',
+            )
+        )
+    elif group_of:
+        warned.append((path, name, True))
+    elif tool is not None:
+        refused.append(
+            (
+                path,
+                f'{nothing}, but differs only in case or separators from the tool "{tool}", so {_lists(rule)} would '
+                f'never apply to it; write [tools."{tool}"]: a selector names a tool exactly as \'hermesos tools '
+                "list' shows it",
+            )
+        )
+    elif group is not None:
+        refused.append(
+            (
+                path,
+                f'{nothing}, but names the group of {len(loaded.groups[group])} loaded tools under "{group}" '
+                f'({_some(loaded.groups[group])}): a selector without ".*" names one tool, so {_lists(rule)} would '
+                f'apply to none of them; write [tools."{group}.*"] for every tool under {group}',
+            )
+        )
+    else:
+        warned.append((path, name, False))
+
+
+def _nothing(name: str, loaded: _Loaded, *, group_of: bool) -> str:
+    """The warning of a selector (*name*, with ``.*`` if *group_of*) that matches no tool: with the closest names."""
+    if group_of:
+        head = f'matches none of the loaded tools (no name starts with "{name}.")'
+        close = [f"{group}.*" for group in suggest(name, loaded.groups)]
+    else:
+        head = "matches none of the loaded tools"
+        close = list(suggest(name, loaded.names))
+    if close:
+        return f"{head}, so its rules apply to nothing; did you mean {' or '.join(map(json.dumps, close))}?"
+    return (
+        f"{head}, so its rules apply to nothing; if it is for a plugin that is not installed, this stays a "
+        "warning until it is ('hermesos tools list' lists the loaded tools)"
+    )
+
+
+def _pattern(pattern: str, declared: set[str], path: _KeyPath, refused: list[_Problem], warned: list[_Warning]) -> None:
+    """The problem of a pattern matching none of the *declared* permissions of the tools it applies to, if any."""
+    if pattern == "*":
+        return
+    if pattern.endswith(":*"):
+        namespaces = {permission.partition(":")[0] for permission in declared}
+        if pattern[:-2] in namespaces:
+            return
+        near = {_loose(name): f"{name}:*" for name in namespaces}.get(_loose(pattern[:-2]))
+        close = [f"{name}:*" for name in suggest(pattern[:-2], namespaces)]
+    else:
+        if pattern in declared:
+            return
+        near = {_loose(permission): permission for permission in declared}.get(_loose(pattern))
+        close = list(suggest(pattern, declared))
+    said = f"is {json.dumps(pattern)}, which no tool it applies to declares"
+    if near is not None:
+        written = json.dumps(near)
+        refused.append(
+            (path, f"{said}, but differs only in separators from {written}, so it would never apply; write {written}")
+        )
+    elif close:
+        warned.append((path, f"{said}, so it never applies; did you mean {' or '.join(map(json.dumps, close))}?", None))
 
 
 # -- finding the line of a key -------------------------------------------------------------
