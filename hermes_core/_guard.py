@@ -158,10 +158,71 @@ def core_sources() -> tuple[GuardedPath, ...]:
 def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:
     """The directories a plugin's tools may write, each made absolute and real (symbolic links resolved).
 
+    None may be or lie inside a Python environment or installation, whoever's
+    (:func:`_python_environment`), as given or as its real path: the guarded
+    paths name only the one running hermesos.
+
     Raises:
-        InvalidDefinitionError: an item is not a path (a string or path-like).
+        InvalidDefinitionError: an item is not a path (a string or path-like),
+            or is or lies inside a Python environment.
     """
-    return _checked_paths(source, field, roots, "a directory path such as '/srv/workspace'", os.path.realpath)
+    given = _checked_paths(source, field, roots, "a directory path such as '/srv/workspace'", os.path.abspath)
+    real = tuple(os.path.realpath(path) for path in given)
+    for named, root in zip(given, real, strict=True):
+        for path in dict.fromkeys((root, named)):
+            found = _python_environment(path)
+            if found is not None:
+                folder, what = found
+                where = "is" if folder == path else f'lies inside "{folder}",'
+                raise InvalidDefinitionError(
+                    source,
+                    field,
+                    f'names "{root}" as a directory its tools may write, but it {where} {what}, so a tool could '
+                    "change what runs; give the tools a folder of their own, outside every Python environment and "
+                    "installation, such as a new workspace folder",
+                )
+    return real
+
+
+# What a folder is, to Python, by its name; and by what it holds (any type of file, links not followed).
+_PACKAGES = "a site-packages folder, whose modules and .pth files run when Python starts or imports them"
+_LIBRARY = "the library of a Python installation or environment, whose modules run when Python imports them"
+_MARKERS = {
+    "pyvenv.cfg": "a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python "
+    "start",
+    "conda-meta": "a conda environment (it holds conda-meta), whose activation scripts, .pth files and modules run "
+    "when it is used",
+}
+
+
+def _python_environment(path: str) -> tuple[str, str] | None:
+    """The outermost Python environment or installation the absolute *path* is or lies inside, and what it is.
+
+    A folder named ``site-packages`` or ``dist-packages``, a ``pythonX.Y``
+    (or ``python3``) folder in a ``lib`` or ``lib64`` folder, or a folder
+    holding ``pyvenv.cfg`` (a virtual environment) or ``conda-meta`` (a conda
+    environment). Names compare ignoring case. None if it is in none.
+    """
+    found: tuple[str, str] | None = None
+    folder = path
+    while True:
+        parent = os.path.dirname(folder)
+        name = os.path.basename(folder).casefold()
+        if name in {"site-packages", "dist-packages"}:
+            found = folder, _PACKAGES
+        elif (
+            name.startswith("python")
+            and name[6:].replace(".", "").isdigit()
+            and (os.path.basename(parent).casefold() in {"lib", "lib64"})
+        ):
+            found = folder, _LIBRARY
+        for marker, what in _MARKERS.items():
+            with contextlib.suppress(OSError):
+                os.stat(os.path.join(folder, marker), follow_symlinks=False)
+                found = folder, what
+        if parent == folder:
+            return found
+        folder = parent
 
 
 def check_paths(source: str, field: str, paths: Iterable[object]) -> tuple[str, ...]:

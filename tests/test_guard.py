@@ -101,14 +101,18 @@ def test_a_pth_file_into_a_virtualenv_under_the_root_is_refused(box: Path) -> No
         (root / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
     pth = ".venv/lib/python3.11/site-packages/x.pth"
     detail = refusal(write(box, pth, "import os; os.system('id > owned')\n", HERMESOS_FS_ROOT=str(root)))
-    assert detail.startswith(f"names '{pth}', which is protected: '{pth}' is a file Python runs at start-up; ")
-    assert "the operator can allow it by adding *.pth to the setting HERMESOS_FS_UNPROTECT" in detail
-    module = "env/lib/python3.11/site-packages/evil.py"
-    detail = refusal(write(box, module, "import os\n", HERMESOS_FS_ROOT=str(root)))
+    assert detail.startswith(f"names '{pth}', which is protected: '.venv/lib/python3.11' is a folder Python imports ")
+    assert "the operator can allow it by adding lib/python[0-9]* to the setting HERMESOS_FS_UNPROTECT" in detail
+    detail = refusal(write(box, ".venv/x.pth", "import os\n", HERMESOS_FS_ROOT=str(root)))
+    assert "which is protected: '.venv/x.pth' is run by Python at start-up (a .pth file, " in detail
+    # The activation script, outside the folders Python imports from: the folder is found by its pyvenv.cfg.
+    script = "env/bin/activate"
+    detail = refusal(write(box, script, "id\n", HERMESOS_FS_ROOT=str(root)))
     assert "which is protected: 'env' is a virtual environment (it holds pyvenv.cfg)" in detail
     assert "adding pyvenv.cfg to the setting HERMESOS_FS_UNPROTECT" in detail
     assert not (root / ".venv" / "lib" / "python3.11" / "site-packages" / "x.pth").exists()
-    assert not (root / "env" / "lib" / "python3.11" / "site-packages" / "evil.py").exists()
+    assert not (root / ".venv" / "x.pth").exists()
+    assert not (root / "env" / "bin").exists()
 
 
 def test_mcp_toml_under_a_home_root_stops_the_load_and_the_same_name_elsewhere_starts_nothing(box: Path) -> None:
@@ -156,9 +160,10 @@ def test_the_mcp_listing_cache_or_configuration_under_the_root_stops_the_load(bo
         ("src/.GIT/config", "'src/.GIT' is version-control internals"),  # case-insensitive file systems
         (".hg/hgrc", "'.hg' is version-control internals"),
         (".bashrc", "'.bashrc' is a shell start-up file, which runs in every new shell"),
-        (".config/fish/config.fish", "'.config/fish/config.fish' is a shell start-up file"),
-        ("sitecustomize.py", "'sitecustomize.py' is a file Python runs at start-up"),
-        ("lib/usercustomize.py", "'lib/usercustomize.py' is a file Python runs at start-up"),
+        (".config/fish/config.fish", "'.config/fish' is a shell start-up file"),
+        ("fish/config.fish", "'fish/config.fish' is a shell start-up file"),
+        ("sitecustomize.py", "'sitecustomize.py' is run by Python at start-up"),
+        ("lib/usercustomize.py", "'lib/usercustomize.py' is run by Python at start-up"),
         (".ssh/authorized_keys", "'.ssh' holds credentials"),
         (".env.local", "'.env.local' is an environment file"),
     ],
@@ -248,3 +253,283 @@ def test_generator_exit_in_a_hook_is_a_broken_plugin_line_not_a_traceback(tmp_pa
         "raised GeneratorExit"
     ) in done.stderr
     assert "math.eval" in done.stdout  # the other plugins still load
+
+
+# -- the root itself: never one of the protected names, nor inside one -----------------------------------
+
+
+def call(cwd: Path, tool: str, arguments: dict[str, str], **env: str) -> subprocess.CompletedProcess[str]:
+    """``hermesos call`` of *tool*, granted ``fs:read`` and ``fs:write``, the error (if any) as JSON."""
+    grants = ("--grant", "fs:read", "--grant", "fs:write")
+    return hermesos(cwd, "call", tool, json.dumps(arguments), *grants, "--json", **env)
+
+
+def file_of(root: Path, tool: str, arguments: dict[str, str]) -> Path:
+    """The file the call names under *root*; for a read, made now and holding a secret."""
+    target = root / arguments["path"]
+    if tool == "fs.read":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("the secret\n")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("root", "tool", "arguments", "protected", "says"),
+    [
+        (".git", "fs.write", {"path": "hooks/pre-commit", "content": "id\n"}, ".git", "is version-control internals"),
+        ("repo/.git/hooks", "fs.write", {"path": "pre-commit", "content": "id\n"}, "repo/.git", "is version-control"),
+        (".ssh", "fs.read", {"path": "config"}, ".ssh", "holds credentials"),  # id_* is refused in any root
+        (".aws", "fs.read", {"path": "credentials"}, ".aws", "holds credentials"),
+        (".config/fish", "fs.write", {"path": "conf.d/x.fish", "content": "id\n"}, ".config/fish", "is a shell start"),
+        (".config/git", "fs.write", {"path": "config", "content": "[core]\n"}, ".config/git", "is the configuration"),
+        (".ipython/profile_default", "fs.write", {"path": "startup/0.py", "content": "id\n"}, ".ipython", "is IPython"),
+        ("lib/.Bashrc.d", "fs.write", {"path": "x.sh", "content": "id\n"}, "lib/.Bashrc.d", "is a shell start"),
+    ],
+)
+def test_a_root_that_is_or_lies_inside_a_protected_name_stops_the_load(
+    box: Path, root: str, tool: str, arguments: dict[str, str], protected: str, says: str
+) -> None:
+    """A root the protected names cover was accepted: hooks/pre-commit written, id_ed25519 read, and so on."""
+    home = box.parent / "home"
+    folder = home / root
+    folder.mkdir(parents=True)
+    target = file_of(folder, tool, arguments)
+    # The control: the same call in a folder of its own, beside it, works.
+    own = home / "workspace"
+    own.mkdir()
+    file_of(own, tool, arguments)
+    worked = call(box, tool, arguments, HERMESOS_FS_ROOT=str(own))
+    assert worked.returncode == 0, worked.stderr
+    done = call(box, tool, arguments, HERMESOS_FS_ROOT=str(folder))
+    line = broken_fs_line(done)
+    assert f"setting HERMESOS_FS_ROOT is '{folder}', which is protected: '{home / protected}' {says}" in line
+    assert "so a root cannot be or lie inside it either: set it to a folder of its own, such as " in line
+    assert "to the setting HERMESOS_FS_UNPROTECT" in line
+    assert "the secret" not in done.stdout + done.stderr
+    if tool == "fs.write":
+        assert not target.exists()
+
+
+def test_a_root_is_checked_as_named_and_as_resolved(box: Path) -> None:
+    """A link to ~/.ssh, a link named .git to a folder elsewhere, a bare repository: each refused at load."""
+    home = box.parent / "home"
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("the secret\n")
+    keys = box.parent / "keys"
+    keys.symlink_to(home / ".ssh")
+    done = call(box, "fs.read", {"path": "id_ed25519"}, HERMESOS_FS_ROOT=str(keys))
+    assert f"is '{keys}' (that is, '{home / '.ssh'}'), which is protected: '{home / '.ssh'}' holds" in broken_fs_line(
+        done
+    )
+    assert "the secret" not in done.stdout + done.stderr
+    # git reads hooks through the name .git, wherever the link points (a work tree kept apart from its git directory).
+    elsewhere = box.parent / "elsewhere"
+    elsewhere.mkdir()
+    (home / "repo").mkdir()
+    (home / "repo" / ".git").symlink_to(elsewhere)
+    named = call(
+        box, "fs.write", {"path": "hooks/pre-commit", "content": "id\n"}, HERMESOS_FS_ROOT=str(home / "repo/.git")
+    )
+    assert f"which is protected: '{home / 'repo/.git'}' is version-control internals" in broken_fs_line(named)
+    assert not (elsewhere / "hooks").exists()
+    assert call(box, "fs.write", {"path": "x", "content": ""}, HERMESOS_FS_ROOT=str(elsewhere)).returncode == 0
+    # A bare repository (its hooks run at the next push to it) is a git directory by what it holds, under any name.
+    bare = home / "srv" / "site.git"
+    for name in ("objects", "refs"):
+        (bare / name).mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    pushed = call(box, "fs.write", {"path": "hooks/post-receive", "content": "id\n"}, HERMESOS_FS_ROOT=str(bare))
+    assert f"which is protected: '{bare}' is a git directory (it holds HEAD, objects and refs)" in broken_fs_line(
+        pushed
+    )
+    assert "by adding .git to the setting HERMESOS_FS_UNPROTECT" in broken_fs_line(pushed)
+    assert not (bare / "hooks").exists()
+
+
+# -- the root: inside no Python environment or installation, whoever's -----------------------------------
+
+
+def make_environment(folder: Path, marker: str) -> None:
+    """A Python environment at *folder*: a virtual environment (pyvenv.cfg), a conda one, or a bare prefix."""
+    (folder / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    if marker == "pyvenv.cfg":
+        (folder / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    elif marker == "conda-meta":
+        (folder / "conda-meta").mkdir()
+
+
+@pytest.mark.parametrize(
+    ("environment", "marker", "root", "path", "says"),
+    [
+        # The attack as made: another environment's site-packages, where _distutils_hack runs at every start.
+        ("other", "pyvenv.cfg", "other/lib/python3.11/site-packages", "_distutils_hack/__init__.py",
+         "'{home}/other' is a virtual environment (it holds pyvenv.cfg)"),
+        ("other", "pyvenv.cfg", "other/bin", "activate", "'{home}/other' is a virtual environment"),
+        ("conda/envs/x", "conda-meta", "conda/envs/x/etc", "conda/activate.d/x.sh",
+         "'{home}/conda/envs/x' is a conda environment (it holds conda-meta)"),
+        # No marker: the user's site-packages of another Python version, a distribution's dist-packages.
+        (".local", "", ".local/lib/python3.99/site-packages", "evil.py",
+         "'{home}/.local/lib/python3.99' is a folder Python imports from"),
+        ("usr", "", "usr/share/dist-packages", "evil.py",
+         "'{home}/usr/share/dist-packages' is a folder Python imports"),
+    ],
+)  # fmt: skip
+def test_a_root_inside_any_python_environment_stops_the_load(
+    box: Path, environment: str, marker: str, root: str, path: str, says: str
+) -> None:
+    home = box.parent / "home"
+    make_environment(home / environment, marker)
+    folder = home / root
+    folder.mkdir(parents=True, exist_ok=True)
+    beside = home / "workspace"  # the control: a folder of its own takes the same write
+    beside.mkdir()
+    arguments = {"path": path, "content": "import os\n"}
+    assert call(box, "fs.write", arguments, HERMESOS_FS_ROOT=str(beside)).returncode == 0
+    done = call(box, "fs.write", arguments, HERMESOS_FS_ROOT=str(folder))
+    line = broken_fs_line(done)
+    assert f"setting HERMESOS_FS_ROOT is '{folder}', which is protected: {says.format(home=home)}" in line
+    assert not (folder / path).exists()
+
+
+def test_the_core_refuses_a_root_inside_any_python_environment_whatever_the_plugin_allows(box: Path) -> None:
+    """hermesos-fs's names can be lifted by its operator; the core's floor, for every plugin's roots, cannot."""
+    home = box.parent / "home"
+    make_environment(home / "other", "pyvenv.cfg")
+    root = home / "other" / "lib" / "python3.11" / "site-packages"
+    lifted = {"HERMESOS_FS_UNPROTECT": "pyvenv.cfg, lib/python[0-9]*, site-packages"}
+    done = call(box, "fs.write", {"path": "evil.py", "content": ""}, HERMESOS_FS_ROOT=str(root), **lifted)
+    line = broken_fs_line(done)
+    assert (
+        f'hermes_write_roots names "{root}" as a directory its tools may write, but it lies inside "{home / "other"}", '
+        "a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python start"
+    ) in line
+    assert not (root / "evil.py").exists()
+    # The control: lifted, a project's own environment inside a root of its own is written (the operator's choice).
+    make_environment(box / "env", "pyvenv.cfg")
+    wrote = call(box, "fs.write", {"path": "env/lib/python3.11/site-packages/x.py", "content": ""},
+                 HERMESOS_FS_ROOT=str(box), **lifted)  # fmt: skip
+    assert wrote.returncode == 0, wrote.stderr
+
+
+def test_a_protected_name_that_begins_in_the_root_s_own_path_is_refused_inside_it(box: Path) -> None:
+    """A root of ~/.config or ~/.local/lib is no protected name itself, but 'fish' or 'python3.99' under it are."""
+    home = box.parent / "elsewhere"  # not the home directory, whose .config/hermesos the core guards
+    for root, path in [(".config", "fish/conf.d/x.fish"), (".local/lib", "python3.99/site-packages/x.py")]:
+        folder = home / root
+        folder.mkdir(parents=True)
+        assert call(box, "fs.write", {"path": "notes.txt", "content": ""}, HERMESOS_FS_ROOT=str(folder)).returncode == 0
+        detail = refusal(call(box, "fs.write", {"path": path, "content": "id\n"}, HERMESOS_FS_ROOT=str(folder)))
+        first, second = root.rsplit("/", 1)[-1], path.split("/", 1)[0]
+        assert f"which is protected: '{first}/{second}' (the root ends in '{first}') " in detail
+        assert not (folder / path).exists()
+
+
+# -- protected names in every form a program would read them --------------------------------------------
+
+PROTECTED_FORMS = [
+    "sitecustomize/__init__.py",  # a package is as much a module as sitecustomize.py
+    "usercustomize/__init__.py",
+    "lib/sitecustomize.cpython-311-x86_64-linux-gnu.so",
+    "SiteCustomize.PY",
+    ".bash_aliases",
+    ".bashrc.d/10-x.sh",
+    ".bash_completion.d/x",
+    ".zshenv",
+    ".profile.d/x.sh",
+    ".config/fish/conf.d/x.fish",
+    "dotfiles/fish/conf.d/x.fish",
+    ".gitconfig",
+    ".config/git/config",
+    ".ipython/profile_default/startup/00.py",
+    "ipython/profile_work/startup/00.py",
+    "ipython/profile_work/ipython_config.py",
+    "jupyter_server_config.py",
+    ".npmrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    ".config/pip/pip.conf",
+    ".pypirc",
+    ".local/bin/ls",
+    ".config/systemd/user/x.service",
+    ".config/autostart/x.desktop",
+    ".vimrc",
+    ".emacs.d/init.el",
+    ".config/nvim/init.lua",
+    ".docker/config.json",
+    ".kube/config",
+    ".g\u200cit/hooks/pre-commit",  # an ignorable code point, which HFS+ drops when it compares names
+    ".git./hooks/pre-commit",  # a trailing dot, which Windows file systems drop
+    ".\u212aube/config",  # KELVIN SIGN: .Kube once normalised, .kube ignoring case
+    "\uff0egit/config",  # FULLWIDTH FULL STOP: .git by compatibility
+]
+
+
+@pytest.mark.parametrize("path", PROTECTED_FORMS)
+def test_every_form_of_a_protected_name_is_refused(box: Path, path: str) -> None:
+    detail = refusal(write(box, path, "id\n", HERMESOS_FS_ROOT=str(box)))
+    assert f"names {path!r}, which is protected: " in detail
+    assert "hermesos-fs does not write, create or delete anything there, whatever the arguments" in detail
+    assert not (box / path).exists()
+    assert not (box / path.split("/", maxsplit=1)[0]).exists()
+
+
+def test_names_near_the_protected_ones_are_written(box: Path) -> None:
+    """The control: the list is of what runs or holds credentials, not of everything that looks like it.
+
+    The project's own files are written, though a tool runs them when someone
+    builds or tests it: that is what the tools are for (docs/security.md).
+    """
+    for path in [
+        "src/customize.py",
+        "docs/bash.md",
+        "config/git.txt",
+        "npmrc.txt",
+        "profile/startup/x.py",
+        "lib/python/x.py",
+        "local/bin/x",
+        "Makefile",
+        "package.json",
+        "conftest.py",
+        ".github/workflows/ci.yml",
+        ".vscode/settings.json",
+        ".pre-commit-config.yaml",
+    ]:
+        done = write(box, path, "x\n", HERMESOS_FS_ROOT=str(box))
+        assert done.returncode == 0, (path, done.stderr)
+        assert (box / path).read_text() == "x\n"
+
+
+def test_a_git_directory_or_conda_environment_inside_the_root_is_found_by_what_it_holds(box: Path) -> None:
+    bare = box / "mirror.git"
+    for name in ("objects", "refs"):
+        (bare / name).mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    detail = refusal(write(box, "mirror.git/hooks/post-receive", "id\n", HERMESOS_FS_ROOT=str(box)))
+    assert "which is protected: 'mirror.git' is a git directory (it holds HEAD, objects and refs)" in detail
+    (box / "conda" / "etc").mkdir(parents=True)
+    (box / "conda" / "conda-meta").mkdir()
+    detail = refusal(write(box, "conda/etc/conda/activate.d/x.sh", "id\n", HERMESOS_FS_ROOT=str(box)))
+    assert "which is protected: 'conda' is a conda environment (it holds conda-meta)" in detail
+    assert not (bare / "hooks").exists()
+    assert not (box / "conda" / "etc" / "conda").exists()
+    # The control: a folder with only some of what a git directory holds is an ordinary folder.
+    (box / "notes" / "refs").mkdir(parents=True)
+    (box / "notes" / "HEAD").write_text("a heading\n")
+    assert write(box, "notes/todo.txt", HERMESOS_FS_ROOT=str(box)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".git-credentials", ".pgpass", "keys/id_rsa", ".npmrc", ".pypirc", ".docker/config.json", ".kube/config",
+     ".config/gh/hosts.yml"],
+)  # fmt: skip
+def test_reading_more_credentials_is_refused(box: Path, path: str) -> None:
+    (box / path).parent.mkdir(parents=True, exist_ok=True)
+    (box / path).write_text("the secret\n")
+    (box / "notes.txt").write_text("a note\n")
+    read = hermesos(box, "call", "fs.read", '{"path": "notes.txt"}', "--grant", "fs:read", HERMESOS_FS_ROOT=str(box))
+    assert "a note" in read.stdout  # the control
+    done = hermesos(box, "call", "fs.read", json.dumps({"path": path}), "--grant", "fs:read", "--json",
+                    HERMESOS_FS_ROOT=str(box))  # fmt: skip
+    assert "the secret" not in done.stdout + done.stderr
+    assert "hermesos-fs does not read, list or describe anything there" in refusal(done)

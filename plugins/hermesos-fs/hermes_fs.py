@@ -25,14 +25,21 @@ every that many entries read, and ``fs.read`` of more than
 :data:`READ_PROGRESS_STEP` bytes, every that many bytes. Either stops early
 when the caller has given up on the call. Smaller work reports nothing.
 
-Some names are protected inside any root (:data:`DEFAULT_PROTECTED`): what
-would turn a write into code execution or a configuration change (version
-control internals, a folder holding ``pyvenv.cfg``, ``*.pth``,
-``sitecustomize.py``, shell start-up files) and credentials (``.ssh``,
-``.gnupg``, ``.aws``, ``.netrc``, ``.env*``). ``fs.write``, ``fs.mkdir`` and
+Some names are protected inside any root (:data:`DEFAULT_PROTECTED`): what a
+program run for another purpose reads by itself and may run (version control
+internals and configuration, any Python environment and the folders Python
+imports from, ``*.pth`` and ``sitecustomize`` as a file or a package, the
+start-up files of shells, editors, IPython and the login session, the
+configuration of tools such as npm and pip) and credentials (``.ssh``,
+``.aws``, ``.netrc``, ``.env*``...). ``fs.write``, ``fs.mkdir`` and
 ``fs.delete`` refuse a path that goes through or names one; ``fs.read``,
 ``fs.list`` and ``fs.stat`` refuse the credentials
-(:data:`DEFAULT_READ_PROTECTED`). Names compare ignoring case.
+(:data:`DEFAULT_READ_PROTECTED`). Names compare as a case-insensitive,
+normalising file system would compare them, and a virtual or conda environment
+or a git directory is also found by what it holds, under any name. The root
+itself may neither be nor lie inside a protected name (its own path is matched
+too), and a protected name may begin in the root's path: a root of
+``~/.config`` refuses ``fish/config.fish``.
 
 Settings, read with :func:`hermes_core.setting` when the hooks are called (at
 load, never at import):
@@ -40,7 +47,9 @@ load, never at import):
 * ``HERMESOS_FS_ROOT``: the workspace root. It has no default: unset, the
   plugin contributes no tools and reports one problem saying what to set. The
   loader refuses a root that holds what decides what runs (the interpreter, the
-  configuration of hermesos, a plugin's source) or the home directory;
+  configuration of hermesos, a plugin's source) or the home directory, or lies
+  inside any Python environment; the plugin, one that is or lies inside a
+  protected name;
 * ``HERMESOS_FS_MAX_READ_BYTES``: the most bytes one ``fs.read`` returns (default 1 MiB, at most 1 GiB);
 * ``HERMESOS_FS_MAX_WRITE_BYTES``: the most bytes one ``fs.write`` writes (default 1 MiB, at most 1 GiB);
 * ``HERMESOS_FS_PROTECT``: more protected names (globs, comma-separated), refused for writing;
@@ -61,6 +70,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import functools
 import os
 import stat
 import weakref
@@ -125,50 +135,149 @@ DEFAULT_MAX_BYTES: Final = 1024 * 1024
 #: The largest either size limit may be: 1 GiB.
 MAX_BYTES_LIMIT: Final = 1024 * 1024 * 1024
 
-# Each protected name, and why, for the refusal. A name matches one name of a path (a glob, ignoring case),
-# or, with a "/", as many consecutive names; "pyvenv.cfg" also protects every folder holding one.
-_VCS = "version-control internals, where a hook runs at the next commit"
-_SHELL = "a shell start-up file, which runs in every new shell"
-_STARTUP = "a file Python runs at start-up"
-_CREDENTIALS = "credentials"
+# The protected names, and why, as the refusal says it after the name ("'.git' is version-control internals...").
+#
+# The reasoning of the list (docs/security.md, "What the file tools refuse"): a name is protected when a program
+# run for another purpose (a shell, Python, git, a package manager, ssh, an editor, IPython, the login session)
+# reads it by itself and may run what it says, or when it holds credentials. Each is listed in every form its
+# program reads: a module as a file or a package ("sitecustomize*"), a start-up file with its ".d" folder
+# (".bash*"), a configuration file with its folder (".gitconfig", ".config/git"). The project's own files are not
+# protected, though a tool runs them when someone builds, installs or tests the project (a Makefile,
+# package.json, setup.py, conftest.py, a CI or pre-commit configuration, .vscode): writing the project is what the
+# tools are for, and a review of the changes shows them. An operator protects more with HERMESOS_FS_PROTECT.
+#
+# A name matches one name of a path (a glob), or, with a "/", as many consecutive names, the root's own names
+# included: a root of ~/.config refuses "fish/...". Names are compared folded (_fold): ignoring case, normalised.
+_VCS = "is version-control internals, where a hook runs at the next commit"
+_VCS_CONFIG = "is the configuration of version control, which names programs it runs (hooks, filters, a pager)"
+_PYTHON_PATH = "is a folder Python imports from, whose modules and .pth files run when Python starts or imports them"
+_STARTUP = "is run by Python at start-up (a .pth file, or a start-up module as a file or a package)"
+_SHELL = "is a shell start-up file, which runs in every new shell"
+_SESSION = "is read at login, where it runs programs or sets the environment of every program"
+_PATH = "is a folder on the PATH by convention, whose programs run by name"
+_EDITOR = "is an editor's start-up file, which runs when the editor starts"
+_IPYTHON = "is IPython's or Jupyter's start-up or configuration, which runs when they start"
+_TOOL = "is the configuration of a tool, which names programs it runs or where it installs from"
+_TOOL_CREDENTIALS = "is the configuration of a tool, which names programs it runs and holds its credentials"
+_CREDENTIALS = "holds credentials"
+# The names a folder is protected by what it holds, under any name of its own: what it must hold (every one, found
+# with fstatat, following nothing), and why.
+_MARKED: Final[Mapping[str, tuple[tuple[str, ...], str]]] = {
+    "pyvenv.cfg": (
+        ("pyvenv.cfg",),
+        "is a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python start",
+    ),
+    "conda-meta": (
+        ("conda-meta",),
+        "is a conda environment (it holds conda-meta), whose activation scripts, .pth files and modules run when "
+        "it is used",
+    ),
+    ".git": (
+        ("HEAD", "objects", "refs"),
+        "is a git directory (it holds HEAD, objects and refs), where a hook runs at the next commit or push",
+    ),
+}
+_CREDENTIAL_NAMES = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".pypirc",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+)
 _PROTECTED_WHY: Final[Mapping[str, str]] = {
-    ".git": _VCS,
-    ".hg": _VCS,
-    ".svn": _VCS,
-    "pyvenv.cfg": "a virtual environment, whose .pth files and modules run at the next Python start",
-    "*.pth": _STARTUP,
-    "sitecustomize.py": _STARTUP,
-    "usercustomize.py": _STARTUP,
+    # Version control: a hook runs at the next commit; its configuration names the programs it runs.
+    **dict.fromkeys([".git", ".hg", ".svn", ".bzr", ".jj"], _VCS),
+    **dict.fromkeys([".gitconfig", ".config/git", ".hgrc", ".hgrc.d"], _VCS_CONFIG),
+    # Python: any environment, the folders it imports from, and what it runs at start-up.
+    "pyvenv.cfg": _MARKED["pyvenv.cfg"][1],
+    "conda-meta": _MARKED["conda-meta"][1],
+    **dict.fromkeys(["site-packages", "dist-packages", "lib/python[0-9]*", "lib64/python[0-9]*"], _PYTHON_PATH),
+    **dict.fromkeys(["*.pth", "sitecustomize*", "usercustomize*", ".pythonrc*"], _STARTUP),
+    # Shells (bash, zsh, sh, ksh, csh, fish), with the folders their start-up files source.
     **dict.fromkeys(
-        (
-            ".bashrc",
-            ".bash_profile",
-            ".bash_login",
-            ".bash_logout",
-            ".profile",
-            ".zshrc",
-            ".zshenv",
-            ".zprofile",
-            ".zlogin",
-            ".zlogout",
+        [
+            ".bash*",
+            ".zsh*",
+            ".zprofile*",
+            ".zlog*",
+            ".profile*",
+            ".shrc",
+            ".kshrc",
+            ".mkshrc",
             ".cshrc",
             ".tcshrc",
             ".login",
-            ".kshrc",
+            ".logout",
+            ".oh-my-zsh",
+            ".config/fish",
             "fish/config.fish",
-        ),
+            "fish/conf.d",
+        ],
         _SHELL,
     ),
-    ".ssh": _CREDENTIALS,
-    ".gnupg": _CREDENTIALS,
-    ".aws": _CREDENTIALS,
-    ".netrc": _CREDENTIALS,
-    ".env*": "an environment file, which usually holds credentials",
+    # The login session: the environment of every program, and the programs it starts.
+    **dict.fromkeys(
+        [
+            ".pam_environment",
+            ".xprofile",
+            ".xinitrc",
+            ".xsession*",
+            ".config/autostart",
+            ".config/environment.d",
+            ".config/systemd",
+            ".forward",
+        ],
+        _SESSION,
+    ),
+    ".local/bin": _PATH,
+    **dict.fromkeys([".vimrc", ".gvimrc", ".exrc", ".vim", ".emacs*", ".config/nvim", ".config/emacs"], _EDITOR),
+    **dict.fromkeys([".ipython", ".jupyter", "profile_*/startup", "ipython_*config.py", "jupyter_*config.*"], _IPYTHON),
+    # Tools that run programs their configuration names (npm's script-shell and node-options, yarn's yarnPath,
+    # pip's index, cargo's wrappers, gdb's commands), wherever they read it from.
+    **dict.fromkeys(
+        [
+            ".yarnrc*",
+            "pip.conf",
+            ".pip",
+            ".config/pip",
+            ".condarc",
+            ".cargo",
+            ".gemrc",
+            ".Rprofile",
+            ".Renviron",
+            ".gdbinit",
+            ".lldbinit",
+            ".irbrc",
+            ".pryrc",
+            ".psqlrc",
+            ".curlrc",
+            ".wgetrc",
+            ".direnv",
+            ".config/direnv",
+        ],
+        _TOOL,
+    ),
+    **dict.fromkeys([".npmrc", ".docker", ".kube"], _TOOL_CREDENTIALS),
+    **dict.fromkeys(_CREDENTIAL_NAMES, _CREDENTIALS),
+    ".env*": "is an environment file, which usually holds credentials (and .envrc runs in the shell)",
 }
-#: The names fs.write, fs.mkdir and fs.delete refuse anywhere on a path (globs, compared ignoring case).
+#: The names fs.write, fs.mkdir and fs.delete refuse anywhere on a path, and a root may not be nor lie inside
+#: (globs; ``a/b`` for consecutive names; compared ignoring case and Unicode normalisation). ``pyvenv.cfg``,
+#: ``conda-meta`` and ``.git`` also protect a folder holding a virtual environment's, a conda environment's or a
+#: git directory's files, under any name.
 DEFAULT_PROTECTED: Final = tuple(_PROTECTED_WHY)
 #: Of those, the names fs.read, fs.list and fs.stat refuse too: credentials.
-DEFAULT_READ_PROTECTED: Final = (".ssh", ".gnupg", ".aws", ".netrc", ".env*")
+DEFAULT_READ_PROTECTED: Final = (*_CREDENTIAL_NAMES, ".npmrc", ".docker", ".kube", ".env*")
 #: The most entries one ``fs.list`` returns; ``offset`` pages through the rest.
 MAX_LIST_ENTRIES: Final = 1000
 #: ``fs.list`` reports progress on a directory of more entries than this, once per this many read.
@@ -394,21 +503,34 @@ def _target(args: dict[str, Any]) -> str:
 # -- protected names ------------------------------------------------------------------------------
 
 _GLOB_CHARACTERS = frozenset("*?[")
-# What each default name is, as the refusal says it after the name ("'.git' is version-control internals...").
-_WHY: Final[Mapping[str, str]] = {
-    _VCS: "is version-control internals, where a hook runs at the next commit",
-    _SHELL: "is a shell start-up file, which runs in every new shell",
-    _STARTUP: "is a file Python runs at start-up",
-    _CREDENTIALS: "holds credentials",
-}
+# The code points HFS+ ignores when it compares names (git's is_hfs_dotgit skips the same): '.g\u200cit' is '.git'.
+_IGNORABLE: Final = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b"
+                                           "\u206c\u206d\u206e\u206f\ufeff"))  # fmt: skip
+
+
+def _fold(name: str) -> str:
+    """*name* as a file system that opens it might compare it: the form protected names are matched in.
+
+    Case is ignored (as on macOS and Windows); Unicode is normalised by
+    compatibility, a wider form than the canonical one macOS uses, so the
+    KELVIN SIGN of ``.\u212aube`` is ``k`` and FULLWIDTH FULL STOP ``\uff0egit`` is
+    ``.git``; the code points HFS+ ignores are dropped; and trailing dots and
+    spaces, which Windows file systems drop, are dropped (``.git.`` is ``.git``).
+    Folding more than a file system does refuses more, never less.
+    """
+    if name.isascii():
+        folded = name.lower()
+    else:
+        import unicodedata  # noqa: PLC0415 - only for a name that is not ASCII: not on every start of hermesos
+
+        folded = unicodedata.normalize("NFKD", name.translate(_IGNORABLE)).casefold()
+        folded = unicodedata.normalize("NFKD", folded)
+    return folded.rstrip(". ")
 
 
 def _why(pattern: str) -> str:
     """Why *pattern* is protected, as the refusal says it after the name."""
-    reason = _PROTECTED_WHY.get(pattern)
-    if reason is None:
-        return f"is protected by the operator ({PROTECT_ENV} or {PROTECT_READS_ENV})"
-    return _WHY.get(reason, f"is {reason}")
+    return _PROTECTED_WHY.get(pattern, f"is protected by the operator ({PROTECT_ENV} or {PROTECT_READS_ENV})")
 
 
 def _hint(pattern: str) -> str:
@@ -418,105 +540,199 @@ def _hint(pattern: str) -> str:
     return f"the operator protected it with {PROTECT_ENV} or {PROTECT_READS_ENV}"
 
 
+# A root's names, the last few, that a protected name of consecutive names may begin in: as written, and folded.
+_Tail = tuple[tuple[str, ...], tuple[str, ...]]
+
+
 @final
 class _Names:
     """Protected names: each matches one name of a path (a glob), or, written with "/", consecutive names.
 
-    Names compare ignoring case, as a case-insensitive file system would open
-    them. Names without glob characters are looked up in a set: a path of many
-    names costs one lookup per name, and the globs a pass each.
+    Names compare folded (:func:`_fold`). A name costs a few lookups whatever
+    the list holds: literal names are keys of a dict, globs ``x*`` and ``*x``
+    are tried at once with ``str.startswith`` and ``str.endswith`` over a
+    tuple, only other globs one by one; consecutive names are found by their
+    last name.
     """
 
-    __slots__ = ("globs", "literal", "runs")
+    __slots__ = ("globs", "literal", "longest", "prefixes", "run_globs", "runs", "suffixes")
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.literal: dict[str, str] = {}
+        self.prefixes: dict[str, str] = {}  # "x*", keyed by "x"
+        self.suffixes: dict[str, str] = {}  # "*x", keyed by "x"
         self.globs: list[tuple[str, str]] = []
-        self.runs: list[tuple[tuple[str, ...], str]] = []
+        self.runs: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # keyed by the last name, when it is literal
+        self.run_globs: list[tuple[tuple[str, ...], str]] = []
+        self.longest = 1  # the most names one protected name spans
         for pattern in dict.fromkeys(patterns):
-            folded = pattern.casefold()
-            if "/" in folded:
-                self.runs.append((tuple(folded.split("/")), pattern))
-            elif _GLOB_CHARACTERS.isdisjoint(folded):
-                self.literal.setdefault(folded, pattern)
+            names = tuple(_fold(name) for name in pattern.split("/"))
+            if len(names) > 1:
+                self.longest = max(self.longest, len(names))
+                if _GLOB_CHARACTERS.isdisjoint(names[-1]):
+                    self.runs.setdefault(names[-1], []).append((names, pattern))
+                else:
+                    self.run_globs.append((names, pattern))
+                continue
+            [name] = names
+            if _GLOB_CHARACTERS.isdisjoint(name):
+                self.literal.setdefault(name, pattern)
+            elif name.endswith("*") and _GLOB_CHARACTERS.isdisjoint(name[:-1]):
+                self.prefixes.setdefault(name[:-1], pattern)
+            elif name.startswith("*") and _GLOB_CHARACTERS.isdisjoint(name[1:]):
+                self.suffixes.setdefault(name[1:], pattern)
             else:
-                self.globs.append((folded, pattern))
+                self.globs.append((name, pattern))
 
-    def match(self, parts: tuple[str, ...]) -> tuple[int, str] | None:
-        """The index of the first name of *parts* that ends a protected name, and that name's pattern; or None."""
-        folded = [name.casefold() for name in parts]
+    def _one(self, name: str) -> str | None:
+        """The pattern of one name that *name* (folded) matches, or None."""
+        found = self.literal.get(name)
+        if found is None and name.startswith(tuple(self.prefixes)):
+            found = next(p for key, p in self.prefixes.items() if name.startswith(key))
+        if found is None and name.endswith(tuple(self.suffixes)):
+            found = next(p for key, p in self.suffixes.items() if name.endswith(key))
+        if found is None:
+            found = next((p for glob, p in self.globs if fnmatch.fnmatchcase(name, glob)), None)
+        return found
+
+    def match(self, parts: tuple[str, ...], tails: Iterable[_Tail] = ()) -> tuple[int, str, tuple[str, ...]] | None:
+        """The first name of *parts* that ends a protected name: its index, the pattern, the root's names in it.
+
+        A protected name of consecutive names may begin in one of *tails* (the
+        root's last names); the names of the root it begins with come back,
+        as written, so a refusal can show them (``()`` when it lies in *parts*).
+        """
+        folded = [_fold(name) for name in parts]
+        spans = list(tails) or [((), ())]
         for index, name in enumerate(folded):
-            pattern = self.literal.get(name)
-            if pattern is None:
-                pattern = next((p for glob, p in self.globs if fnmatch.fnmatchcase(name, glob)), None)
-            if pattern is None:
-                pattern = next(
-                    (
-                        p
-                        for run, p in self.runs
-                        if index + 1 >= len(run)
-                        and all(
-                            fnmatch.fnmatchcase(folded[index + 1 - len(run) + k], glob) for k, glob in enumerate(run)
-                        )
-                    ),
-                    None,
-                )
+            pattern = self._one(name)
             if pattern is not None:
-                return index, pattern
+                return index, pattern, ()
+            runs = self.runs.get(name, [])
+            if self.run_globs:
+                runs = [*runs, *(run for run in self.run_globs if fnmatch.fnmatchcase(name, run[0][-1]))]
+            for run, pattern in runs:
+                before = len(run) - 1 - index  # how many of its names lie in the root's path
+                for written, tail in spans:
+                    names = [*tail, *folded[: index + 1]][-len(run) :]
+                    if len(names) == len(run) and all(
+                        fnmatch.fnmatchcase(have, glob) for have, glob in zip(names, run, strict=True)
+                    ):
+                        return index, pattern, written[len(written) - before :] if before > 0 else ()
         return None
+
+
+@functools.lru_cache(maxsize=8)
+def _matcher(patterns: tuple[str, ...]) -> _Names:
+    """The matcher of *patterns*, made once per list: both hooks build the protection at every load."""
+    return _Names(patterns)
 
 
 @final
 class _Protection:
-    """What a workspace refuses inside its root: names for writing, names for reading, and virtual environments."""
+    """What a workspace refuses: names for writing, names for reading, and folders by what they hold."""
 
-    __slots__ = ("read", "venvs", "write")
+    __slots__ = ("marked", "read", "write")
 
-    def __init__(self, write: Iterable[str], read: Iterable[str], *, venvs: bool) -> None:
-        self.write = _Names(write)
-        self.read = _Names(read)
-        self.venvs = venvs
+    def __init__(self, write: Iterable[str], read: Iterable[str], marked: Mapping[str, tuple[str, ...]]) -> None:
+        self.write = _matcher(tuple(write))
+        self.read = _matcher(tuple(read))
+        self.marked = marked  # the protected name of a folder holding every one of the names
 
-    def check(self, parts: tuple[str, ...], *, writing: bool) -> None:
+    def check(self, parts: tuple[str, ...], tails: tuple[_Tail, ...], *, writing: bool) -> None:
         """Refuse *parts* if it goes through or names a protected name (for writing, or for reading).
 
         Raises:
             InputRejected: naming ``path``, the protected name, why, and the setting that allows it.
         """
-        found = (self.write if writing else self.read).match(parts)
+        found = (self.write if writing else self.read).match(parts, tails)
         if found is not None:
-            index, pattern = found
-            raise _protected(parts, index, _why(pattern), _hint(pattern), writing=writing)
+            index, pattern, before = found
+            raise _protected(parts, index, _why(pattern), _hint(pattern), writing=writing, before=before)
+
+    def marker(self, folder: int | str) -> str | None:
+        """The protected name the folder (a descriptor, or a path) is by what it holds; None if none."""
+        for pattern, names in self.marked.items():
+            if all(_holds(folder, name) for name in names):
+                return pattern
+        return None
+
+    def tails(self, root: str, declaration: str, field: str | None, allow: Callable[[str], str]) -> tuple[_Tail, ...]:
+        """Refuse a *root* that is or lies inside a protected name; its last names, for names that begin in it.
+
+        The root is checked as given (made absolute) and as its real path: a
+        link named ``.git`` to a folder elsewhere is a git directory to git,
+        and a link elsewhere to ``~/.ssh`` is ``~/.ssh``. Each folder from
+        ``/`` down to the root is checked for what it holds too, and the
+        outermost protected one is named.
+
+        Raises:
+            InvalidDefinitionError: naming *declaration* and *field*, the
+                protected folder, why, and (*allow*) how to allow the name.
+        """
+        given, real = os.path.abspath(root), os.path.realpath(root)
+        shown = repr(given) if given == real else f"{given!r} (that is, {real!r})"
+        tails: list[_Tail] = []
+        for path in dict.fromkeys((given, real)):
+            names = tuple(name for name in path.split("/") if name)
+            found = self.write.match(names)
+            depth = len(names) if found is None else found[0] + 1
+            why, pattern = "", ""
+            for count in range(1, depth + 1):  # the outermost first
+                marked = self.marker("/" + "/".join(names[:count])) if self.marked else None
+                if marked is not None:
+                    depth, why, pattern = count, _MARKED[marked][1], marked
+                    break
+            else:
+                if found is not None:
+                    why, pattern = _why(found[1]), found[1]
+            if pattern:
+                raise InvalidDefinitionError(
+                    declaration,
+                    field,
+                    f"is {shown}, which is protected: {'/' + '/'.join(names[:depth])!r} {why}; hermesos-fs protects "
+                    "that name inside every root, so a root cannot be or lie inside it either: set it to a folder "
+                    f"of its own, such as ~/hermesos-workspace, {allow(pattern)}",
+                )
+            keep = names[len(names) - self.write.longest + 1 :] if self.write.longest > 1 else ()
+            tails.append((keep, tuple(_fold(name) for name in keep)))
+        return tuple(dict.fromkeys(tails))
 
 
-def _protected(parts: tuple[str, ...], index: int, why: str, hint: str, *, writing: bool) -> InputRejected:
-    """The refusal of a path through a protected name (*index*: the name of *parts* that ends it; -1: the root)."""
-    what = "write, create or delete anything there" if writing else "read, list or describe anything there"
-    return reject(
-        "path",
-        f"names {_show(parts)}, which is protected: {_show(parts[: index + 1])} {why}; hermesos-fs does not "
-        f"{what}, whatever the arguments, so choose another path ({hint})",
-    )
+def _marked(parts: tuple[str, ...], index: int, pattern: str) -> InputRejected:
+    """The refusal of a write through a folder protected by what it holds (*index*: that folder; -1: the root)."""
+    return _protected(parts, index, _MARKED[pattern][1], _hint(pattern), writing=True)
 
 
-def _venv_refusal(parts: tuple[str, ...], index: int) -> InputRejected:
-    """The refusal of a write through a folder holding ``pyvenv.cfg``."""
-    return _protected(
-        parts,
-        index,
-        "is a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python start",
-        _hint("pyvenv.cfg"),
-        writing=True,
-    )
-
-
-def _holds_venv(fd: int) -> bool:
-    """Whether the directory *fd* holds a ``pyvenv.cfg`` (of any type: ``fstatat``, following nothing)."""
+def _holds(folder: int | str, name: str) -> bool:
+    """Whether the folder (a descriptor, or a path) holds *name*, of any type (``fstatat``, following nothing)."""
     try:
-        os.stat("pyvenv.cfg", dir_fd=fd, follow_symlinks=False)
+        if isinstance(folder, int):
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+        else:
+            os.stat(os.path.join(folder, name), follow_symlinks=False)
     except OSError:
         return False
     return True
+
+
+def _protected(
+    parts: tuple[str, ...], index: int, why: str, hint: str, *, writing: bool, before: tuple[str, ...] = ()
+) -> InputRejected:
+    """The refusal of a path through a protected name.
+
+    *index* is the name of *parts* that ends it (-1: the root itself);
+    *before*, the names of the root's own path it begins with.
+    """
+    what = "write, create or delete anything there" if writing else "read, list or describe anything there"
+    name = _show(parts[: index + 1])
+    if before:
+        name = f"{'/'.join((*before, *parts[: index + 1]))!r} (the root ends in {'/'.join(before)!r})"
+    return reject(
+        "path",
+        f"names {_show(parts)}, which is protected: {name} {why}; hermesos-fs does not "
+        f"{what}, whatever the arguments, so choose another path ({hint})",
+    )
 
 
 def _protection(
@@ -564,7 +780,8 @@ def _protection(
         allowed.add(defaults[name.casefold()])
     write = [n for n in DEFAULT_PROTECTED if n not in allowed]
     read = [n for n in DEFAULT_READ_PROTECTED if n not in allowed]
-    return _Protection([*write, *protect_list, *reads_list], [*read, *reads_list], venvs="pyvenv.cfg" not in allowed)
+    marked = {pattern: names for pattern, (names, _) in _MARKED.items() if pattern not in allowed}
+    return _Protection([*write, *protect_list, *reads_list], [*read, *reads_list], marked)
 
 
 def _kind(mode: int) -> str:
@@ -693,25 +910,28 @@ def _write_all(fd: int, data: bytes) -> None:
 class _Workspace:
     """The root directory, held open as a descriptor, and the operations the tools perform in it."""
 
-    __slots__ = ("__weakref__", "fd", "max_read", "max_write", "protection")
+    __slots__ = ("__weakref__", "fd", "max_read", "max_write", "protection", "tails")
 
-    def __init__(self, fd: int, max_read: int, max_write: int, protection: _Protection) -> None:
+    def __init__(
+        self, fd: int, max_read: int, max_write: int, protection: _Protection, tails: tuple[_Tail, ...]
+    ) -> None:
         self.fd = fd
         weakref.finalize(self, os.close, fd)
         self.max_read = max_read
         self.max_write = max_write
         self.protection = protection
+        self.tails = tails  # the root's last names, in which a protected name of consecutive names may begin
 
     def writable(self, path: str) -> tuple[str, ...]:
         """The names of *path*, for a write (fs.write, fs.mkdir, fs.delete): refused if a protected name is on it."""
         parts = _split(path)
-        self.protection.check(parts, writing=True)
+        self.protection.check(parts, self.tails, writing=True)
         return parts
 
     def readable(self, path: str) -> tuple[str, ...]:
         """The names of *path*, for a read (fs.read, fs.list, fs.stat): refused if a credential name is on it."""
         parts = _split(path)
-        self.protection.check(parts, writing=False)
+        self.protection.check(parts, self.tails, writing=False)
         return parts
 
     # -- resolution
@@ -752,8 +972,8 @@ class _Workspace:
         and a symbolic link is refused at use, whenever it appeared. With
         *create*, a missing directory is made (and then opened the same way).
         With *writing*, each directory on the way, the root included, is
-        refused if it holds a ``pyvenv.cfg`` (a virtual environment), unless
-        that protection is lifted.
+        refused if it is a protected name by what it holds (a virtual or conda
+        environment, a git directory), unless that name is unprotected.
 
         Yields:
             a descriptor of the directory, closed on exit.
@@ -765,10 +985,10 @@ class _Workspace:
 
         """
         fd, index = os.dup(self.fd), 0
-        venvs = writing and self.protection.venvs
-        if venvs and _holds_venv(fd):
+        marked = writing and bool(self.protection.marked)
+        if marked and (found := self.protection.marker(fd)) is not None:
             os.close(fd)
-            raise _venv_refusal(parts, -1)
+            raise _marked(parts, -1, found)
         try:
             for index in range(count):
                 name = parts[index]
@@ -782,9 +1002,9 @@ class _Workspace:
                     child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
-                if venvs and _holds_venv(fd):
+                if marked and (found := self.protection.marker(fd)) is not None:
                     os.close(fd)
-                    raise _venv_refusal(parts, index)
+                    raise _marked(parts, index, found)
         except OSError as error:
             refusal = self._refuse_step(parts, index, fd, error)
             os.close(fd)
@@ -1186,7 +1406,8 @@ def make_tools(
 
     Built this way, no plugin loader checks *root*: the application chooses it,
     and must not choose one holding what decides what runs (its interpreter,
-    its configuration) or the home directory.
+    its configuration) or the home directory. The protected names are checked
+    here as for the setting: *root* may not be nor lie inside one.
 
     Args:
         root: the workspace root, an existing directory (a link to one is followed, once, here).
@@ -1201,9 +1422,10 @@ def make_tools(
         they refer to the named schema ``fs.path`` (see :func:`hermes_schemas`).
 
     Raises:
-        InvalidDefinitionError: *root* is not a directory, a limit is not a
-            positive integer of at most 1 GiB, a name is malformed or not one
-            to unprotect, or the platform lacks the descriptor-relative calls.
+        InvalidDefinitionError: *root* is not a directory or is or lies inside a
+            protected name, a limit is not a positive integer of at most 1 GiB,
+            a name is malformed or not one to unprotect, or the platform lacks
+            the descriptor-relative calls.
 
     """
     for field, value in (("max_read_bytes", max_read_bytes), ("max_write_bytes", max_write_bytes)):
@@ -1213,22 +1435,39 @@ def make_tools(
                 _DECL, field, f"must be a positive number of bytes, at most {MAX_BYTES_LIMIT} (1 GiB), got {shown!r}"
             )
     protection = _protection(protect, protect_reads, unprotect, (_DECL,))
-    fd = _open_root(os.fspath(root), _DECL, "root", "pass an existing directory")
-    return _tools(_Workspace(fd, max_read_bytes, max_write_bytes, protection))
+    where = (_DECL, "root", "pass an existing directory")
+    allow = lambda name: f"or pass {name!r} in unprotect to allow the name"  # noqa: E731 - one line, used once
+    return _tools(_workspace(os.fspath(root), where, allow, protection, max_read_bytes, max_write_bytes))
 
 
-def _open_root(root: str, declaration: str, field: str | None, advice: str) -> int:
-    """A descriptor of the directory *root*; an error naming *declaration* and *field* if it is not one."""
+def _workspace(
+    root: str, where: tuple[str, str | None, str], allow: Callable[[str], str], protection: _Protection, *limits: int
+) -> _Workspace:
+    """The workspace of the directory *root*, once checked (:meth:`_Protection.tails`), opened and held open.
+
+    *where* is what a refusal names (the declaration and the field) and what
+    it advises for a root that is not a directory; *allow*, given a protected
+    name, says how to allow it.
+
+    Raises:
+        InvalidDefinitionError: the platform lacks the descriptor-relative
+            calls, the root is or lies inside a protected name, or it cannot be
+            opened as a directory.
+    """
     if not (_O_DIRECTORY and _O_NOFOLLOW and os.open in os.supports_dir_fd):
         raise InvalidDefinitionError(
             "hermesos-fs", None, "needs a POSIX system (openat with O_DIRECTORY and O_NOFOLLOW); this platform has none"
         )
+    declaration, field, advice = where
+    tails = protection.tails(root, declaration, field, allow)
     try:
-        return os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     except OSError as error:
         raise InvalidDefinitionError(
             declaration, field, f"is {root!r}, which cannot be opened as a directory ({error.strerror}); {advice}"
         ) from None
+    max_read, max_write = limits
+    return _Workspace(fd, max_read, max_write, protection, tails)
 
 
 # The tools that report progress on long work: their calls set a context (current_call()), the others' do not.
@@ -1467,22 +1706,25 @@ def hermes_tools() -> list[Tool]:
 
     Raises:
         InvalidDefinitionError: a setting is malformed, or the root is not a
-            directory; the declaration names the variable (``setting HERMESOS_FS_ROOT``).
+            directory, or is or lies inside a protected name; the declaration
+            names the variable (``setting HERMESOS_FS_ROOT``).
 
     """
-    root = _root()
-    if root is None:
+    configured = _configured()
+    if configured is None:
         return []
+    root, protection = configured
     max_read = setting(MAX_READ_ENV, _MAX_READ_SETTING, default=DEFAULT_MAX_BYTES)
     max_write = setting(MAX_WRITE_ENV, _MAX_WRITE_SETTING, default=DEFAULT_MAX_BYTES)
-    protection = _protection(
-        _names(PROTECT_ENV),
-        _names(PROTECT_READS_ENV),
-        _names(UNPROTECT_ENV),
-        tuple(f"setting {name}" for name in (PROTECT_ENV, PROTECT_READS_ENV, UNPROTECT_ENV)),
-    )
-    fd = _open_root(root, f"setting {ROOT_ENV}", None, "set it to an existing directory")
-    return _tools(_Workspace(fd, max_read, max_write, protection))
+    return _tools(_workspace(root, _ROOT_WHERE, _allow_setting, protection, max_read, max_write))
+
+
+_ROOT_WHERE = (f"setting {ROOT_ENV}", None, "set it to an existing directory")
+
+
+def _allow_setting(name: str) -> str:
+    """How the operator allows the protected *name* for a root, at the end of the refusal."""
+    return f"or allow the name by adding {name} to the setting {UNPROTECT_ENV}"
 
 
 def _root() -> str | None:
@@ -1491,18 +1733,41 @@ def _root() -> str | None:
     return None if root is None else os.path.expanduser(root)
 
 
+def _configured() -> tuple[str, _Protection] | None:
+    """The configured root and protected names, as the hooks read them; None when the root is not set."""
+    root = _root()
+    if root is None:
+        return None
+    protection = _protection(
+        _names(PROTECT_ENV),
+        _names(PROTECT_READS_ENV),
+        _names(UNPROTECT_ENV),
+        tuple(f"setting {name}" for name in (PROTECT_ENV, PROTECT_READS_ENV, UNPROTECT_ENV)),
+    )
+    return root, protection
+
+
 @hookimpl
 def hermes_write_roots() -> list[str]:
     """The workspace root (none when it is not set): fs.write, fs.mkdir and fs.delete change files under it.
 
     The loader refuses to start when it is, holds or lies inside what decides
     what runs or what is granted (a policy file, the configuration directory of
-    hermesos, the interpreter, a plugin's source) or holds the home directory:
-    a tool must never be able to change what runs, or the permissions that
-    govern it.
+    hermesos, any Python environment, a plugin's source) or holds the home
+    directory: a tool must never be able to change what runs, or the
+    permissions that govern it.
+
+    Raises:
+        InvalidDefinitionError: the root is or lies inside a protected name
+            (:data:`DEFAULT_PROTECTED`), naming the setting: refused here too,
+            since the loader may ask for the roots before it makes the tools.
     """
-    root = _root()
-    return [] if root is None else [root]
+    configured = _configured()
+    if configured is None:
+        return []
+    root, protection = configured
+    protection.tails(root, *_ROOT_WHERE[:2], _allow_setting)
+    return [root]
 
 
 @hookimpl
@@ -1513,8 +1778,9 @@ def hermes_problems() -> list[str]:
     return [
         f"{ROOT_ENV} is not set, so the file tools (fs.read, fs.write, fs.list, fs.stat, fs.mkdir, fs.delete) "
         "are left out: hermesos-fs has no default root. Set it to a folder of their own, such as "
-        f"{ROOT_ENV}=~/hermesos-workspace; never the home directory, /, or a folder holding a virtual "
-        "environment or the configuration of hermesos"
+        f"{ROOT_ENV}=~/hermesos-workspace; never the home directory, /, a folder holding a virtual "
+        "environment or the configuration of hermesos, nor one inside a Python environment, .git, .ssh or "
+        "another protected name"
     ]
 
 

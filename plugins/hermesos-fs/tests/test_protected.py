@@ -7,6 +7,7 @@ The attacks through the ``hermesos`` command are in hermesos-core's
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +123,97 @@ def test_the_settings_are_read_by_the_hooks(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(InvalidDefinitionError) as caught:
         hermes_fs.hermes_tools()
     assert (caught.value.declaration, caught.value.field) == ("setting HERMESOS_FS_UNPROTECT", None)
+
+
+# -- the root itself --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("root", "protected", "allow"),
+    [
+        ("repo/.git/hooks", "repo/.git", [".git"]),
+        ("home/.SSH", "home/.SSH", [".ssh"]),
+        ("home/.config/fish/conf.d", "home/.config/fish", [".config/fish", "fish/conf.d"]),
+        ("env/lib/python3.12/site-packages", "env/lib/python3.12", ["lib/python[0-9]*", "site-packages"]),
+        ("sitecustomize", "sitecustomize", ["sitecustomize*"]),
+    ],
+)
+def test_make_tools_refuses_a_root_that_is_or_lies_inside_a_protected_name(
+    tmp_path: Path, root: str, protected: str, allow: list[str]
+) -> None:
+    """The outermost protected name is named; allowed, the next one is, until none is left."""
+    (tmp_path / root).mkdir(parents=True)
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    assert runtime(beside).call_sync("fs.write", {"path": "x.txt", "content": ""})["created"]  # the control
+    with pytest.raises(InvalidDefinitionError) as caught:
+        hermes_fs.make_tools(tmp_path / root)
+    assert (caught.value.declaration, caught.value.field) == ("hermes_fs.make_tools()", "root")
+    assert f"is '{tmp_path / root}', which is protected: '{tmp_path / protected}' " in str(caught.value)
+    assert f"or pass {allow[0]!r} in unprotect to allow the name" in str(caught.value)
+    if len(allow) > 1:
+        with pytest.raises(InvalidDefinitionError, match=f"or pass {re.escape(repr(allow[1]))} in unprotect"):
+            hermes_fs.make_tools(tmp_path / root, unprotect=allow[:1])
+    assert runtime(tmp_path / root, unprotect=allow).call_sync("fs.write", {"path": "x.txt", "content": ""})
+
+
+@pytest.mark.parametrize(
+    ("marker", "protected", "says"),
+    [
+        (["pyvenv.cfg"], "pyvenv.cfg", "is a virtual environment (it holds pyvenv.cfg)"),
+        (["conda-meta/"], "conda-meta", "is a conda environment (it holds conda-meta)"),
+        (["HEAD", "objects/", "refs/"], ".git", "is a git directory (it holds HEAD, objects and refs)"),
+    ],
+)
+def test_a_root_inside_a_folder_protected_by_what_it_holds_is_refused(
+    tmp_path: Path, marker: list[str], protected: str, says: str
+) -> None:
+    folder = tmp_path / "anything"
+    (folder / "inner").mkdir(parents=True)
+    for name in marker:
+        if name.endswith("/"):
+            (folder / name).mkdir()
+        else:
+            (folder / name).write_text("")
+    with pytest.raises(InvalidDefinitionError) as caught:
+        hermes_fs.make_tools(folder / "inner")
+    assert f"which is protected: '{folder}' {says}" in str(caught.value)
+    assert f"or pass {protected!r} in unprotect" in str(caught.value)
+    # The control: a folder holding only part of it is an ordinary folder.
+    (folder / marker[0].rstrip("/")).rename(tmp_path / "moved")
+    assert runtime(folder / "inner").call_sync("fs.write", {"path": "x.txt", "content": ""})["created"]
+
+
+def test_a_protected_name_may_begin_in_the_root_s_path(tmp_path: Path) -> None:
+    """Consecutive names are matched across the root's end: a root of .config refuses 'fish' and reads of 'gh'."""
+    (tmp_path / ".config" / "gh").mkdir(parents=True)
+    (tmp_path / ".config" / "gh" / "hosts.yml").write_text("token\n")
+    rt = runtime(tmp_path / ".config")
+    assert "'.config/fish' (the root ends in '.config') is a shell start-up file" in refused(
+        rt, "fs.write", path="fish/conf.d/x.fish", content=""
+    )
+    assert "'.config/gh' (the root ends in '.config') holds credentials" in refused(rt, "fs.read", path="gh/hosts.yml")
+    assert rt.call_sync("fs.write", {"path": "other/fish/x.txt", "content": ""})["created"]  # 'other/fish' is no run
+    linked = tmp_path / "link"
+    linked.symlink_to(tmp_path / "usr" / "lib", target_is_directory=True)
+    (tmp_path / "usr" / "lib").mkdir(parents=True)
+    # The root's real path ends in 'lib' too, though the name given does not.
+    assert "'lib/python3.12' (the root ends in 'lib')" in refused(
+        runtime(linked), "fs.write", path="python3.12/os.py", content=""
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [".GIT", ".git.", ".git ", ".g\u200dit", "\uff0egit", ".gi\ufefft"],
+)
+def test_a_name_is_folded_as_a_file_system_may_fold_it(tmp_path: Path, name: str) -> None:
+    detail = refused(runtime(tmp_path), "fs.write", path=f"{name}/hooks/pre-commit", content="")
+    assert "is version-control internals" in detail
+    assert runtime(tmp_path).call_sync("fs.write", {"path": "git/x", "content": ""})["created"]
+
+
+def test_an_operator_s_name_is_folded_too(tmp_path: Path) -> None:
+    rt = runtime(tmp_path, protect=["Caf\u00e9"])  # é written as one code point
+    assert "protected by the operator" in refused(rt, "fs.write", path="cafe\u0301/x", content="")  # e and a mark
+    assert rt.call_sync("fs.write", {"path": "cafe/x", "content": ""})["created"]
