@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -533,3 +536,96 @@ def test_reading_more_credentials_is_refused(box: Path, path: str) -> None:
                     HERMESOS_FS_ROOT=str(box))  # fmt: skip
     assert "the secret" not in done.stdout + done.stderr
     assert "hermesos-fs does not read, list or describe anything there" in refusal(done)
+
+
+# -- what the process could not change, it does not replace: across calls too ------------------------------
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def unprivileged() -> Iterator[tuple[Path, tuple[str, ...]]]:
+    """A folder (with ``home`` and ``root`` in it) of an unprivileged user, and how to run as that user.
+
+    As root, ``setpriv`` runs the command as ``nobody`` (root may write any
+    file, so the permissions would not be tested); as anyone else, the
+    command runs as that user. The folder is made outside ``tmp_path``,
+    whose parents only root may enter.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="hermesos-nobody-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "home").mkdir()
+        (folder / "root").mkdir()
+        prefix: tuple[str, ...] = ()
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.skip("running as root, and setpriv (util-linux) is missing to run as an unprivileged user")
+            prefix = (setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
+            for path in (folder / "home", folder / "root"):
+                os.chown(path, NOBODY, NOBODY)
+        yield folder, prefix
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def as_user(
+    prefix: tuple[str, ...], folder: Path, tool: str, arguments: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``hermesos call`` of *tool* as the unprivileged user, its root ``folder/root``."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "XDG_"))}
+    environment.update({"HOME": str(folder / "home"), "HERMESOS_FS_ROOT": str(folder / "root")})
+    argv = [*prefix, str(HERMES), "call", tool, json.dumps(arguments), "--grant", "fs:write", "--json"]
+    return subprocess.run(argv, cwd=folder, env=environment, capture_output=True, text=True, check=False, timeout=60)
+
+
+def owned_by_the_user(path: Path, prefix: tuple[str, ...]) -> None:
+    if prefix:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+
+
+def another_user(path: Path, prefix: tuple[str, ...]) -> None:
+    if not prefix:
+        pytest.skip("a file of another user needs root to make; the read-only case runs as this user")
+
+
+@pytest.mark.parametrize("member", ["read-only file", "another user's file", "another user's empty directory",
+                                    "another user's link"])  # fmt: skip
+def test_delete_then_write_never_replaces_what_the_process_could_not_change(
+    unprivileged: tuple[Path, tuple[str, ...]], member: str
+) -> None:
+    """fs.write refused a 0444 file; fs.delete removed it, and the next fs.write made a new one in its place."""
+    folder, prefix = unprivileged
+    root = folder / "root"
+    # The control: a file of the user's own, writable, is deleted and written again.
+    (root / "mine.txt").write_text("mine\n")
+    owned_by_the_user(root / "mine.txt", prefix)
+    assert as_user(prefix, folder, "fs.delete", {"path": "mine.txt"}).returncode == 0
+    assert as_user(prefix, folder, "fs.write", {"path": "mine.txt", "content": "again\n"}).returncode == 0
+    assert (root / "mine.txt").read_text() == "again\n"
+    target = root / "locked"
+    if member == "read-only file":
+        target.write_text("keep\n")
+        owned_by_the_user(target, prefix)
+        target.chmod(0o444)
+    elif member == "another user's file":
+        another_user(target, prefix)
+        target.write_text("keep\n")  # root's, 0644: the user may not write it, only remove it from its folder
+    elif member == "another user's empty directory":
+        another_user(target, prefix)
+        target.mkdir(mode=0o755)
+    else:
+        another_user(target, prefix)
+        target.symlink_to("/etc/hostname")
+    before = os.lstat(target)
+    if member.endswith("file"):
+        assert "which is read-only for this tool" in refusal(
+            as_user(prefix, folder, "fs.write", {"path": "locked", "content": "changed\n"})
+        )
+    detail = refusal(as_user(prefix, folder, "fs.delete", {"path": "locked"}))
+    assert "fs.delete does not remove it" in detail
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_uid, after.st_mode) == (before.st_ino, before.st_uid, before.st_mode)
+    if member.endswith("file"):
+        assert target.read_text() == "keep\n"

@@ -15,9 +15,11 @@ directory, are flushed to disk, then renamed over the target.
 
 The tools also refuse what would be dangerous even inside the root: a rewrite
 drops the setuid and setgid bits, as the kernel does on a write; a file this
-process could not open for writing is not replaced; a named pipe, socket or
-device is refused by its type before it is opened; and a path ending in ``/``
-names a directory, never a file.
+process could not open for writing is not replaced, nor deleted (a file written
+in its place next would replace it all the same), and neither is a directory it
+could not write into or another user's link; a named pipe, socket or device is
+refused by its type before it is opened; and a path ending in ``/`` names a
+directory, never a file.
 
 Long work reports progress to the running call (:func:`hermes_core.current_call`):
 ``fs.list`` of a directory of more than :data:`LIST_PROGRESS_STEP` entries,
@@ -1281,6 +1283,11 @@ class _Workspace:
             if suffix and not stat.S_ISDIR(found.st_mode):
                 # "x/" is the directory x: a file or link called x is not what was asked to go.
                 raise _not_a_directory(suffix, parts, found.st_mode)
+            # Removing needs only the directory's write permission, but a file written in its place next would
+            # replace what this process could not change: the promise fs.write keeps holds across calls.
+            refusal = _unchangeable(parts[-1], parent, found, shown)
+            if refusal is not None:
+                raise refusal
             kind = _kind(found.st_mode)
             try:
                 # Neither call follows a link: rmdir refuses one, unlink removes the link itself.
@@ -1297,6 +1304,37 @@ class _Workspace:
                     ) from None
                 raise
         return {"path": "/".join(parts), "type": kind}
+
+
+def _unchangeable(name: str, parent: int, found: os.stat_result, shown: str) -> InputRejected | None:
+    """The refusal of deleting *name* when this process could not change it in place; None when it could.
+
+    A file it could not open for writing (read-only, or another user's), a
+    directory it could not write into, a link of another user (a link's own
+    permission bits mean nothing, so its owner decides): each is what fs.write
+    and fs.mkdir would never replace, so fs.delete does not remove it for them
+    to make anew. Asked as an open would answer, for the effective ids, and
+    opening nothing (``faccessat``, as fs.write does); root may change anything.
+    """
+    if stat.S_ISLNK(found.st_mode):
+        if os.geteuid() in (found.st_uid, 0):
+            return None
+        return reject(
+            "path",
+            f"names {shown}, a symbolic link that belongs to another user: fs.delete does not remove it, since "
+            "a file written in its place would replace what this process could not change; no change to the "
+            "arguments makes it removable, so ask the user to delete it",
+        )
+    if os.access(name, os.W_OK, dir_fd=parent, effective_ids=True, follow_symlinks=False):
+        return None
+    what = "write into it" if stat.S_ISDIR(found.st_mode) else "open it for writing"
+    return reject(
+        "path",
+        f"names {shown}, which is read-only for this tool: the operating system would not let this process {what}, "
+        "so fs.delete does not remove it either, since what was written in its place would replace what this "
+        "process could not change; no change to the arguments makes it removable, so ask the user to delete it "
+        "or make it writable",
+    )
 
 
 def _directory_names(fd: int, call: CallContext | None, shown: str) -> tuple[list[str], int]:
@@ -1668,7 +1706,8 @@ def _tools(ws: _Workspace) -> list[Tool]:
             "fs.delete",
             "Delete a file, a symbolic link (the link itself, never what it points to) or an empty directory "
             "under the workspace root. A directory that is not empty is refused: delete what it contains first. "
-            "The workspace root itself cannot be deleted. There is no undo.",
+            "The workspace root itself cannot be deleted, nor what this process may not write (a read-only file "
+            "or directory, another user's link). There is no undo.",
             "fs:write",
             {"path": _path("The file, link or empty directory to delete, relative to the workspace root")},
             s.object({"path": _PATH_OUT, "type": _KIND}),
