@@ -11,7 +11,7 @@ from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, add_common, add_group
 
 if TYPE_CHECKING:
-    from hermes_core import Tool
+    from hermes_core._tools import Tool
 
 # Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
 # from them) before any package index has them, so the line says how to install from a path too.
