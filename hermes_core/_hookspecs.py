@@ -65,7 +65,10 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def hermes_tools() -> Iterable[Tool]:  # type: ignore[empty-body]
     """Contribute tools.
 
-    Called once per load, after every plugin is imported.
+    Called once per load, after every plugin is imported and every plugin's
+    ``hermes_write_roots`` has been checked against every plugin's
+    ``hermes_guarded_paths``: a plugin may start what it needs to make its
+    tools here (a server, to list them), never before.
 
     Returns:
         An iterable of :class:`~hermes_core.Tool`, each made by
@@ -127,7 +130,8 @@ def hermes_permission_providers() -> Iterable[PermissionProvider]:  # type: igno
 def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[empty-body]
     """Say under which directories this plugin's tools create, change or delete files.
 
-    Called once per load, after every plugin is imported. The loader refuses
+    Called once per load, after every plugin is imported and before any
+    plugin's ``hermes_tools`` (or other contribution hook). The loader refuses
     to start when one of these directories is, contains or lies inside a
     guarded path (see :func:`hermes_guarded_paths`): the hermesos
     configuration directory, the interpreter's prefix and site-packages, the
@@ -143,23 +147,29 @@ def hermes_write_roots() -> Iterable[str | os.PathLike[str]]:  # type: ignore[em
 
 
 @hookspec
-def hermes_guarded_paths() -> Iterable[str | os.PathLike[str]]:  # type: ignore[empty-body]
+def hermes_guarded_paths() -> Iterable[str | os.PathLike[str] | tuple[str | os.PathLike[str], str]]:  # type: ignore[empty-body]
     """Say which files and directories decide what runs or what is granted here, or keep the record of it.
 
-    Called once per load, after this plugin's ``hermes_write_roots``. A
-    configuration file naming programs to start, a cache of tool listings, a
-    policy, an audit file: whoever may write one of these chooses what the
-    plugin does, or what it is seen to have done. The loader refuses to start
-    when any plugin's write root (``hermes_write_roots``) is, contains or lies
-    inside one of them, naming the root, the path and this plugin. The core
-    guards its own list besides (its configuration directory, the
-    interpreter, every plugin's source, the home directory); a plugin lists
-    only what is its own.
+    Called once per load, right after this plugin's ``hermes_write_roots``
+    and before any plugin's ``hermes_tools``: what it returns comes from the
+    plugin's configuration, never from what its tools made, and nothing the
+    plugin would start to make them has started yet. A configuration file
+    naming programs to start, a cache of tool listings, a policy, an audit
+    file, the files a configured program runs: whoever may write one of these
+    chooses what the plugin does, or what it is seen to have done. The loader
+    refuses to start when any plugin's write root (``hermes_write_roots``) is,
+    contains or lies inside one of them, naming the root, the path and this
+    plugin, before any plugin's tools are made; in report mode it drops the
+    writing plugin and this one (what this one would run may have been
+    changed there already). The core guards its own list besides (its
+    configuration directory, the interpreter, every plugin's source, the home
+    directory); a plugin lists only what is its own.
 
     Returns:
-        An iterable of file or directory paths (strings or path-like); they
-        need not exist yet. A symbolic link is guarded both as named and as
-        what it leads to.
+        An iterable of file or directory paths (strings or path-like), or of
+        pairs of a path and what it is, a phrase the refusal quotes (``the
+        script [servers.calc] runs``); they need not exist yet. A symbolic
+        link is guarded both as named and as what it leads to.
     """
 
 

@@ -3,8 +3,11 @@
 The plugin's requirement on hermesos-core is checked first (before its code
 runs), then its module is imported and registered, and each of its hooks (see
 :mod:`hermes_core._hookspecs`) is called and what it returns held to the rules
-a runtime holds it to (:mod:`hermes_core._checks`). Every failure names the
-plugin; a plugin that fails leaves nothing of itself registered.
+a runtime holds it to (:mod:`hermes_core._checks`), in two halves: where its
+tools write and what it guards (:func:`load_guards`), then, once the loader
+has checked those of every plugin against each other, the rest
+(:func:`load_contributions`). Every failure names the plugin; a plugin that
+fails leaves nothing of itself registered.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,7 +35,16 @@ from hermes_core.schema import Schema
 if TYPE_CHECKING:
     from hermes_core._distributions import EntryPoint
 
-__all__ = ["LOGGER", "canonicalize_name", "contributions", "load_one", "new_manager", "register"]
+__all__ = [
+    "LOGGER",
+    "canonicalize_name",
+    "contributions",
+    "guards",
+    "load_contributions",
+    "load_guards",
+    "new_manager",
+    "register",
+]
 
 #: The logger each step of loading is recorded on: 'hermesos check --timeout' listens to it (docs/cli.md).
 LOGGER = "hermes_core._plugins"
@@ -275,13 +288,36 @@ def _items(origin: PluginOrigin, hook: str, results: list[Any], what: str) -> li
     return items
 
 
-def contributions(
+def guards(
     origin: PluginOrigin, plugin: object, manager: _PluginManager, sources: tuple[GuardedPath, ...] = ()
 ) -> Plugin:
-    """What *plugin*'s hooks contribute, held to the rules a runtime holds them to (hermes_core._checks).
+    """The first half of a load: where *plugin*'s tools may write, and what it guards; nothing else is asked.
 
-    *sources* are where its code lies, guarded with the paths it names itself.
+    *sources* are where its code lies, guarded with the paths it names
+    itself. Every plugin's are checked against every plugin's roots before
+    any plugin makes its tools (:func:`contributions`), so nothing a plugin
+    starts to make them (an MCP server listing its tools) runs while a root
+    meets what decides it.
     """
+    source = str(origin)
+    roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    guarded = _items(
+        origin, "hermes_guarded_paths", _call(origin, plugin, manager, "hermes_guarded_paths"), "paths or pairs"
+    )
+    return Plugin(
+        origin,
+        write_roots=check_write_roots(source, "hermes_write_roots", roots),
+        guarded_paths=_guarded(origin, guarded),
+        sources=sources,
+    )
+
+
+def contributions(found: Plugin, plugin: object, manager: _PluginManager) -> Plugin:
+    """*found* (from :func:`guards`) with what *plugin*'s other hooks contribute, held to a runtime's rules.
+
+    Those rules are hermes_core._checks'.
+    """
+    origin = found.origin
     source = str(origin)
     tools = _items(origin, "hermes_tools", _call(origin, plugin, manager, "hermes_tools"), "Tool made by define_tool()")
     checked = check_tools(source, "hermes_tools", tools)
@@ -295,18 +331,14 @@ def contributions(
         _call(origin, plugin, manager, "hermes_permission_providers"),
         "providers",
     )
-    roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
-    guarded = _items(origin, "hermes_guarded_paths", _call(origin, plugin, manager, "hermes_guarded_paths"), "paths")
     # After hermes_tools: a plugin may make its resources there, and return them here.
     resources = _items(origin, "hermes_resources", _call(origin, plugin, manager, "hermes_resources"), "resources")
     problems = _items(origin, "hermes_problems", _call(origin, plugin, manager, "hermes_problems"), "strings")
-    return Plugin(
-        origin,
-        tuple(checked.values()),
-        MappingProxyType(schemas),
-        check_providers(source, "hermes_permission_providers", providers),
-        write_roots=check_write_roots(source, "hermes_write_roots", roots),
-        guarded_paths=(*sources, *_guarded(origin, check_paths(source, "hermes_guarded_paths", guarded))),
+    return replace(
+        found,
+        tools=tuple(checked.values()),
+        schemas=MappingProxyType(schemas),
+        providers=check_providers(source, "hermes_permission_providers", providers),
         resources=check_resources(source, "hermes_resources", resources),
         problems=_reported(origin, problems),
         yielding=yielding,
@@ -341,10 +373,29 @@ def _yielding(origin: PluginOrigin, tools: Mapping[str, Tool], results: list[Any
     return MappingProxyType(yielding)
 
 
-def _guarded(origin: PluginOrigin, paths: Iterable[str]) -> tuple[GuardedPath, ...]:
-    """The paths a plugin said it decides from (hermes_guarded_paths), saying so in messages."""
-    what = f"a path plugin {origin.distribution} guards (hermes_guarded_paths)"
-    return tuple(GuardedPath(path, what) for path in paths)
+def _guarded(origin: PluginOrigin, items: list[Any]) -> tuple[GuardedPath, ...]:
+    """What hermes_guarded_paths returned: paths, or pairs of a path and what it is, saying so in messages."""
+    source = str(origin)
+    said = f"plugin {origin.distribution} guards (hermes_guarded_paths)"
+    paths: list[object] = []
+    whats: list[str] = []
+    for index, item in enumerate(items):
+        if isinstance(item, tuple):
+            if len(item) != 2 or not isinstance(item[1], str) or not item[1].strip():
+                raise InvalidDefinitionError(
+                    source,
+                    f"hermes_guarded_paths[{index}]",
+                    "must be a path, or a pair of a path and what it is (a phrase such as 'the script "
+                    f"[servers.time] runs'), got a tuple of {len(item)} items"
+                    + ("" if len(item) != 2 else f" whose second is {shorten(repr(item[1]))}"),
+                )
+            paths.append(item[0])
+            whats.append(f"{item[1].strip()}, which {said}")
+        else:
+            paths.append(item)
+            whats.append(f"a path {said}")
+    checked = check_paths(source, "hermes_guarded_paths", paths)
+    return tuple(GuardedPath(path, what) for path, what in zip(checked, whats, strict=True))
 
 
 def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem, ...]:
@@ -360,13 +411,35 @@ def _reported(origin: PluginOrigin, problems: list[Any]) -> tuple[PluginProblem,
     return tuple(reported)
 
 
-def load_one(entry_point: EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager) -> Plugin:
+def load_guards(
+    entry_point: EntryPoint, origin: PluginOrigin, requires: Iterable[str], manager: _PluginManager
+) -> tuple[object, Plugin]:
+    """The plugin object of *entry_point*, imported and registered, and :func:`guards` of it.
+
+    Raises:
+        InvalidDefinitionError, PluginLoadError: as :func:`contributions`;
+            the plugin is left unregistered.
+    """
     _check_requirement(origin, requires)
     plugin = _import(origin, entry_point)
     register(origin, plugin, manager)
     sources = code_sources(entry_point.dist, entry_point.module, f"plugin {origin.distribution}")
     try:
-        return contributions(origin, plugin, manager, sources)
+        return plugin, guards(origin, plugin, manager, sources)
+    except (InvalidDefinitionError, PluginLoadError):
+        manager.unregister(plugin)
+        raise
+
+
+def load_contributions(plugin: object, found: Plugin, manager: _PluginManager) -> Plugin:
+    """:func:`contributions` of a plugin :func:`load_guards` loaded; a plugin that fails is unregistered.
+
+    Raises:
+        InvalidDefinitionError: a contribution is malformed.
+        PluginLoadError: a hook raised.
+    """
+    try:
+        return contributions(found, plugin, manager)
     except (InvalidDefinitionError, PluginLoadError):
         manager.unregister(plugin)
         raise

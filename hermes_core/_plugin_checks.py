@@ -1,15 +1,17 @@
-"""The checks of plugins against each other, once each is loaded: clashes, wiring and what no tool may write.
+"""The checks of plugins against each other: what no tool may write, then clashes, wiring and providers.
 
-In order of distribution name, so that of two plugins that clash the later
-loses, whatever the file system's order: a tool or schema name contributed
-twice drops the later plugin, and a yielding tool (``hermes_yielding_tools``)
-that clashes is left out alone; a plugin whose refs do not resolve against
-every plugin's schemas is dropped; then no provider may decide from a file a
-plugin's tools may write, and no plugin's tools may write a guarded path
-(:mod:`hermes_core._guard`). Last, with every tool known, each provider
-checks its rules against the tools (``check_tools``): a rule that applies to
-no tool is a warning of its plugin, and one that names a tool wrongly (a deny
-that would never apply) drops the plugin.
+First, before any plugin makes its tools (:func:`check_roots`): no plugin's
+tools may write a guarded path (:mod:`hermes_core._guard`). Then, once each is
+loaded (:func:`check_across`), in order of distribution name, so that of two
+plugins that clash the later loses, whatever the file system's order: a tool
+or schema name contributed twice drops the later plugin, and a yielding tool
+(``hermes_yielding_tools``) that clashes is left out alone; a plugin whose
+refs do not resolve against every plugin's schemas is dropped; then no
+provider may decide from a file a plugin's tools may write. Last, with every
+tool known, each provider checks its rules against the tools
+(``check_tools``): a rule that applies to no tool is a warning of its plugin,
+and one that names a tool wrongly (a deny that would never apply) drops the
+plugin.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from dataclasses import replace
 
 from hermes_core._checks import check_wiring
 from hermes_core._errors import InvalidDefinitionError
-from hermes_core._guard import check_guarded_files, check_guarded_paths, core_guarded_paths, core_sources
+from hermes_core._guard import (
+    GuardedPath,
+    check_guarded_files,
+    check_guarded_paths,
+    core_guarded_paths,
+    core_sources,
+)
 from hermes_core._issues import sentence
 from hermes_core._names import case_key
 from hermes_core._permissions import rule_warnings
@@ -28,7 +36,61 @@ from hermes_core._resources import raised
 from hermes_core._tools import Tool
 from hermes_core.schema import Schema
 
-__all__ = ["check_across"]
+__all__ = ["check_across", "check_roots"]
+
+
+def check_roots(plugins: list[Plugin], *, strict: bool) -> None:
+    """Drop each plugin whose tools may write where hermesos, the interpreter or any plugin decides what runs.
+
+    *plugins* hold what their ``hermes_write_roots`` and
+    ``hermes_guarded_paths`` returned, and nothing else yet: this runs before
+    any plugin makes its tools. A plugin that fails is dropped: in strict mode
+    the first raises (with the remedy), in report mode it becomes its one
+    problem, and each plugin one of whose ``hermes_guarded_paths`` its roots
+    meet is dropped as well: what that plugin would run or grant, or its
+    record, may have been changed there already, so nothing of it runs (no MCP
+    server is started to list its tools). *plugins* is updated in place.
+
+    Raises:
+        InvalidDefinitionError: in strict mode, the first plugin whose root meets a guarded path.
+    """
+    # Every plugin's, whatever becomes of it later: the source of a plugin dropped for a clash still runs at the
+    # next start.
+    guarded = [
+        *core_guarded_paths(),
+        *core_sources(),
+        *(path for p in plugins for path in (*p.sources, *p.guarded_paths)),
+    ]
+    refused: list[tuple[str, str, str]] = []
+    for index, plugin in enumerate(plugins):
+        if plugin.ok and plugin.write_roots:
+            writable = [(str(plugin.origin), "hermes_write_roots", root) for root in plugin.write_roots]
+            try:
+                check_guarded_paths(guarded, writable)
+            except InvalidDefinitionError as error:
+                plugins[index] = failed(plugin.origin, error, strict=strict)
+                refused.extend(writable)
+    for index, plugin in enumerate(plugins):
+        meeting = [(path, root) for path in plugin.guarded_paths for root in refused if _meets(path, root)]
+        if plugin.ok and meeting:
+            path, (writer, field, root) = meeting[0]
+            problem = InvalidDefinitionError(
+                str(plugin.origin),
+                "hermes_guarded_paths",
+                f'names "{path.path}", which "{root}" meets, a directory the tools of {writer} may write ({field}): '
+                "what this plugin would run or grant, or the record it keeps, may have been changed there already, "
+                "so it is not loaded either; give those tools a folder of their own",
+            )
+            plugins[index] = failed(plugin.origin, problem, strict=strict)
+
+
+def _meets(path: GuardedPath, root: tuple[str, str, str]) -> bool:
+    """Whether the directory of *root* (its writer, field and real path) is, holds or lies inside *path*."""
+    try:
+        check_guarded_paths([path], [root])
+    except InvalidDefinitionError:
+        return True
+    return False
 
 
 def check_across(plugins: list[Plugin], *, strict: bool) -> PluginSet:
@@ -41,10 +103,6 @@ def check_across(plugins: list[Plugin], *, strict: bool) -> PluginSet:
     Raises:
         InvalidDefinitionError: in strict mode, the first plugin to fail a check.
     """
-    # What no tool may write, taken before any plugin is dropped by the checks across plugins: the source of a
-    # plugin dropped for a clash still runs at the next start.
-    guarded = [*core_guarded_paths(), *core_sources(), *(path for p in plugins for path in p.guarded_paths)]
-
     # Checks across plugins, in order of distribution name: of two that clash, the later loses.
     tools: dict[str, tuple[str, PluginOrigin]] = {}  # case_key -> the tool's name and its plugin
     schemas: dict[str, PluginOrigin] = {}
@@ -83,15 +141,6 @@ def check_across(plugins: list[Plugin], *, strict: bool) -> PluginSet:
         if plugin.ok and plugin.providers:
             try:
                 check_guarded_files(str(plugin.origin), plugin.providers, roots)
-            except InvalidDefinitionError as error:
-                plugins[index] = failed(plugin.origin, error, strict=strict)
-
-    # No plugin's tools may write where hermesos, the interpreter or a plugin decides what runs or is granted.
-    for index, plugin in enumerate(plugins):
-        if plugin.ok and plugin.write_roots:
-            writable = [(str(plugin.origin), "hermes_write_roots", root) for root in plugin.write_roots]
-            try:
-                check_guarded_paths(guarded, writable)
             except InvalidDefinitionError as error:
                 plugins[index] = failed(plugin.origin, error, strict=strict)
 

@@ -23,9 +23,17 @@ from typing import Any
 
 from hermes_core._approval import Approver
 from hermes_core._errors import InvalidDefinitionError
-from hermes_core._loading import canonicalize_name, contributions, load_one, new_manager, register
+from hermes_core._loading import (
+    canonicalize_name,
+    contributions,
+    guards,
+    load_contributions,
+    load_guards,
+    new_manager,
+    register,
+)
 from hermes_core._permissions import PermissionProvider, env_grants
-from hermes_core._plugin_checks import check_across
+from hermes_core._plugin_checks import check_across, check_roots
 from hermes_core._pluginset import (
     DISABLE_ENV,
     Plugin,
@@ -131,16 +139,33 @@ def discover_plugins(
     skip = _disabled_names(disable)
     found = _entry_points(None if only is None else _wanted_names(only))
     manager = new_manager()
+    modules: list[object | None] = []
     plugins: list[Plugin] = []
     # Sorted, so that which of two clashing plugins loses does not depend on the file system.
     for (dist_key, ep_name), (entry_point, origin, requires) in sorted(found.items(), key=lambda item: item[0]):
+        module: object | None = None
         if dist_key in skip or canonicalize_name(ep_name) in skip:
-            plugins.append(Plugin(origin, disabled=True))
+            plugin = Plugin(origin, disabled=True)
+        else:
+            try:
+                module, plugin = load_guards(entry_point, origin, requires, manager)
+            except (InvalidDefinitionError, PluginLoadError) as error:
+                plugin = failed(origin, error, strict=strict)
+        modules.append(module)
+        plugins.append(plugin)
+    # Every root against every guarded path before any plugin makes its tools: nothing a plugin starts to make
+    # them (an MCP server listing its tools) runs while a directory a tool may write meets what decides it.
+    check_roots(plugins, strict=strict)
+    for index, module in enumerate(modules):
+        if module is None:
+            continue
+        if not plugins[index].ok:
+            manager.unregister(module)
             continue
         try:
-            plugins.append(load_one(entry_point, origin, requires, manager))
+            plugins[index] = load_contributions(module, plugins[index], manager)
         except (InvalidDefinitionError, PluginLoadError) as error:
-            plugins.append(failed(origin, error, strict=strict))
+            plugins[index] = failed(plugins[index].origin, error, strict=strict)
     return check_across(plugins, strict=strict)
 
 
@@ -159,7 +184,7 @@ def load_module(module: object) -> Plugin:
     origin = PluginOrigin("(module)", "-", name, name)
     manager = new_manager()
     register(origin, module, manager)
-    return contributions(origin, module, manager)
+    return contributions(guards(origin, module, manager), module, manager)
 
 
 def load_runtime(

@@ -120,10 +120,12 @@ class Plugin:
     disabled: bool = False
     #: What its tools hold across calls (hermes_resources), opened and closed with a runtime.
     resources: tuple[Resource, ...] = ()
-    #: What no tool may write: its own source, and the paths it decides from (hermes_guarded_paths).
+    #: What no tool may write that it decides from (hermes_guarded_paths): nothing of it runs while a root meets one.
     guarded_paths: tuple[GuardedPath, ...] = ()
     #: Its tools that give way on a clash, each with the remedy (hermes_yielding_tools).
     yielding: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Where its code lies, which no tool may write either.
+    sources: tuple[GuardedPath, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -548,8 +548,8 @@ def _writer_refused(site: Site, writer: str) -> str:
         load_runtime()
     assert caught.value.declaration.startswith(f"plugin {writer} 1.0.0")
     assert caught.value.field == "hermes_write_roots"
-    (broken,) = [p for p in mine(site, discover_plugins(strict=False)) if not p.ok]
-    assert broken.origin.distribution == writer
+    (broken,) = [p for p in mine(site, discover_plugins(strict=False)) if p.origin.distribution == writer]
+    assert not broken.ok
     return broken.problems[0].message
 
 
@@ -566,7 +566,21 @@ def test_a_root_holding_a_path_a_plugin_guards_stops_the_load_naming_root_path_a
         f"plugin {guard} guards (hermes_guarded_paths), so a tool could "
         "change what runs or what is granted, or the record of it; give the tools a folder of their own"
     ) in message
-    assert "unit.guards" in discover_plugins(strict=False).runtime().tools  # the guarding plugin stays
+    # What the guarding plugin decides from may have been changed already: nothing of it runs in this load either.
+    (guarding,) = [p for p in discover_plugins(strict=False).plugins if p.origin.distribution == guard]
+    assert not guarding.ok
+    said = guarding.problems[0].message
+    assert said.startswith(f"plugin {guard} 1.0.0 (entry point ")
+    assert (
+        f'hermes_guarded_paths names "{listing}", which "{root}" meets, a directory the tools of plugin {writer} '
+        in said
+    )
+    assert "may write (hermes_write_roots): what this plugin would run or grant, or the record it keeps, may " in said
+    assert "unit.guards" not in discover_plugins(strict=False).runtime().tools
+    # A plugin guarding a path that no root meets loads beside them.
+    other = GUARDS.format(path=str(tmp_path_factory.mktemp("elsewhere") / "listings")).replace("guards", "other")
+    site.install(site.plugin(other))
+    assert "unit.other" in discover_plugins(strict=False).runtime().tools
 
 
 def test_a_root_inside_a_guarded_directory_or_through_a_link_to_one_is_refused(

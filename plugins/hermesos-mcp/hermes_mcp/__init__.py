@@ -162,17 +162,22 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
 
 
 # -- the hooks -----------------------------------------------------------------------------
-# hermes_resources and hermes_problems are called right after hermes_tools, in the same load:
-# what hermes_tools mounted is kept here for them.
+# hermes_guarded_paths is called before any plugin's hermes_tools, in the same load: the configuration it read
+# and guarded is kept here, so that the servers hermes_tools starts are those whose paths were checked.
+# hermes_resources and hermes_problems are called right after hermes_tools: what it mounted is kept here for them.
 # None: no configuration file, so nothing mounted.
+_guarded: tuple[Path, Config] | None = None
 _loaded: Mounted | None = None
 
 
 def _load(environ: Mapping[str, str] | None = None) -> Mounted | None:
+    global _guarded
     path = find_config_file(environ)
     if path is None:
         return None
-    return mount_servers(load_config(path), refresh=_cache.refresh_asked(environ))
+    guarded, _guarded = _guarded, None
+    config = guarded[1] if guarded is not None and guarded[0] == path else load_config(path)
+    return mount_servers(config, refresh=_cache.refresh_asked(environ))
 
 
 @hookimpl
@@ -212,16 +217,26 @@ def hermes_problems() -> Iterable[str]:
 
 
 @hookimpl
-def hermes_guarded_paths() -> Iterable[str]:
+def hermes_guarded_paths() -> Iterable[str | tuple[str, str]]:
     """What decides which programs start and what tools say: the configuration, the cache, each server's code.
 
     The configuration file in use, the listing cache, and for each stdio
-    server the program, the files its arguments name, its working directory
-    and the paths in its variables (``ServerConfig.decisive_paths``). The
-    loader refuses to start when a directory a tool may write holds any of
-    them (the configuration directory of hermesos is guarded by the core itself).
+    server of that file every path that decides the code it runs, whether it
+    exists or not (``ServerConfig.decisive_paths``), each with what it is. All
+    from the file alone: the loader asks before any plugin's ``hermes_tools``,
+    and refuses to start, before any server is started, when a directory a
+    tool may write is, holds or lies inside one of them (the configuration
+    directory of hermesos is guarded by the core itself).
+
+    Raises:
+        InvalidDefinitionError: ``HERMESOS_MCP_CONFIG`` names no file, or the
+            file cannot be read or is malformed at its top level.
     """
+    global _guarded  # noqa: PLW0603 - see above
     path = find_config_file()
-    servers = () if _loaded is None else _loaded.pool.servers.values()
-    decisive = [found for server in servers for found in server.decisive_paths()]
-    return [*([] if path is None else [str(path)]), str(cache_dir()), *decisive]
+    _guarded = None if path is None else (path, load_config(path))
+    guarded: list[str | tuple[str, str]] = [*([] if path is None else [str(path)]), str(cache_dir())]
+    if _guarded is not None:
+        for server in _guarded[1].servers:
+            guarded.extend(server.decisive_paths(source=str(path)).items())
+    return guarded

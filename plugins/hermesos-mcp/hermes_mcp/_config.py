@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_STDERR_BYTES",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "INHERITED_ENV",
     "USER_FILE",
     "Config",
     "ServerConfig",
@@ -63,6 +65,26 @@ DEFAULT_MAX_STDERR_BYTES: Final = 64 * 1024
 _MAX_BYTES_SETTING: Final = 1024 * 1024 * 1024
 #: The largest configuration file read, in bytes.
 MAX_BYTES: Final = 1024 * 1024
+#: The variables of this process a stdio server gets, as the MCP SDK passes them on
+#: (``mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS``, which a test compares this with).
+INHERITED_ENV: Final = (
+    (
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+    )
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+)
 
 _CONFIG_SETTING = s.string(min_length=1, description="the path of the TOML file listing MCP servers")
 _SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -138,42 +160,33 @@ class ServerConfig:
         """``stdio`` or ``http``."""
         return "stdio" if self.command is not None else "http"
 
-    def decisive_paths(self) -> list[str]:
-        """The files and folders that decide what this server runs, as far as its entry names them.
+    def environment(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables a stdio server is started with: a few of *environ*'s, then ``pass_env``'s, then ``env``.
 
-        For a stdio server: its program (found on the ``PATH`` it is given,
-        as it will be started); every argument that names an existing file
-        (``server.py``, ``--config=app.toml``; relative to its working
-        directory); that working directory when the entry sets one; the
-        folders of the search paths the entry sets (a variable whose name ends
-        in ``PATH``, such as ``PYTHONPATH`` or ``NODE_PATH``, and
-        ``PYTHONHOME``) and every existing file any variable it sets names. A
-        tool that could write one of them could change the code the server
-        runs at its next start. An argument naming a folder is left out: it is
-        most often the data a server serves (a filesystem server's folders). A
-        server at a URL has none.
+        The few are those the MCP SDK passes on (``HOME``, ``PATH``,
+        ``USER``... :data:`INHERITED_ENV`), leaving out a value that is a shell
+        function, as the SDK does. *environ* is this process's by default.
         """
-        if self.command is None:
-            return []
-        import shutil  # noqa: PLC0415 - only where a stdio server is configured: start-up
+        environ = os.environ if environ is None else environ
+        found = {name: environ[name] for name in INHERITED_ENV if not environ.get(name, "()").startswith("()")}
+        found.update({name: environ[name] for name in self.pass_env if name in environ})
+        found.update(self.env)
+        return found
 
-        base = self.cwd or os.getcwd()
-        found: list[str] = []
-        program = self.command if os.sep in self.command else shutil.which(self.command, path=self.env.get("PATH"))
-        if program:
-            found.append(os.path.join(base, program))
-        for argument in self.args:
-            for candidate in (argument, argument.partition("=")[2]):
-                if candidate and os.path.isfile(path := os.path.join(base, os.path.expanduser(candidate))):
-                    found.append(path)
-        if self.cwd:
-            found.append(self.cwd)
-        for name, value in self.env.items():
-            searched = name.endswith("PATH") or name == "PYTHONHOME"
-            for part in value.split(os.pathsep):
-                if os.path.isabs(part) and (os.path.isfile(part) or (searched and os.path.isdir(part))):
-                    found.append(part)
-        return list(dict.fromkeys(os.path.abspath(path) for path in found))
+    def decisive_paths(self, environ: Mapping[str, str] | None = None, source: str | None = None) -> dict[str, str]:
+        """The paths that decide the code this server runs, whether they exist or not, each with what it is.
+
+        Its program, the paths its arguments name, the folder of its script,
+        its working directory, and the paths its variables give, found as the
+        programs find them (:mod:`hermes_mcp._decisive` says how); *environ*
+        is the environment it inherits from (this process's by default),
+        *source* the configuration file named in what each path is. A tool
+        that could write one of them could change the code the server runs at
+        its next start. A server at a URL has none.
+        """
+        from hermes_mcp._decisive import decisive_paths  # noqa: PLC0415 - only where a stdio server is configured
+
+        return decisive_paths(self, environ, source)
 
     def cache_key(self) -> str:
         """The hash of the entry as written (its name included): any change to it is another key."""

@@ -26,7 +26,6 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
-from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
@@ -110,9 +109,7 @@ async def connect(
         else {"logging_callback": in_flight.on_log, "elicitation_callback": in_flight.on_elicit, "log_level": "debug"}
     )
     if server.command is not None:
-        env = get_default_environment()
-        env.update({name: os.environ[name] for name in server.pass_env if name in os.environ})
-        env.update(server.env)
+        env = server.environment()
         stderr = StderrTail(server.max_stderr_bytes) if stderr is None else stderr
         transport = stdio_transport(
             server.command, list(server.args), env, server.cwd, overflow=overflow, stderr=stderr

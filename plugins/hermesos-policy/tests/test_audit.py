@@ -218,11 +218,14 @@ def test_an_audit_file_a_file_tool_could_write_stops_the_command_naming_both(wor
     done = hermesos(work, "call", "fs.list", "{}", **settings(work, given))
     assert done.returncode == 1
     assert done.stdout == ""
-    [line] = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    [line, policy] = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert line.startswith("error: broken plugin hermesos-fs ")
     shown = f'"{given}"' if given == audit else f'"{given}" (that is, "{audit}")'
     assert f'hermes_write_roots names "{root}" as a directory its tools may write, but it contains {shown}, ' in line
     assert "plugin hermesos-policy" in line
+    # The policy plugin is not loaded either: the record it keeps may have been changed already.
+    assert policy.startswith("error: broken plugin hermesos-policy ")
+    assert f'hermes_guarded_paths names "{given}", which "{root}" meets, a directory the tools of plugin ' in policy
 
 
 def test_the_guarded_paths_name_the_audit_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
