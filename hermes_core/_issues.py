@@ -136,15 +136,20 @@ _BLANK_PRINTABLE = re.compile(
 _NOT_PLAIN = re.compile(r"[^\x20-\x7e]+")
 
 
-def _escape(char: str) -> str:
-    r"""*char* written as an escape: ``\x1b``, ``\u200b``, ``\U000e0001``."""
+def _escape(char: str, *, in_json: bool) -> str:
+    r"""*char* written as an escape: ``\x1b``, ``\u200b``, ``\U000e0001``; *in_json*, as JSON writes it: ``\u001b``."""
     code = ord(char)
+    if in_json:
+        if code < 0x10000:
+            return f"\\u{code:04x}"
+        code -= 0x10000  # a pair of surrogates, as JSON writes a character past U+FFFF
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def printable(text: str, *, lines: bool = False) -> str:
+def printable(text: str, *, lines: bool = False, in_json: bool = False) -> str:
     r"""*text* from a tool, a model, a server or a file, safe to show a person: what cannot be seen, escaped.
 
     Escaped as ``\x1b``, ``\u200b`` or ``\U000e0001``: every character
@@ -163,13 +168,17 @@ def printable(text: str, *, lines: bool = False) -> str:
         text: the text to show.
         lines: keep its line breaks and tabs; else it is one line: a line
             break is shown escaped, a tab as a space.
+        in_json: *text* is JSON (``json.dumps`` with ``ensure_ascii=False``):
+            escape as JSON does, ``\u202e``, so that the text read is the same
+            value (JSON writes no character but a line break raw outside its
+            strings, so its line breaks are kept with *lines*).
 
     Returns:
         *text* itself when it has nothing to escape.
     """
     if text.isprintable() and (text.isascii() or not _BLANK_PRINTABLE.search(text)):
         return text
-    return _escaped(text, lines=lines, ascii_only=False)
+    return _escaped(text, lines=lines, ascii_only=False, in_json=in_json)
 
 
 def unmistakable(text: str) -> str:
@@ -179,11 +188,12 @@ def unmistakable(text: str) -> str:
     that look alike (a Cyrillic a, U+0430, for a Latin one, a decomposed ``é``
     for a composed one) name different files, and their escapes tell them apart.
     """
-    shown = printable(text)
-    return shown if text.isascii() else f"{shown} (in ASCII: {_escaped(text, lines=False, ascii_only=True)})"
+    if text.isascii():
+        return printable(text)
+    return f"{printable(text)} (in ASCII: {_escaped(text, lines=False, ascii_only=True, in_json=False)})"
 
 
-def _escaped(text: str, *, lines: bool, ascii_only: bool) -> str:
+def _escaped(text: str, *, lines: bool, ascii_only: bool, in_json: bool) -> str:
     """*text* with what :func:`printable` escapes escaped (*ascii_only*: every character past ASCII too)."""
 
     def run(match: re.Match[str]) -> str:
@@ -191,10 +201,10 @@ def _escaped(text: str, *, lines: bool, ascii_only: bool) -> str:
         for char in match.group():
             if char == "\n" and lines:
                 out.append(char)
-            elif char == "\t":
+            elif char == "\t" and not in_json:
                 out.append(char if lines else " ")
             elif ascii_only or not char.isprintable() or _BLANK_PRINTABLE.match(char):
-                out.append(_escape(char))
+                out.append(_escape(char, in_json=in_json))
             else:
                 out.append(char)
         return "".join(out)

@@ -351,6 +351,64 @@ def test_every_invisible_character_in_the_prompt_is_escaped(site: Site, fs_polic
     assert '"path": "notes/é 日本 c\u0430t"' in lines[3]
 
 
+ODD = r"a\x9b[2Jb\u202ec\u200bd\u2028e \u00e9 \u65e5"  # C1 CSI, an override, a zero-width space, a line separator
+
+ODD_PLUGIN = f"""
+from hermes_core import define_tool, hookimpl, reject, schema as s
+
+ODD = "{ODD}"
+
+
+def odd(args):
+    if args.get("x") is not None:
+        raise reject("x", "is refused: " + ODD)
+    return {{"text": ODD}}
+
+
+@hookimpl
+def hermes_tools():
+    field = s.optional(s.integer(description="f" + ODD))
+    return [define_tool(name="unit.odd", description="d", version="1.0.0", input=s.object({{"x": field}}),
+                        handler=odd)]
+
+
+@hookimpl
+def hermes_problems():
+    return ["its server said: " + ODD]
+"""
+
+
+def test_what_a_tool_or_a_server_wrote_reaches_the_terminal_escaped_in_every_command(site: Site, policy: Path) -> None:
+    site.install(ODD_PLUGIN)
+    odd = ODD.encode().decode("unicode_escape")
+    invisible = "\x9b\u202e\u200b\u2028"
+    shown = {
+        "call": script(site, policy, "call", "unit.odd"),
+        "call --json": script(site, policy, "call", "unit.odd", '{"x": 1}', "--json"),
+        "call, refused": script(site, policy, "call", "unit.odd", '{"x": 1}'),
+        "check": script(site, policy, "check"),
+        "tools show": script(site, policy, "tools", "show", "unit.odd"),
+        "tools list": script(site, policy, "tools", "list"),
+        "plugins list": script(site, policy, "plugins", "list"),
+    }
+    for command, done in shown.items():
+        for char in invisible:
+            assert char not in done.stdout + done.stderr, (command, char)
+    # JSON is escaped as JSON writes it: the same value to any reader; letters stay letters.
+    assert json.loads(shown["call"].stdout) == {"text": odd}
+    assert '"text": "a\\u009b[2Jb\\u202ec\\u200bd\\u2028e é 日"' in shown["call"].stdout
+    refused = json.loads(shown["call --json"].stderr)
+    assert refused["issues"][0]["detail"] == f"is refused: {odd}"
+    assert '"detail": "is refused: a\\u009b[2Jb\\u202ec\\u200bd\\u2028e é 日"' in shown["call --json"].stderr
+    assert '"x" is refused: a\\x9b[2Jb\\u202ec\\u200bd\\u2028e é 日' in shown["call, refused"].stderr
+    assert '"description": "fa\\u009b[2Jb\\u202ec\\u200bd\\u2028e é 日"' in shown["tools show"].stdout
+    # Text, as printable writes it; a line separator does not end the line there.
+    said = "its server said: a\\x9b[2Jb\\u202ec\\u200bd\\u2028e é 日"
+    assert said in shown["check"].stdout
+    assert said in shown["tools list"].stderr
+    assert said in shown["plugins list"].stdout
+
+
 # -- without a terminal: refused, unless --approve ------------------------------------------------------
 
 
@@ -450,3 +508,12 @@ def test_printable_escapes_every_character_that_shows_as_nothing() -> None:
     assert out.printable("a\nb") == "a\\x0ab"
     assert out.printable("a b~") == "a b~"  # the ASCII space, and printable ASCII, as they are
     assert out.printable("e\u0301 \u0645\u064e") == "e\u0301 \u0645\u064e"  # combining marks that show are letters
+
+
+def test_json_text_escapes_the_same_characters_as_json_does_and_reads_back_the_same() -> None:
+    for char in INVISIBLE:
+        data = {"k": f"a{char}b é"}
+        text = out.json_text(data, indent=None)
+        assert char not in text
+        assert json.loads(text) == data
+    assert out.json_text({"k": "\u202e\U000e0041"}, indent=None) == '{"k": "\\u202e\\udb40\\udc41"}'

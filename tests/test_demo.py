@@ -75,7 +75,7 @@ def test_the_demo_shows_an_approval_refused_without_a_terminal_and_given_with_ap
     )
     assert 'PERMISSION_DENIED: fs.write needs a person\'s approval for the "fs:write" permission' in shown
     assert APPROVE_HINT in shown
-    assert "hermesos: approved with --approve: fs.write (fs:write)\n" in shown
+    assert "hermesos: approved with --approve: fs.write (fs:write) on notes/done.txt\n" in shown
     assert '"path": "notes/done.txt",\n  "size": 9,\n  "created": true' in shown
 
 

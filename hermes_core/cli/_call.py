@@ -163,7 +163,7 @@ def _call(args: argparse.Namespace) -> int:
         except ToolError as error:
             return out.report(error, args)
         if isinstance(output, Repaired):  # a tool repairing its own input (lenient=True): what was assumed
-            print(f"hermesos: {output.note()}", file=sys.stderr)
+            print(f"hermesos: {out.printable(output.note(), lines=True)}", file=sys.stderr)
             output = output.output
         if _is_content(output):
             try:

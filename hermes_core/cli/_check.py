@@ -63,7 +63,7 @@ def _check_resources(found: PluginSet) -> list[dict[str, Any]]:
             _step(origin, "check of its resources")
 
             def progress(line: str, distribution: str = origin.distribution) -> None:
-                print(f"hermesos check: {distribution}: {line}", file=sys.stderr, flush=True)
+                print(f"hermesos check: {distribution}: {out.printable(line)}", file=sys.stderr, flush=True)
 
             try:
                 found_problems = [str(problem) for problem in check(progress)]
@@ -108,7 +108,7 @@ def _check(args: argparse.Namespace) -> int:
     style = out.Style(sys.stdout)
     for problem in problems:
         label = style.red("problem") if problem.get("fatal", True) else style.yellow("warning")
-        print(f"{label}: {problem['message']}")
+        print(f"{label}: {out.printable(problem['message'], lines=True)}")
     summary = (
         f"{out.count(report['plugins'], 'plugin')}, {report['healthy']} healthy, {out.count(len(problems), 'problem')}"
     )

@@ -70,7 +70,19 @@ def print_traceback(error: BaseException) -> None:
 
 
 def print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(json_text(data))
+
+
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    r"""*data* as JSON for a person or a program: non-ASCII text as it is, what cannot be seen escaped as JSON does.
+
+    The same value either way (``\u202e`` is U+202E to any JSON reader), but
+    a tool's or a server's text cannot move the cursor or hide characters
+    (:func:`printable`).
+    """
+    from hermes_core._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
+
+    return escaped(json.dumps(data, indent=indent, ensure_ascii=False), lines=True, in_json=True)
 
 
 def count(number: int, noun: str) -> str:
@@ -80,7 +92,7 @@ def count(number: int, noun: str) -> str:
 
 def summary(text: str) -> str:
     """The first sentence of a description's first line, for one-line listings."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = text.strip().split("\n", 1)[0]  # not splitlines(): a line separator (U+2028) is shown, escaped
     sentence, stop, _ = line.partition(". ")
     return printable(sentence + "." if stop else line)
 
@@ -283,7 +295,7 @@ def progress_text(done: float, total: float | None, message: str | None, *, bar:
 
 def cause(origin: PluginOrigin, message: str) -> str:
     """The first line of a problem's *message*, without the plugin origin it starts with."""
-    first = message.splitlines()[0] if message else ""
+    first = message.split("\n", 1)[0]  # as summary's
     return first.removeprefix(str(origin)).lstrip(": ")
 
 
@@ -344,7 +356,7 @@ def report(error: ToolError, args: argparse.Namespace, hint: str | None = None) 
     from hermes_core._errors import ToolFailedError  # noqa: PLC0415 - only an error needs it
 
     if args.json:
-        print(json.dumps(error.to_dict(), ensure_ascii=False), file=sys.stderr)
+        print(json_text(error.to_dict(), indent=None), file=sys.stderr)
     else:
         style = Style(sys.stderr)
         print(f"{style.red(error.code.value)}: {printable(str(error), lines=True)}", file=sys.stderr)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +105,7 @@ def _plugins_list(args: argparse.Namespace) -> int:
         print(line)
         for problem in plugin.problems:
             label = style.red("problem") if problem.fatal else style.yellow("warning")
-            print(f"  {label}: {out.cause(problem.origin, problem.message)}")
+            print(f"  {label}: {out.printable(out.cause(problem.origin, problem.message))}")
     if not rows:
         print("no plugins installed", file=sys.stderr)
     return OK
@@ -147,7 +146,7 @@ def _tools_show(args: argparse.Namespace) -> int:
     print(f"permissions: {', '.join(tool.permissions) or 'none'}\n")
     print(out.printable(tool.description.strip(), lines=True), end="\n\n")
     print(style.bold("input schema:"))
-    print(json.dumps(data["input_schema"], indent=2, ensure_ascii=False), end="\n\n")
+    print(out.json_text(data["input_schema"]), end="\n\n")
     if tool.media:
         print(style.bold("output:"), _CONTENT, end="")
         if data["output_schema"] is None:
@@ -156,7 +155,7 @@ def _tools_show(args: argparse.Namespace) -> int:
         print(", with structured data of this schema:")
     else:
         print(style.bold("output schema:"))
-    print(json.dumps(data["output_schema"], indent=2, ensure_ascii=False))
+    print(out.json_text(data["output_schema"]))
     return OK
 
 
