@@ -49,21 +49,18 @@ from typing import Any, Final, NoReturn, final
 
 from hermes_core import (
     GRANT_PATTERN,
+    NAME_PATTERN,
     Ask,
     InvalidDefinitionError,
     StaticGrants,
     Tool,
-    check_toml_depth,
     hookimpl,
-    read_config_file,
     setting,
     shorten,
     suggest,
-    toml_tokens,
-    user_config_file,
 )
 from hermes_core import schema as s
-from hermes_core.schema import NAME_PATTERN
+from hermes_core.config import check_toml_depth, read_config_file, toml_tokens, user_config_file
 
 __all__ = [
     "AUDIT_ENV",
