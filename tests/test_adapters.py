@@ -408,7 +408,7 @@ def test_handle_all_answers_in_the_models_order_running_the_calls_together() -> 
         started.append(args["name"])
         if len(started) == 2:
             both.set()
-        await asyncio.wait_for(both.wait(), timeout=5)  # each waits for the other: sequential calls would time out
+        await asyncio.wait_for(both.wait(), timeout=60)  # each waits for the other: sequential calls would time out
         return args["name"]
 
     waiter = define_tool(
@@ -564,10 +564,10 @@ def test_strict_mode_refuses_a_document_that_inlining_would_multiply_naming_the_
     document = _nested_defs(16, described=True)
     assert len(json.dumps(document)) < 5 * 1024
     runtime = _tree_tool(document)
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(InvalidDefinitionError) as caught:
         OpenAITools(runtime, strict=True)
-    assert time.perf_counter() - started < 10  # generous: the budget stops the work, whatever the depth
+    assert time.process_time() - started < 10  # CPU seconds, generous: the budget stops the work, whatever the depth
     assert str(caught.value) == (
         'tool "tree.walk": input cannot be given to OpenAI\'s strict mode: its input schema, written out for strict '
         "mode, would hold more than 100,000 schemas (strict mode takes a $ref only alone, so each $ref with a "
@@ -579,9 +579,9 @@ def test_strict_mode_refuses_a_document_that_inlining_would_multiply_naming_the_
 def test_strict_mode_writes_shared_definitions_in_linear_time() -> None:
     """24 levels with bare $refs (16.7 million paths): the strict check and the definitions visit each node once."""
     runtime = _tree_tool(_nested_defs(24, described=False))
-    started = time.perf_counter()
+    started = time.process_time()
     [definition] = OpenAITools(runtime, strict=True).definitions()
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     parameters = definition["function"]["parameters"]
     assert parameters["properties"]["tree"] == {"$ref": "#/$defs/d23"}
     assert parameters["$defs"]["d1"]["properties"]["left"] == {"$ref": "#/$defs/d0"}

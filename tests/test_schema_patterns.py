@@ -22,16 +22,17 @@ from hermes_core.schema._patterns import ENGINE, to_re2
 
 EVIL = "^(a+)+$"
 ATTACK = "a" * 26 + "!"
-# Generous: the attack took 19.7 s; with a linear engine it takes microseconds.
+# CPU seconds, generous: the attack took 19.7 s; with a linear engine it takes microseconds.
 BOUND = 2.0
 
 pytestmark = pytest.mark.skipif(ENGINE is None, reason="google-re2 has no wheel for this platform")
 
 
 def _timed(check: Any) -> float:
-    started = time.perf_counter()
+    """The CPU seconds *check* took: a bound on work that a busy machine does not stretch, as it does wall time."""
+    started = time.process_time()
     check()
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def test_a_catastrophic_pattern_from_json_schema_is_checked_in_linear_time() -> None:
@@ -191,9 +192,9 @@ def test_without_the_engine_imported_patterns_are_reported_and_never_run() -> No
         imported = s.from_json_schema({{"type": "string", "pattern": {EVIL!r}}})
         [unsupported] = imported.unsupported
         print(unsupported)
-        started = time.perf_counter()
+        started = time.process_time()
         assert imported.parse({ATTACK!r}) == {ATTACK!r}
-        assert time.perf_counter() - started < {BOUND}
+        assert time.process_time() - started < {BOUND}
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60)

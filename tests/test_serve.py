@@ -126,7 +126,7 @@ class Env:
     def marks(self) -> set[str]:
         return {path.name for path in self.markers.iterdir()}
 
-    def wait_for(self, mark: str, seconds: float = 10) -> None:
+    def wait_for(self, mark: str, seconds: float = 60) -> None:
         deadline = time.monotonic() + seconds
         while mark not in self.marks():
             assert time.monotonic() < deadline, f"no {mark!r} marker within {seconds} s: {self.marks()}"
@@ -584,9 +584,8 @@ def test_http_lists_calls_and_applies_grants_and_the_timeout(env: Env, http_serv
                 assert denied["code"] == "PERMISSION_DENIED"
                 denied = error_of(await client.call_tool("fs_write", {"path": "x.txt", "content": "x"}))
                 assert denied["code"] == "PERMISSION_DENIED"
-                started = time.monotonic()
+                # Ended at its limit: a call that waited out the 30 s would leave the mark "finished" (below).
                 late = error_of(await client.call_tool("unit_slow", {"seconds": 30}))
-                assert time.monotonic() - started < 10
                 assert (late["code"], late["reason"], late["retryable"]) == ("TOOL_FAILED", "timeout", True)
                 assert late["message"].startswith("unit_slow did not finish within 0.5 seconds.")
 

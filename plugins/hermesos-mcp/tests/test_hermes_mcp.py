@@ -133,7 +133,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         monkeypatch.setenv(key, value)
     before = _descendants()
     yield made
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while True:
         left = {pid for pid in made.started() if _alive(pid)} | (_descendants() - before)
         if not left or time.monotonic() > deadline:

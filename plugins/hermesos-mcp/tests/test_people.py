@@ -79,7 +79,7 @@ class People:
 
     def none_left(self) -> None:
         """Every server process started has ended (a moment after its runtime closed, at most)."""
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while (left := [int(path.name) for path in self.pids.iterdir() if _alive(int(path.name))]) and (
             time.monotonic() < deadline
         ):
