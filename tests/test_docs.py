@@ -205,6 +205,27 @@ def test_examples_run_and_show_their_output(page: Path, tmp_path: Path, monkeypa
     check_page(page, page.relative_to(ROOT).as_posix())
 
 
+# Pages whose every example runs alone, as a reader copies it: each imports what it uses. (On the other pages a
+# block may use what an earlier one defined.) people.md's second and third examples once failed copied alone.
+STANDALONE = ["docs/index.md", "docs/quickstart.md", "docs/people.md", "docs/mcp-servers.md"]
+
+
+@pytest.mark.parametrize("name", STANDALONE)
+def test_each_example_of_these_pages_runs_alone(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = [block for block in read_blocks(ROOT / name) if block.language == "python"]
+    assert examples
+    for index, block in enumerate(examples):
+        page = tmp_path / f"example-{index}.md"  # the block alone, and the output it shows
+        blocks = read_blocks(ROOT / name)
+        after = blocks[blocks.index(block) + 1] if blocks.index(block) + 1 < len(blocks) else None
+        shown = f"\n```{after.language}\n{after.text}```\n" if after and after.follows_previous else ""
+        page.write_text(f"```python\n{block.text}```\n{shown}", encoding="utf-8")
+        folder = tmp_path / f"run-{index}"
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        check_page(page, f"{name}:{block.first_line - 1}")
+
+
 # -- the convention itself ------------------------------------------------------------------
 
 _GOOD = """\
@@ -319,6 +340,96 @@ def test_relative_links_resolve(page: Path) -> None:
             assert anchor in _anchors(linked), f"{page.name} links to {target}, which has no such heading"
 
 
+# -- what the docs say, and how they are found --------------------------------------------------
+
+# What the docs once said that stopped being true, each with what is true now: no page says it again.
+RETIRED = {
+    "lenient mode's second call": "lenient mode repairs an input within its one check, before INPUT_INVALID",
+    "the servers are started when it starts": "hermesos serve starts a server at the first call of one of its tools",
+}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_no_page_says_what_stopped_being_true(page: Path) -> None:
+    text = " ".join(page.read_text(encoding="utf-8").lower().split())  # one line: a phrase may wrap anywhere
+    assert [f"{said!r}: {now}" for said, now in RETIRED.items() if said in text] == []
+
+
+def test_the_navigation_is_five_groups_holding_every_page_once() -> None:
+    """The navigation once listed 21 pages flat; grouped, a reader finds where to start and where to look things up."""
+    yaml = pytest.importorskip("yaml")
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    assert [next(iter(group)) for group in nav] == ["Start", "Guides", "Integrations", "Reference", "Project"]
+    pages = [page for group in nav for entries in group.values() for entry in entries for page in entry.values()]
+    assert sorted(pages) == sorted(path.name for path in (ROOT / "docs").glob("*.md"))
+    assert pages[:2] == ["index.md", "quickstart.md"]
+
+
+# -- the quick starts, for real -------------------------------------------------------------
+
+# Commands of a quick start that make what the test runs in already: a virtual environment holding
+# hermesos-core and the bundled plugins from this checkout (this one's).
+_SET_UP = ("python3 -m venv ", "pip install . plugins/")
+
+
+def _matches(shown: list[str], printed: list[str]) -> bool:
+    """Whether *printed* is what *shown* shows: a line ``...`` stands for any lines, ``...`` in a line for any text."""
+    pattern = "".join(
+        r"(?:[^\n]*\n)*?" if line == "..." else ".*?".join(map(re.escape, line.rstrip().split("..."))) + r"\n"
+        for line in shown
+    )
+    return re.fullmatch(pattern, "".join(f"{line.rstrip()}\n" for line in printed)) is not None
+
+
+def _run_commands(steps: list[tuple[str, list[str]]], home: Path) -> None:
+    """Run *steps* as a new user's shell would, in *home*, their home; each must print what it shows."""
+    import os
+    import shlex
+    import subprocess
+
+    bin_dir = Path(sys.executable).parent  # this environment's hermesos
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "XDG_"))}
+    env.update(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
+    for command, shown in steps:
+        if command.startswith(_SET_UP):
+            continue
+        argv = [part.replace("~/", f"{home}/") for part in shlex.split(command, comments=True)]
+        if argv[:2] == ["mkdir", "-p"]:
+            Path(argv[2]).mkdir(parents=True, exist_ok=True)
+        elif argv[0] == "export":
+            name, _, value = argv[1].partition("=")
+            env[name] = value
+        else:
+            assert argv[0] == "hermesos", f"the quick start runs {command!r}: test it"
+            done = subprocess.run(
+                [str(bin_dir / "hermesos"), *argv[1:]], cwd=home, env=env, capture_output=True, text=True, check=False
+            )
+            printed = (done.stdout + done.stderr).rstrip().splitlines()
+            assert _matches(shown, printed), "\n".join([f"$ {command}", *printed, "where the page shows:", *shown])
+
+
+@pytest.mark.parametrize("page", ["docs/quickstart.md", "README.md"])
+def test_the_quick_start_runs_as_shown_for_a_new_user(page: str, tmp_path: Path) -> None:
+    """Every command of the quick start, in a fresh home: tools list used to warn (no HERMESOS_FS_ROOT) and exit 1."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    section = tmp_path / "section.md"
+    section.write_text(_section(text, "## Quick start") if page == "README.md" else text, encoding="utf-8")
+    steps = _console(read_blocks(section))
+    assert any(command.startswith("hermesos tools list") for command, _ in steps)
+    home = tmp_path / "home"
+    home.mkdir()
+    _run_commands(steps, home)
+
+
+def test_a_quick_start_that_leaves_out_the_file_tools_root_fails_its_check(tmp_path: Path) -> None:
+    """The control: without the root, tools list prints a warning the quick start does not show."""
+    shown = ["fs.read  1.0.0  Read...", "...", "math.eval  ..."]
+    assert _matches(shown, ["fs.read  1.0.0  Read a file.", "fs.write", "math.eval  1.0.0"])
+    assert not _matches(shown, ["fs.read  1.0.0  Read a file.", "math.eval  1.0.0", "warning: ..."])
+    with pytest.raises(AssertionError, match="HERMESOS_FS_ROOT is not set"):
+        _run_commands([("hermesos tools list", ["...", "math.eval  ..."])], tmp_path)
+
+
 # -- the tutorial, for real ----------------------------------------------------------------
 
 # Commands of the tutorial that set up what the test sets up itself (a virtual
@@ -356,11 +467,12 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path, environments: E
     bin_dir = environments.new(tmp_path / ".venv") / "bin"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "NO_COLOR", "PYTHON"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(tmp_path / ".venv"))
-    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    python = str(bin_dir / "python")
 
     steps = _console(blocks)
     assert any(command.startswith("hermesos new plugin") for command, _ in steps)
     assert any(command.startswith("hermesos call") for command, _ in steps)
+    assert any(command.startswith("pip wheel") for command, _ in steps)  # how to make the file to share
     cwd = folder
     for command, shown in steps:
         if command.startswith(_HARNESS):
@@ -369,15 +481,15 @@ def test_the_tutorial_works_from_an_empty_folder(tmp_path: Path, environments: E
         if argv[0] == "cd":
             cwd = cwd / argv[1]
             continue
-        if argv[0] == "pip":
-            argv = [*pip, *argv[2:]]
-        assert argv[0] in ("hermesos", "pytest") or argv[0] == pip[0], f"the tutorial runs {command!r}: test it"
+        if argv[0] == "pip":  # pip install, pip wheel: quietly, with the environment's Python
+            argv = [python, "-m", "pip", argv[1], "-q", "--disable-pip-version-check", *argv[2:]]
+        assert argv[0] in ("hermesos", "pytest", "ls", python), f"the tutorial runs {command!r}: test it"
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
         printed = (done.stdout + done.stderr).rstrip().splitlines()
         if argv[0] == "pytest":
             assert done.returncode == 0, done.stdout + done.stderr
             assert printed[-1].startswith(shown[-1]), (command, printed)
-        elif argv[0] == "hermesos":
+        elif argv[0] in ("hermesos", "ls"):
             assert printed == shown, (command, printed)
         else:
             assert done.returncode == 0, done.stderr
@@ -399,6 +511,29 @@ def _section(text: str, heading: str) -> str:
     start = text.index(f"\n{heading}\n") + len(heading) + 2
     following = re.search(r"^#{1,6} ", text[start:], re.MULTILINE)
     return text[start : start + following.start()] if following else text[start:]
+
+
+# An install command of the docs: a console line, or code in the prose (which may wrap onto the next line).
+_INSTALLS = re.compile(r"^\$ ((?:pip|hermesos) install\b[^\n]*)|`((?:pip|hermesos) install\b[^`]*)`", re.MULTILINE)
+
+
+def test_install_commands_name_hermesos_distributions_by_a_path_while_no_index_has_them() -> None:
+    """Nothing is on a package index yet: ``pip install hermesos-core`` or ``hermesos install hermesos-fs`` failed.
+
+    Every install command of the docs that names hermesos-core or a bundled plugin names its folder in a
+    checkout, a wheel, or a local folder of wheels (``--find-links``). When they are published, this test goes.
+    """
+    published: list[str] = []
+    for page in PAGES:
+        for found in _INSTALLS.finditer(page.read_text(encoding="utf-8")):
+            command = (found.group(1) or found.group(2)).split("#")[0].split()
+            if {"--find-links", "-f", "--no-index"} & set(command):
+                continue
+            for argument in command[2:]:
+                name = re.split(r"[\[<>=!~]", argument.strip("'\""))[0]
+                if name in ("hermesos-core", *BUNDLED):
+                    published.append(f"{page.relative_to(ROOT)}: {' '.join(command)}")
+    assert published == []
 
 
 def test_the_readme_and_the_docs_list_every_bundled_plugin_and_only_those() -> None:
