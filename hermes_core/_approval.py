@@ -19,13 +19,29 @@ from time import time
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 from hermes_core import _tracing as tracing
-from hermes_core._errors import InputInvalidError, InputRejected, ToolFailedError, exception_type_name
+from hermes_core._errors import (
+    InputInvalidError,
+    InputRejected,
+    PermissionDeniedError,
+    ToolFailedError,
+    exception_type_name,
+)
 from hermes_core._frozen import derive, frozen
 
 if TYPE_CHECKING:
     from hermes_core._tools import Tool
 
-__all__ = ["AUDIT_LOGGER", "Approval", "ApprovalRequest", "Approver", "Ask", "audit", "audit_enabled", "audit_logger"]
+__all__ = [
+    "AUDIT_LOGGER",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
+    "Ask",
+    "audit",
+    "audit_enabled",
+    "audit_logger",
+    "no_approver",
+]
 
 #: The name of the logger every permission decision is recorded on, one record each.
 AUDIT_LOGGER: Final = "hermes_core.audit"
@@ -230,3 +246,22 @@ def audit_enabled() -> bool:
 #: What the approval's parts are called in an audit record.
 APPROVER: Final = "approver"
 NO_APPROVER: Final = "no approver"
+
+
+def no_approver(
+    tool: str, permissions: tuple[str, ...], reasons: tuple[str | None, ...], call_id: str
+) -> PermissionDeniedError:
+    """The refusal of a call of *tool* whose providers asked a person for *permissions*, and nobody could be asked.
+
+    ``PERMISSION_DENIED`` with ``reason="no_approver"``, its detail what the
+    providers gave as *reasons*; each permission is an audit record, denied by
+    ``no approver``. What a runtime without an approver raises, and an approver
+    that has nobody to ask (``hermesos call`` without a terminal) raises the same.
+    """
+    if audit_enabled():
+        for permission in permissions:
+            audit(call_id, tool, permission, "denied", NO_APPROVER)
+    said = [f'"{p}": {r}' for p, r in zip(permissions, reasons, strict=True) if r]
+    others = [f'"{p}"' for p in permissions[1:]]
+    detail = "; ".join([*said, *(["also " + ", ".join(others)] if others else [])]) or None
+    return PermissionDeniedError(tool, permissions[0], reason="no_approver", detail=detail)

@@ -850,3 +850,45 @@ def test_check_reports_tool_names_differing_only_in_case_across_plugins(site: Si
         "across installed plugins, and differ in more than case: uninstall or disable one of "
         f"{first} and {second}.",
     ]
+
+
+# -- call --lenient: serve's lenient mode, for one call ------------------------------------------
+
+REPAIRED = (
+    'hermesos: Note: the arguments were repaired before the call: "a": "2" read as 2. Next time, send them as read.\n'
+)
+
+
+def test_call_lenient_repairs_an_input_and_says_what_was_assumed(site: Site, good: str) -> None:
+    strict = script(site, "call", "unit.add", '{"a": "2", "b": 3}')
+    assert (strict.returncode, strict.stdout) == (EXIT_CODES["INPUT_INVALID"], "")  # refused without it
+    assert strict.stderr.startswith("INPUT_INVALID: ")
+    for argv in (["--lenient"], ["--lenient", "--json"]):
+        done = script(site, "call", "unit.add", '{"a": "2", "b": 3}', *argv)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", REPAIRED)
+    # An input that needs no repair says nothing of it.
+    plain = script(site, "call", "unit.add", '{"a": 2, "b": 3}', "--lenient")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (0, "5\n", "")
+
+
+def test_call_lenient_still_refuses_what_it_cannot_repair_without_guessing(site: Site, good: str) -> None:
+    done = script(site, "call", "unit.add", '{"a": "two", "b": 3}', "--lenient")
+    assert (done.returncode, done.stdout) == (EXIT_CODES["INPUT_INVALID"], "")
+    assert done.stderr.startswith("INPUT_INVALID: unit.add ")
+    assert '"a"' in done.stderr
+    assert "repaired" not in done.stderr
+    as_json = script(site, "call", "unit.add", '{"a": "two", "b": 3}', "--lenient", "--json")
+    assert as_json.returncode == EXIT_CODES["INPUT_INVALID"]
+    assert json.loads(as_json.stderr)["code"] == "INPUT_INVALID"
+
+
+def test_call_lenient_means_what_serve_lenient_means(site: Site) -> None:
+    def lenient(command: str) -> str:
+        shown = " ".join(script(site, command, "--help").stdout.split())
+        return shown.partition("--lenient ")[2].partition(" --")[0]
+
+    call, serve = lenient("call"), lenient("serve")
+    assert call.startswith("repair a call's input where that is unambiguous and lossless ('5' for an integer")
+    assert call.partition("), ")[0] == serve.partition("), ")[0]
+    assert call.endswith("a tool's own choice wins")
+    assert "stderr" in call

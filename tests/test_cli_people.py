@@ -434,9 +434,34 @@ def test_approve_without_a_terminal_runs_the_call_and_says_each_approval(site: S
     assert purge.stderr == "hermesos: approved with --approve: unit.purge: Delete 3 files?\n" * 2
 
 
-def test_without_a_terminal_a_tools_question_is_answered_no(site: Site, policy: Path) -> None:
-    done = script(site, policy, "call", "unit.purge", '{"question": "Delete 3 files?"}')
-    assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, {"deleted": False}, "")
+#: What ``call`` says of a tool's own question it answered no, for want of a terminal to ask it on.
+UNASKED = (
+    "hermesos: answered no, with no terminal to ask a person on: unit.purge: Delete 3 files? "
+    "(run hermesos call on a terminal, stdin and stderr, to be asked, or pass --approve to approve every ask "
+    "of this call)\n"
+)
+
+
+def test_without_a_terminal_a_tools_question_is_answered_no_saying_so_and_how_to_approve(
+    site: Site, policy: Path
+) -> None:
+    purge = ["call", "unit.purge", '{"question": "Delete 3 files?"}']
+    done = script(site, policy, *purge)
+    # The call's outcome is the handler's: it acted on the no, and the call succeeded.
+    assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, {"deleted": False}, UNASKED)
+    as_json = script(site, policy, *purge, "--json")
+    assert (as_json.returncode, json.loads(as_json.stdout), as_json.stderr) == (0, {"deleted": False}, UNASKED)
+    twice = script(site, policy, "call", "unit.purge", '{"question": "Delete 3 files?", "times": 2}')
+    assert (twice.returncode, twice.stderr) == (0, UNASKED * 2)  # each ask, as --approve says each
+    # The positive control: --approve answers the same question yes, saying so.
+    approved = script(site, policy, *purge, "--approve")
+    assert (approved.returncode, json.loads(approved.stdout)) == (0, {"deleted": True})
+    assert approved.stderr == "hermesos: approved with --approve: unit.purge: Delete 3 files?\n"
+    # A permission's ask without a terminal is still the runtime's no_approver refusal, as before.
+    refused = script(site, policy, *SAVE)
+    assert refused.returncode == DENIED
+    assert refused.stderr.startswith("PERMISSION_DENIED: unit.save needs a person's approval")
+    assert refused.stderr.endswith(f"\n{out.APPROVE_HINT}\n")
 
 
 def test_the_help_names_approve(site: Site, policy: Path) -> None:

@@ -5,9 +5,13 @@ its type and size, not its bytes), and written to files with ``--save-media DIR`
 
 A person is in the loop on stderr: a call that needs approval (a policy's
 ``ask``, a tool's own question) is asked about on a terminal (yes, no,
-always), approved with ``--approve``, and otherwise refused; the call's
-progress is a live bar on a terminal and plain lines elsewhere, and its log
-messages are lines.
+always), approved with ``--approve``, and otherwise refused (a tool's own
+question answered no, saying so); the call's progress is a live bar on a
+terminal and plain lines elsewhere, and its log messages are lines.
+
+``--lenient`` is ``serve --lenient`` for one call: an input repaired where
+that is unambiguous and lossless, and the note a model would read after the
+result on stderr.
 """
 
 from __future__ import annotations
@@ -136,7 +140,9 @@ def _call(args: argparse.Namespace) -> int:
     said = _warn_of_permissions(found, args)
     line = out.StatusLine()  # stderr's live line: the clock, the bar; held while a person is asked
     try:
-        runtime = found.runtime(grants=(*args.grant, *env_grants()), approver=_approver(args.approve, line))
+        runtime = found.runtime(
+            grants=(*args.grant, *env_grants()), approver=_approver(args.approve, line), lenient=args.lenient
+        )
     except ToolError as error:
         return out.report(error, args)
     # The front door every edge calls through, here by the tools' own names: a person typed the name, and
@@ -162,7 +168,7 @@ def _call(args: argparse.Namespace) -> int:
             return status
         except ToolError as error:
             return out.report(error, args)
-        if isinstance(output, Repaired):  # a tool repairing its own input (lenient=True): what was assumed
+        if isinstance(output, Repaired):  # --lenient, or the tool's own lenient=True: what was assumed
             print(f"hermesos: {out.printable(output.note(), lines=True)}", file=sys.stderr)
             output = output.output
         if _is_content(output):
@@ -205,13 +211,13 @@ def _warn_of_permissions(found: PluginSet, args: argparse.Namespace) -> list[Plu
     return said
 
 
-def _approver(approve: bool, status: out.StatusLine) -> Approver | None:
-    """Who answers the asks of this call: --approve, else the person at the terminal, else nobody (a denial)."""
+def _approver(approve: bool, status: out.StatusLine) -> Approver:
+    """Who answers the asks of this call: --approve, else the person at the terminal, else nobody (a no, said)."""
     if approve:
         return _Approve(status)
     if _is_terminal(sys.stdin) and _is_terminal(status.stream):
         return _Ask(status)
-    return None
+    return _Nobody(status)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -255,6 +261,36 @@ class _Approve:
 
         self.status.say(f"hermesos: approved with --approve: {_asked_about(request)}")
         return Approval.once()
+
+
+class _Nobody:
+    """No terminal and no ``--approve``: nobody to ask, and the command says so.
+
+    A permission's ask is refused as a runtime without an approver refuses it
+    (``PERMISSION_DENIED``, reason ``no_approver``; the command then says how
+    to approve). A tool's own question is answered no, which the handler acts
+    on, and a line on stderr says it was asked, answered no and why: the
+    call's outcome alone would not show that a question was ever put.
+    """
+
+    def __init__(self, status: out.StatusLine) -> None:
+        self.status = status
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        from hermes_core._approval import Approval, no_approver  # noqa: PLC0415 - only a call that asks needs it
+
+        if request.message is None:
+            raise no_approver(request.tool.name, request.permissions, request.reasons, request.call_id)
+        said = f"hermesos: answered no, with no terminal to ask a person on: {_asked_about(request)} ({_UNASKED})"
+        self.status.say(said)
+        return Approval.decline()
+
+
+#: How to be asked, after a tool's question answered no without a terminal (as out.APPROVE_HINT after a refusal).
+_UNASKED = (
+    "run hermesos call on a terminal, stdin and stderr, to be asked, or pass --approve to approve every ask "
+    "of this call"
+)
 
 
 class _Ask:
@@ -453,6 +489,13 @@ def add_parsers(subcommands: Any) -> None:
         action="store_true",
         help="approve every ask of this call (a policy's ask list, the tool's own question), each said on stderr; "
         "without it, a call that asks is asked about on a terminal (stdin and stderr) and refused elsewhere",
+    )
+    call.add_argument(
+        "--lenient",
+        action="store_true",
+        help="repair a call's input where that is unambiguous and lossless ('5' for an integer, 'true' for a "
+        "boolean...), saying on stderr what was assumed, in the line a model would read after the result; "
+        "a tool's own choice wins",
     )
     call.add_argument(
         "--save-media",
