@@ -2,11 +2,12 @@
 """Set everything up and run one of the project's jobs. Needs only Python 3.11+ with pip.
 
     python3 dev.py demo    # the main job: the demo
-    python3 dev.py test    # the whole test suite, then lint, type checks and the docs build
+    python3 dev.py test    # the quick test suite, lint, type checks and the docs build; a line per stage at the end
+    python3 dev.py test --full  # the same with the slow tests too, as CI runs it (CI set in the environment)
     python3 dev.py suite   # the official JSON-Schema-Test-Suite against s.from_json_schema: a table of counts
     python3 dev.py bench   # the benchmarks: against the peer libraries, the adapters, MCP, plugin discovery, start-up
     python3 dev.py fuzz [N]  # the fuzz targets with N inputs each (default 5,000), random, with statistics
-    python3 dev.py lint    # ruff and mypy only
+    python3 dev.py lint    # ruff, ruff format --check and mypy only; a line per stage at the end
     python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
 
 The first run creates ``.venv`` and installs the project into it (editable,
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import venv
 from pathlib import Path, PurePosixPath
 
@@ -178,18 +181,107 @@ def _unpack_suite(archive: Path, into: Path) -> bool:
     return found
 
 
-def _docs() -> int:
-    """Build the documentation site with every warning an error, into site/."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    return subprocess.call([str(PYTHON), "-m", "mkdocs", "build", "--strict", "--quiet"], cwd=ROOT, env=env)
+# -- the stages of the test and lint jobs ------------------------------------------------------------
+#
+# A stage is a name and a command. Every stage runs, whichever failed before it, and the job ends with one
+# line per stage and a last line naming the stages that failed: the verdict is the last thing on the screen,
+# not a screen above the last tool's "Success".
+
+_LINT_STAGES = (
+    ("ruff", ("-m", "ruff", "check", ".")),
+    ("format", ("-m", "ruff", "format", "--check", ".")),
+    ("mypy", ("-m", "mypy")),
+)
+# The documentation site built with every warning an error (into site/); no notice of MkDocs 2.
+_DOCS_STAGE = ("docs", ("-m", "mkdocs", "build", "--strict", "--quiet"))
+_QUIET_MKDOCS = {"NO_MKDOCS_2_WARNING": "1"}
+# What pytest's short summary says of each test that did not pass (-ra): shown again under the stages.
+_NOT_PASSED = re.compile(r"^(FAILED|ERROR) \S")
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+# pytest's last line: "===== 3 failed, 4297 passed, 113 deselected in 71.20s (0:01:11) =====".
+_COUNTS = re.compile(r"=+ (\d+ \w+(?:, \d+ \w+)*) in [0-9.]+s(?: \([0-9:]+\))? =+")
+_SHOWN = 20
 
 
-def _lint() -> int:
-    failures = 0
-    failures += _run(PYTHON, "-m", "ruff", "check", ".") != 0
-    failures += _run(PYTHON, "-m", "ruff", "format", "--check", ".") != 0
-    failures += _run(PYTHON, "-m", "mypy") != 0
-    return 1 if failures else 0
+def stages(job: str, pytest_args: list[str]) -> list[tuple[str, list[str]]]:
+    """The stages of *job* (``test`` or ``lint``): each its name and the command it runs."""
+    found = [(name, [str(PYTHON), *args]) for name, args in _LINT_STAGES]
+    if job == "test":
+        # Two processes (the machine's cores), each taking the next test when it is free (worksteal: a few tests
+        # take seconds, most milliseconds); conftest builds the wheels and the shared layer of the install tests
+        # once for both, under a lock. "-n 0" after the job's name runs everything in this one; "--full" runs
+        # the slow tests too, as CI does (conftest.py).
+        found.insert(0, ("tests", [str(PYTHON), "-m", "pytest", "-n", "2", "--dist", "worksteal", *pytest_args]))
+        found.append((_DOCS_STAGE[0], [str(PYTHON), *_DOCS_STAGE[1]]))
+    return found
+
+
+def run_stages(job: str, commands: list[tuple[str, list[str]]]) -> int:
+    """Run every stage of *job* in turn, showing its output as it comes; then one line per stage.
+
+    Returns:
+        0 if every stage passed, else 1.
+    """
+    env = {**os.environ, **_QUIET_MKDOCS}
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        # Nothing written beside the sources, as asked, but the bytecode kept in .cache/: without it, each of the
+        # two test processes and the hundreds of hermesos processes the tests start compile the same modules
+        # again, and pytest rewrites every test module's assertions anew (seconds of CPU in each process).
+        env["PYTHONPYCACHEPREFIX"] = str(ROOT / ".cache" / "pycache")
+    if sys.stdout.isatty():  # their output goes through a pipe to be read: keep the colours a terminal would get
+        env.update(FORCE_COLOR="1", PY_COLORS="1", MYPY_FORCE_COLOR="1")
+    results: list[tuple[str, bool, float, list[str], list[str]]] = []
+    began = time.monotonic()
+    for name, command in commands:
+        print(f"==> {name}: {' '.join(_shown(part) for part in command)}", flush=True)
+        started = time.monotonic()
+        status, lines = _tee(command, env)
+        plain = [_COLOURS.sub("", line).rstrip() for line in lines]
+        counts = [found.group(1) for line in plain if (found := _COUNTS.fullmatch(line))]
+        not_passed = [line for line in plain if _NOT_PASSED.match(line)]
+        results.append((name, status == 0, time.monotonic() - started, counts[-1:], not_passed))
+    width = max(len(name) for name, *_ in results) + 2
+    print(f"\n{'-' * 20} dev.py {job} {'-' * 20}")
+    for name, passed, took, counts, not_passed in results:
+        said = ", ".join([duration(took), *counts])  # and pytest's counts, for the tests
+        print(f"{name.ljust(width)}{'passed' if passed else 'FAILED'} ({said})")
+        for line in not_passed[:_SHOWN]:  # the tests that did not pass, under their stage
+            print(f"  {line}")
+        if len(not_passed) > _SHOWN:
+            print(f"  ... and {len(not_passed) - _SHOWN} more: pytest's short summary above")
+    failed = [name for name, passed, *_ in results if not passed]
+    if failed:
+        print(f"dev.py {job}: FAILED: {', '.join(failed)} ({duration(time.monotonic() - began)})")
+        return 1
+    print(f"dev.py {job}: passed, all {len(results)} stages ({duration(time.monotonic() - began)})")
+    return 0
+
+
+def _tee(command: list[str], env: dict[str, str]) -> tuple[int, list[str]]:
+    """Run *command*, its output and errors shown as they come and kept; its exit status and its lines."""
+    lines: list[str] = []
+    with subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            lines.append(line)
+    return process.returncode, lines
+
+
+def _shown(part: str) -> str:
+    """A part of a command as shown: the environment's Python by its name, not its whole path."""
+    return "python" if part == str(PYTHON) else part
+
+
+def duration(seconds: float) -> str:
+    """*seconds* for a person: ``0.4s``, ``12s``, ``3m 41s``."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    whole = round(seconds)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m {whole % 60:02d}s"
 
 
 def main(argv: list[str]) -> int:
@@ -228,16 +320,9 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(a) for a in command], cwd=ROOT, env=env)
     if job == "suite":
         return _run(PYTHON, ROOT / "tests" / "test_json_schema_suite.py", *rest)
-    if job == "lint":
-        return _lint()
-    if job == "docs":
-        return _docs()
-    # Two processes (the machine's cores); conftest builds the wheels and the shared layer of the install tests
-    # once for both, under a lock. "-n 0" after the job's name runs everything in this one.
-    status = _run(PYTHON, "-m", "pytest", "-n", "2", *rest)
-    lint = _lint()
-    docs = _docs()
-    return status or lint or docs
+    if job == "docs":  # the site, into site/
+        return subprocess.call([str(PYTHON), *_DOCS_STAGE[1]], cwd=ROOT, env={**os.environ, **_QUIET_MKDOCS})
+    return run_stages(job, stages(job, rest))
 
 
 if __name__ == "__main__":

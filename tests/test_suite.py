@@ -112,3 +112,74 @@ def test():
         pass
 """
     assert [line for line, _ in wall_clock_bounds(source)] == [11, 12, 13, 14, 15]
+
+
+# -- the two sizes: the quick run and the full run (conftest.py at the project's root) ------------------
+
+_SIZED = """
+import pytest
+
+@pytest.fixture
+def environments():
+    return "a fresh environment"
+
+def test_quick():
+    pass
+
+@pytest.mark.slow
+def test_marked():
+    pass
+
+def test_installs(environments):
+    pass
+
+@pytest.mark.parametrize("case", [1, 2, 3])
+def test_cases(case):
+    pass
+
+def test_named():
+    pass
+"""
+
+
+def _sized_run(tmp_path: Path, *args: str, ci: str | None = None, lists: str = "") -> tuple[int, str]:
+    """pytest in a project of :data:`_SIZED` under the root conftest, its lists extended by *lists*."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text() + lists)
+    (tmp_path / "test_sized.py").write_text(_SIZED)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: as in pyproject.toml\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    if ci is not None:
+        env["CI"] = ci
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return done.returncode, done.stdout.strip().splitlines()[-1]
+
+
+LISTS = """
+SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_named")
+SLOW_MATRICES = (*SLOW_MATRICES, "test_sized.py::test_cases")
+"""
+
+
+def test_the_quick_run_leaves_the_slow_tests_out_and_the_full_run_or_ci_runs_them(tmp_path: Path) -> None:
+    status, last = _sized_run(tmp_path, lists=LISTS)
+    assert (status, last.split(" in ")[0]) == (0, "2 passed, 5 deselected")  # test_quick and test_cases[1]
+    for args, ci in [(("--full",), None), ((), "true"), ((), "1")]:
+        status, last = _sized_run(tmp_path, *args, ci=ci, lists=LISTS)
+        assert (status, last.split(" in ")[0]) == (0, "7 passed"), (args, ci)
+    status, last = _sized_run(tmp_path, ci="false", lists=LISTS)  # CI=false is no CI
+    assert last.split(" in ")[0] == "2 passed, 5 deselected"
+
+
+def test_a_slow_test_named_that_is_no_test_stops_the_run(tmp_path: Path) -> None:
+    """A renamed test would otherwise be run in the quick suite again, without a word."""
+    status, _ = _sized_run(tmp_path, lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
+    assert status == 4  # a usage error
+    done = _sized_run(tmp_path, "--collect-only", lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
+    assert done[0] == 4
+    status, _ = _sized_run(tmp_path, lists=LISTS)  # the positive control: names of tests that are there
+    assert status == 0
