@@ -64,6 +64,8 @@ NO_ANSWER: Final = "the MCP client did not answer the question: it replied with 
 MID_CALL: Final = "protocol version {version} cannot carry a question while a call runs, only before its handler starts"
 #: What an audit record names as the source of a denial because the client could not be asked.
 SOURCE: Final = "approver (the MCP client cannot be asked)"
+#: The most progress and log notices of one call that wait to be sent to its client; more are dropped.
+NOTICES_WAITING_MAX: Final = 1000
 #: The most characters of a call's input shown in a question; the rest is counted, and the target never cut.
 INPUT_SHOWN: Final = 500
 _STANDS_IN = "the MCP client is being asked; its answer comes with its next call"  # replaced by input_required
@@ -134,9 +136,10 @@ async def serve_call(
     """Run *call* (the wire name, the arguments, who hears the call) as the ``tools/call`` of *ctx*.
 
     While it runs, :func:`elicit_approval` asks this request's client. Every
-    notice the call reports is sent before this returns. Returns what *call*
-    returned, or an ``InputRequiredResult`` when the client must answer a
-    question and call again (the 2026 protocol).
+    notice the call reports is sent before this returns (but those reported
+    while :data:`NOTICES_WAITING_MAX` wait: see :class:`_Notices`). Returns
+    what *call* returned, or an ``InputRequiredResult`` when the client must
+    answer a question and call again (the 2026 protocol).
     """
     modern = ctx.protocol_version in levels.modern
     here = _Call(ctx, params, modern, to_wire)
@@ -225,6 +228,12 @@ class _Notices:
     Progress is always heard: the SDK sends it only when the client asked for
     it (a progress token, or an in-process client's callback, which no token
     shows), and a tool that reports none costs nothing more.
+
+    At most :data:`NOTICES_WAITING_MAX` wait to be sent: a notice reported
+    while that many wait (a client taking them more slowly than the call makes
+    them, or not at all) is dropped, and the count of those dropped is logged
+    once the call ends. They were held without limit: 300,000 log messages of
+    1 KB, of a call whose client did not read them, held 319 MiB.
     """
 
     __slots__ = (
@@ -235,6 +244,7 @@ class _Notices:
         "_sender",
         "_wire",
         "closed",
+        "dropped",
         "listeners",
         "posted",
         "progressed",
@@ -248,6 +258,7 @@ class _Notices:
         self._queue: deque[Progress | LogMessage] | None = None
         self._sender: asyncio.Task[None] | None = None
         self.closed = False
+        self.dropped = 0  # notices not sent: reported while NOTICES_WAITING_MAX waited
         self.posted = False  # whether anything was reported: a call that reported nothing has nothing to wait for
         self.progressed = False  # whether progress was reported (sent only where the request has a token)
         self.listeners = Listeners(self._post, self._log if levels else None)
@@ -267,6 +278,9 @@ class _Notices:
             return
         if self._queue is None:
             self._queue = deque()
+        elif len(self._queue) >= NOTICES_WAITING_MAX:  # a notice is advice: the call goes on without it
+            self.dropped += 1
+            return
         self._queue.append(notice)
         if self._sender is None:
             self._sender = self._loop.create_task(self._send())
@@ -302,14 +316,28 @@ class _Notices:
         await asyncio.sleep(0)  # reports posted just before the call ended are pushed first
         self.closed = True
         sender = self._sender
-        if sender is not None:
-            await sender
+        try:
+            if sender is not None:
+                await sender
+        finally:  # cancelled too: its client went away, or was sent away, before taking them
+            self._tell_dropped()
 
     def abort(self) -> None:
         """The call was given up on (cancelled): send nothing more."""
         self.closed = True
         if self._sender is not None:
             self._sender.cancel()
+        self._tell_dropped()
+
+    def _tell_dropped(self) -> None:
+        if self.dropped:
+            _logger.warning(
+                "%s: %d of its progress and log notices were not sent: its client was not taking them (at most %d "
+                "wait to be sent)",
+                self._wire,
+                self.dropped,
+                NOTICES_WAITING_MAX,
+            )
 
 
 # How long a call's response waits, at most, for the client to answer the ping of _caught_up.

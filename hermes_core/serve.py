@@ -42,12 +42,13 @@ The SDK is imported only by the functions that need it: :func:`mcp_tools`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import ipaddress
 import json
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core._content import Content
@@ -55,6 +56,7 @@ from hermes_core._door import ARGUMENTS_MAX, Door, Repaired, mcp_content, result
 from hermes_core._errors import ToolError
 from hermes_core._runtime import Runtime
 from hermes_core._serve_calls import Levels, elicit_approval, serve_call
+from hermes_core._serve_http import Evictions, Limits, guarded_protocol
 from hermes_core._serve_stdio import Replies, stdin_lines, unreadable_answer
 from hermes_core._version import __version__
 from hermes_core._wire import WireNames
@@ -75,8 +77,11 @@ __all__ = [
     "ERROR_META_KEY",
     "HEADER_TIMEOUT",
     "IDLE_TIMEOUT",
+    "MAX_BUFFER",
     "MAX_CONNECTIONS",
     "MCP_PATH",
+    "SHUTDOWN_TIMEOUT",
+    "WRITE_TIMEOUT",
     "check_exposure",
     "elicit_approval",
     "http_settings",
@@ -103,6 +108,12 @@ BODY_TIMEOUT: Final = 60.0
 IDLE_TIMEOUT: Final = 5.0
 #: Connections served at once, unless told otherwise.
 MAX_CONNECTIONS: Final = 256
+#: Seconds a connection's client has to take what the server has written for it, unless told otherwise.
+WRITE_TIMEOUT: Final = 30.0
+#: Bytes of responses one connection may have waiting to be sent (16 MiB, as a request body), unless told otherwise.
+MAX_BUFFER: Final = 16 * 1024 * 1024
+#: Seconds the requests in flight have to finish once the server is told to stop, unless told otherwise.
+SHUTDOWN_TIMEOUT: Final = 5.0
 #: The key of a failed call's result ``_meta`` that holds the error as data (its ``to_dict()``).
 #: MCP's key rules: a reverse-DNS prefix of a namespace the project holds (its GitHub
 #: organisation), then ``/``; its second label is not ``modelcontextprotocol`` or ``mcp``,
@@ -490,12 +501,16 @@ def http_settings(environ: Mapping[str, str] | None = None) -> dict[str, float]:
 
     ``HERMESOS_SERVE_HEADER_TIMEOUT`` (:data:`HEADER_TIMEOUT`),
     ``HERMESOS_SERVE_BODY_TIMEOUT`` (:data:`BODY_TIMEOUT`),
-    ``HERMESOS_SERVE_IDLE_TIMEOUT`` (:data:`IDLE_TIMEOUT`): seconds, more
-    than 0 and at most 3600; ``HERMESOS_SERVE_MAX_CONNECTIONS``
-    (:data:`MAX_CONNECTIONS`): 1 to 65536.
+    ``HERMESOS_SERVE_IDLE_TIMEOUT`` (:data:`IDLE_TIMEOUT`),
+    ``HERMESOS_SERVE_WRITE_TIMEOUT`` (:data:`WRITE_TIMEOUT`),
+    ``HERMESOS_SERVE_SHUTDOWN_TIMEOUT`` (:data:`SHUTDOWN_TIMEOUT`): seconds,
+    more than 0 and at most 3600; ``HERMESOS_SERVE_MAX_CONNECTIONS``
+    (:data:`MAX_CONNECTIONS`): 1 to 65536; ``HERMESOS_SERVE_MAX_BUFFER``
+    (:data:`MAX_BUFFER`): bytes, 65536 (64 KiB) to 1073741824 (1 GiB).
 
     Returns:
-        ``header_timeout``, ``body_timeout``, ``idle_timeout`` and ``max_connections``.
+        ``header_timeout``, ``body_timeout``, ``idle_timeout``, ``write_timeout``,
+        ``shutdown_timeout``, ``max_connections`` and ``max_buffer``.
 
     Raises:
         ValueError: a setting is malformed; the message names it.
@@ -506,99 +521,22 @@ def http_settings(environ: Mapping[str, str] | None = None) -> dict[str, float]:
 
     seconds = s.number(exclusive_minimum=0, maximum=3600, description="seconds, more than 0 and at most 3600")
     count = s.integer(minimum=1, maximum=65536, description="a number of connections, 1 to 65536")
+    size = s.integer(minimum=65536, maximum=1 << 30, description="a number of bytes, 65536 (64 KiB) to 1073741824")
     found: dict[str, float] = {}
     for key, schema, default in (
         ("header_timeout", seconds, HEADER_TIMEOUT),
         ("body_timeout", seconds, BODY_TIMEOUT),
         ("idle_timeout", seconds, IDLE_TIMEOUT),
+        ("write_timeout", seconds, WRITE_TIMEOUT),
+        ("shutdown_timeout", seconds, SHUTDOWN_TIMEOUT),
         ("max_connections", count, MAX_CONNECTIONS),
+        ("max_buffer", size, MAX_BUFFER),
     ):
         try:
             found[key] = setting(f"HERMESOS_SERVE_{key.upper()}", schema, default=default, environ=environ)
         except InvalidDefinitionError as error:
             raise ValueError(str(error)) from None
     return found
-
-
-def _guarded_protocol(header_timeout: float, body_timeout: float, max_connections: int) -> type[Any]:
-    """Uvicorn's h11 protocol, with a deadline for each request to arrive and a cap on the connections served.
-
-    uvicorn closes a keep-alive connection idle after a response, but never
-    one that has not finished sending a request: a client that opens
-    connections and sends half a head (slowloris) held them for ever, until
-    the server ran out of file descriptors and locked every client out. Here:
-
-    * a connection has *header_timeout* seconds to send a request's head,
-      from when it is made and from the end of each response; then
-      *body_timeout* seconds for the body; else it is closed;
-    * at most *max_connections* are served at once: a new one beyond that
-      closes the one that has waited longest for a head, or, if every
-      connection is busy with a request, is itself closed at once.
-    """
-    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415 - see the module docstring
-
-    live: set[Any] = set()
-    waiting: dict[Any, None] = {}  # the connections waiting for a head, the oldest first
-
-    class _Guarded(H11Protocol):
-        _refused = False
-        _deadline: Any = None
-        _in_body = False
-
-        def connection_made(self, transport: Any) -> None:
-            if len(live) >= max_connections:
-                if not waiting:
-                    self._refused = True
-                    transport.abort()  # its descriptor is free now
-                    return
-                next(iter(waiting))._expire()
-            live.add(self)
-            super().connection_made(transport)
-            self._arm(header_timeout, waits=True)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._refused:
-                return
-            live.discard(self)
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            cycle = self.cycle
-            if self._deadline is None or cycle is None or cycle.response_complete:
-                return
-            if not cycle.more_body:  # the whole request is in: it runs without a deadline of ours
-                self._disarm()
-            elif not self._in_body:  # the head is in: the body has its own time
-                self._in_body = True
-                self._arm(body_timeout, waits=False)
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            cycle = self.cycle
-            if not self.transport.is_closing() and (cycle is None or cycle.response_complete):
-                self._arm(header_timeout, waits=True)  # the next request's head (uvicorn's idle timeout runs too)
-
-        def _arm(self, seconds: float, *, waits: bool) -> None:
-            self._disarm()
-            self._in_body = not waits
-            self._deadline = self.loop.call_later(seconds, self._expire)
-            if waits:
-                waiting[self] = None
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-            waiting.pop(self, None)
-
-        def _expire(self) -> None:
-            self._disarm()
-            if not self.transport.is_closing():
-                self.transport.abort()
-
-    return _Guarded
 
 
 def _url(address: Any) -> str:
@@ -619,11 +557,20 @@ async def serve_http(
     body_timeout: float | None = None,
     idle_timeout: float | None = None,
     max_connections: int | None = None,
+    write_timeout: float | None = None,
+    max_buffer: int | None = None,
+    shutdown_timeout: float | None = None,
 ) -> None:
     """Serve the runtime's tools over Streamable HTTP (with uvicorn) until interrupted (Ctrl-C, SIGTERM).
 
     The runtime is open while it serves (``async with runtime``; one opened
-    already stays as it is).
+    already stays as it is). What a connection may hold is bounded in time
+    and bytes, whatever its client sends or reads; a connection closed for
+    holding more is logged as a warning (logger ``hermes_core.serve``) naming
+    the client, the reason and the count so far. Told to stop, the server
+    stops accepting connections, closes at once those still sending a request
+    or not taking their response, and gives the requests in flight
+    *shutdown_timeout* seconds to finish (a second Ctrl-C: none).
 
     Args:
         runtime: the tools, their permissions and their checks.
@@ -643,9 +590,19 @@ async def serve_http(
         idle_timeout: seconds an idle keep-alive connection is kept (None:
             ``HERMESOS_SERVE_IDLE_TIMEOUT``, else :data:`IDLE_TIMEOUT`).
         max_connections: connections served at once; beyond it, a new one
-            closes the one that has waited longest for a request's head, or
-            is closed (None: ``HERMESOS_SERVE_MAX_CONNECTIONS``, else
-            :data:`MAX_CONNECTIONS`).
+            closes the one whose client has kept it waiting longest (for a
+            request's head, or to take a response), or, if every one is
+            running a request, is closed (None: ``HERMESOS_SERVE_MAX_CONNECTIONS``,
+            else :data:`MAX_CONNECTIONS`).
+        write_timeout: seconds a client has to take what the server wrote for
+            it and could not send at once; then its connection is closed
+            (None: ``HERMESOS_SERVE_WRITE_TIMEOUT``, else :data:`WRITE_TIMEOUT`).
+        max_buffer: bytes of responses a connection may have waiting to be
+            sent; more close it at once (None: ``HERMESOS_SERVE_MAX_BUFFER``,
+            else :data:`MAX_BUFFER`).
+        shutdown_timeout: seconds the requests in flight have to finish once
+            the server is told to stop; then they are cancelled (None:
+            ``HERMESOS_SERVE_SHUTDOWN_TIMEOUT``, else :data:`SHUTDOWN_TIMEOUT`).
 
     Raises:
         ValueError: *host* is not a loopback address and no *token* is given.
@@ -654,16 +611,30 @@ async def serve_http(
     """
     import uvicorn  # noqa: PLC0415 - see the module docstring
 
-    limits = http_settings()
-    header_timeout = limits["header_timeout"] if header_timeout is None else header_timeout
-    body_timeout = limits["body_timeout"] if body_timeout is None else body_timeout
-    idle_timeout = limits["idle_timeout"] if idle_timeout is None else idle_timeout
-    max_connections = int(limits["max_connections"]) if max_connections is None else max_connections
+    settings = http_settings()
+    given = {
+        "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
+        "idle_timeout": idle_timeout,
+        "max_connections": max_connections,
+        "write_timeout": write_timeout,
+        "max_buffer": max_buffer,
+        "shutdown_timeout": shutdown_timeout,
+    }
+    bounds = {key: settings[key] if value is None else value for key, value in given.items()}
+    limits = Limits(
+        header_timeout=float(bounds["header_timeout"]),
+        body_timeout=float(bounds["body_timeout"]),
+        write_timeout=float(bounds["write_timeout"]),
+        max_buffer=int(bounds["max_buffer"]),
+        max_connections=int(bounds["max_connections"]),
+    )
+    evictions = Evictions()
     app = mcp_http_app(runtime, host=host, token=token, name=name, timeout=timeout)
     config = uvicorn.Config(
         app,
-        http=_guarded_protocol(float(header_timeout), float(body_timeout), int(max_connections)),
-        timeout_keep_alive=max(1, round(idle_timeout)),  # uvicorn takes whole seconds
+        http=guarded_protocol(limits, evictions),
+        timeout_keep_alive=max(1, round(bounds["idle_timeout"])),  # uvicorn takes whole seconds
         # Connections accepted per turn of the loop (and the kernel's queue): few enough that those past
         # max_connections are closed before more descriptors are taken (2,048 at once ran out of them).
         backlog=128,
@@ -671,10 +642,32 @@ async def serve_http(
         access_log=False,
         server_header=False,
         lifespan="on",
-        timeout_graceful_shutdown=5,  # a long call does not hold a stopping server for ever
+        # A long call does not hold a stopping server for ever. (Annotated int; uvicorn hands it to asyncio.timeout.)
+        timeout_graceful_shutdown=bounds["shutdown_timeout"],  # type: ignore[arg-type]
     )
-    with _listen(host, port) as sock:
+    with _listen(host, port) as sock, _finishing_streams():
         async with runtime:
             if on_listening is not None:
                 on_listening(_url(sock.getsockname()))
-            await uvicorn.Server(config).serve(sockets=[sock])
+            try:
+                await uvicorn.Server(config).serve(sockets=[sock])
+            finally:
+                evictions.flush()
+
+
+@contextlib.contextmanager
+def _finishing_streams() -> Iterator[None]:
+    """While the block runs, a stopping server lets the calls in flight finish their event streams.
+
+    sse-starlette, which writes the SDK's event streams, ends every one of them
+    the moment uvicorn is told to stop: a call in flight was answered with an
+    empty stream, its result lost. The shutdown timeout bounds them instead.
+    """
+    from sse_starlette.sse import AppStatus  # noqa: PLC0415 - installed with the MCP SDK, which writes with it
+
+    drains = AppStatus.enable_automatic_graceful_drain
+    AppStatus.enable_automatic_graceful_drain = False  # what its disable_automatic_graceful_drain() does
+    try:
+        yield
+    finally:
+        AppStatus.enable_automatic_graceful_drain = drains

@@ -6,7 +6,7 @@ Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
 ``_steps``, ``_admission``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
-``_serve_calls``, ``_serve_stdio``, ``serve``,
+``_serve_calls``, ``_serve_stdio``, ``_serve_http``, ``serve``,
 ``_scaffold``, ``cli``, ``testing``.
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
 Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
@@ -67,6 +67,7 @@ LAYERS = [
     "_plugins",
     "_serve_calls",
     "_serve_stdio",
+    "_serve_http",
     "serve",
     "_scaffold",
     "cli",

@@ -130,16 +130,20 @@ def test_a_1_gib_line_over_stdio_is_refused_with_bounded_memory_and_the_session_
 
 
 class _Server:
-    """``hermesos serve --transport http --port 0`` with 1,024 file descriptors, as the attack found it."""
+    """``hermesos serve --transport http --port 0`` with 1,024 file descriptors, as the attack found it.
 
-    def __init__(self, environ: dict[str, str], **settings: str) -> None:
+    What it writes on stderr after its URL is read as it comes (a server writing to a full pipe would stop), into
+    :attr:`lines`.
+    """
+
+    def __init__(self, environ: dict[str, str], *options: str, **settings: str) -> None:
         import resource
 
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
 
         self.process = subprocess.Popen(
-            [*SERVE, "--transport", "http", "--port", "0"],
+            [*SERVE, "--transport", "http", "--port", "0", *options],
             env={**environ, **settings},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -154,19 +158,32 @@ class _Server:
         assert found is not None, line
         self.url = found.group()
         self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self.lines.extend, args=(self.process.stderr,), daemon=True)
+        self._reader.start()
 
     def stop(self) -> str:
+        """Kill the server if it still runs; all it wrote on stderr after its URL."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
-        return self.process.communicate(timeout=10)[1] or ""
+        self.process.wait(10)
+        self._reader.join(10)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+        return "".join(self.lines)
+
+    def rss(self) -> int:
+        """The server's resident memory, in bytes (Linux)."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
 
 
 @pytest.fixture
 def http_server(environ: dict[str, str]) -> Iterator[Any]:
     started: list[_Server] = []
 
-    def start(**settings: str) -> _Server:
-        server = _Server(environ, **settings)
+    def start(*options: str, **settings: str) -> _Server:
+        server = _Server(environ, *options, **settings)
         started.append(server)
         return server
 
@@ -280,3 +297,229 @@ def test_a_request_of_300000_unexpected_keys_does_not_hold_another_clients_tools
     result = refused["result"]
     assert result["isError"]
     assert result["_meta"]["io.github.hermesos-core/error"]["code"] == "INPUT_INVALID"
+
+
+# -- HTTP: a client that does not read its response ----------------------------------------------------
+
+BIG = 2_000_000  # a file of 2 MB: its fs_read result is about 4 MB (its text and its structured content)
+ESTABLISHED = 1  # tcpi_state, the first byte of the kernel's TCP_INFO
+
+
+def _call(name: str, arguments: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return json.dumps(message).encode()
+
+
+def _slow_reader(port: int, body: bytes) -> socket.socket:
+    """A connection that sends a request and never reads its response (a receive buffer of 4 KiB, left full)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with contextlib.suppress(OSError):  # closed at once by a server serving as many as it takes
+        sock.sendall(head + body)
+    return sock
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Whether the server closed *sock*, seen without reading anything from it (the kernel's TCP state)."""
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] != ESTABLISHED
+
+
+def _started(sock: socket.socket) -> bool:
+    """Whether the server has begun to send the result on *sock*, or closed it: seen without taking anything from it."""
+    try:
+        waiting = sock.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False
+    except OSError:  # reset
+        return True
+    return not waiting or len(waiting) > 1024  # closed, or past the response's head: its result
+
+
+def _all_closed(sockets: list[socket.socket], seconds: float) -> int:
+    """How many of *sockets* the server has closed, waiting up to *seconds* for all of them."""
+    deadline = time.monotonic() + seconds
+    while (closed := sum(map(_closed, sockets))) < len(sockets) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return closed
+
+
+def _tally(lines: list[str]) -> int:
+    """The count of connections closed so far, as the server's last warning says."""
+    counts = [int(found.group(1)) for line in lines if (found := re.search(r"\((\d+) connections? closed", line))]
+    return max(counts, default=0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="TCP_INFO and resident memory as Linux gives them")
+def test_clients_that_never_read_their_responses_are_closed_after_the_write_timeout(
+    http_server: Any, environ: dict[str, str]
+) -> None:
+    """Before, 300 such clients took the server from 69 MB to 5 GB and locked every other client out.
+
+    Each connection, its response and what its request had made were held for as long as the client kept it
+    open: 200 of them here held 2.5 GB. Now each is closed once its client has left the response untaken for
+    the write timeout, and the memory is used again for the next ones.
+    """
+    Path(environ["HERMESOS_FS_ROOT"], "big.txt").write_text("x" * BIG)
+    server = http_server("--grant", "fs:read", HERMESOS_SERVE_WRITE_TIMEOUT="1", HERMESOS_FS_MAX_READ_BYTES=str(BIG))
+    read = _call("fs_read", {"path": "big.txt"})
+    answer = _post(server.url, read, timeout=60)  # a client that reads gets the whole result
+    assert answer["result"]["structuredContent"]["content"] == "x" * BIG
+    before = server.rss()
+    held: list[socket.socket] = []
+    try:
+        for _ in range(10):  # 200 connections, 20 at a time, all kept open
+            held += [_slow_reader(server.port, read) for _ in range(20)]
+            assert _listed(server.url, 60) < 60  # another client is served all along
+        assert _all_closed(held, 60) == len(held)
+        used = server.rss() - before
+        assert used < 800 * MIB, f"the server holds {used // MIB} MiB more"
+        assert _listed(server.url, 60) < 60  # and afterwards
+    finally:
+        for sock in held:
+            sock.close()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(30) == 0
+    err = server.stop()
+    assert "Traceback" not in err
+    assert "its client left" in err
+    assert "untaken for 1 s (HERMESOS_SERVE_WRITE_TIMEOUT)" in err
+    assert _tally(server.lines) == len(held)  # each one counted, the last ones when the server stopped
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="TCP_INFO as Linux gives it")
+def test_clients_that_never_read_cannot_take_every_connection(http_server: Any, environ: dict[str, str]) -> None:
+    """With 32 connections allowed, 40 clients not reading locked every other one out for as long as they stayed.
+
+    A connection whose client does not take its response is waiting on its client, as one that has not sent a
+    request's head is: a new connection closes the one that has waited longest, well before the write timeout.
+    """
+    Path(environ["HERMESOS_FS_ROOT"], "big.txt").write_text("x" * BIG)
+    server = http_server(
+        "--grant",
+        "fs:read",
+        HERMESOS_SERVE_MAX_CONNECTIONS="32",
+        HERMESOS_SERVE_WRITE_TIMEOUT="600",
+        HERMESOS_FS_MAX_READ_BYTES=str(BIG),
+    )
+    held = [_slow_reader(server.port, _call("fs_read", {"path": "big.txt"})) for _ in range(40)]
+    try:
+        deadline = time.monotonic() + 120
+        while not all(map(_started, held)):  # every request run and its result begun, or its connection closed
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert _listed(server.url, 60) < 60  # before: refused until the 60 s ran out
+        assert _listed(server.url, 60) < 60
+    finally:
+        for sock in held:
+            sock.close()
+    err = server.stop()
+    assert "32 connections were open (HERMESOS_SERVE_MAX_CONNECTIONS), and its client had kept it waiting" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="TCP_INFO as Linux gives it")
+def test_a_response_waiting_past_the_buffer_bound_closes_its_connection_at_once(
+    http_server: Any, environ: dict[str, str]
+) -> None:
+    """A connection may hold at most HERMESOS_SERVE_MAX_BUFFER bytes waiting to be sent, however long its timeout."""
+    size = 4_000_000  # an 8 MB result, most of which the kernel does not take for a client not reading
+    Path(environ["HERMESOS_FS_ROOT"], "big.txt").write_text("x" * size)
+    Path(environ["HERMESOS_FS_ROOT"], "small.txt").write_text("x" * 100_000)
+    server = http_server(
+        "--grant",
+        "fs:read",
+        HERMESOS_SERVE_MAX_BUFFER=str(MIB),
+        HERMESOS_SERVE_WRITE_TIMEOUT="600",
+        HERMESOS_FS_MAX_READ_BYTES=str(size),
+    )
+    small = _post(server.url, _call("fs_read", {"path": "small.txt"}), timeout=60)  # within the bound: sent
+    assert small["result"]["structuredContent"]["content"] == "x" * 100_000
+    held = [_slow_reader(server.port, _call("fs_read", {"path": "big.txt"})) for _ in range(10)]
+    try:
+        assert _all_closed(held, 60) == len(held)  # not after the 600 s of the write timeout
+        assert _listed(server.url, 60) < 60
+    finally:
+        for sock in held:
+            sock.close()
+    err = server.stop()
+    assert re.search(r"\d+ bytes of its responses waited to be sent, more than the 1048576 a connection may hold", err)
+    assert "(HERMESOS_SERVE_MAX_BUFFER)" in err
+    assert "Traceback" not in err
+
+
+CHATTY = '''
+import asyncio
+from hermes_core import CallContext, hookimpl, tool
+
+@tool(name="unit.chatty", version="1.0.0")
+async def chatty(count: int, ctx: CallContext) -> int:
+    """Log count messages of 1 KB, each its own, letting the server send them as it goes.
+
+    Args:
+        count: how many.
+    """
+    for n in range(count):
+        ctx.log("info", f"{n:09d}" + "x" * 1000)
+        if n % 100 == 0:
+            await asyncio.sleep(0)
+    return count
+
+@hookimpl
+def hermes_tools():
+    return [chatty]
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="TCP_INFO and resident memory as Linux gives them")
+def test_the_notices_of_a_call_whose_client_does_not_read_them_are_bounded(
+    http_server: Any, environ: dict[str, str], tmp_path: Path
+) -> None:
+    """A streamed response is many writes: a call's log messages waited for its client without limit.
+
+    300,000 of them, of 1 KB each, for a client that did not read: 400 MB more, until the client left.
+    """
+    site = tmp_path / "site"
+    (site / "hermesos_unit_chatty-1.0.0.dist-info").mkdir(parents=True)
+    (site / "hermesos_unit_chatty.py").write_text(CHATTY)
+    (site / "hermesos_unit_chatty-1.0.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: hermesos-unit-chatty\nVersion: 1.0.0\n"
+    )
+    (site / "hermesos_unit_chatty-1.0.0.dist-info" / "entry_points.txt").write_text(
+        "[hermesos.plugins]\nchatty = hermesos_unit_chatty\n"
+    )
+    environ["PYTHONPATH"] = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
+    server = http_server(HERMESOS_SERVE_WRITE_TIMEOUT="5")
+    # Log messages are sent to a client of the 2025 protocol over stateless HTTP: every level.
+    hello = {"Mcp-Protocol-Version": "2025-11-25", "Content-Type": "application/json"}
+    call = _call("unit_chatty", {"count": 50})
+    request = urllib.request.Request(
+        server.url, data=call, headers={**hello, "Accept": "application/json, text/event-stream"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:  # a client that reads gets every one
+        events = [line for line in response.read().decode().splitlines() if line.startswith("data:")]
+    assert [json.loads(line[5:]).get("method") for line in events] == ["notifications/message"] * 50 + [None]
+    before = server.rss()
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.port))
+        body = _call("unit_chatty", {"count": 300_000})
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+            "Mcp-Protocol-Version: 2025-11-25\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        sock.sendall(head + body)
+        deadline = time.monotonic() + 60
+        while not any("notices were not sent" in line for line in server.lines) and time.monotonic() < deadline:
+            time.sleep(0.1)  # until the call has ended (before, its notices waited for as long as the client stayed)
+        used = server.rss() - before
+    assert used < 100 * MIB, f"the server holds {used // MIB} MiB more"
+    err = server.stop()
+    found = re.search(r"unit_chatty: (\d+) of its progress and log notices were not sent: its client was not", err)
+    assert found is not None, err
+    assert 290_000 < int(found.group(1)) < 300_000  # all but the thousand that waited, and those the kernel took

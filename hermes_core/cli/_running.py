@@ -61,7 +61,10 @@ def while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], in
     exception, Ctrl-C, SIGTERM (raised as :class:`Terminated`).
     """
     from hermes_core._runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
+    from hermes_core.cli import _interrupts  # noqa: PLC0415
 
+    if _interrupts.came():  # Ctrl-C came, and what it landed in made it something else that was handled
+        raise KeyboardInterrupt
     with _terminate_raises():
         closed = False
         try:  # opening inside: SIGTERM may land as open() returns, and the finally still closes

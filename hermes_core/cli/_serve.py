@@ -88,6 +88,10 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise Usage(f"hermesos serve: error: {error}") from None
     try:
+        # pydantic-core, under the SDK, imports datetime from Rust code, where a Ctrl-C landing in that import is a
+        # panic (a Rust backtrace, status 1) instead of an interrupt; imported here first, it is only looked up.
+        import datetime  # noqa: F401, PLC0415
+
         import mcp  # noqa: F401, PLC0415 - the extra's one requirement
     except ImportError:
         raise Usage(f"hermesos serve: error: serving over MCP needs the MCP SDK: {_MCP_EXTRA}") from None
