@@ -258,7 +258,13 @@ def test_a_body_that_never_ends_is_closed(http_server: Any) -> None:
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("HERMESOS_SERVE_MAX_CONNECTIONS", "0"), ("HERMESOS_SERVE_HEADER_TIMEOUT", "forever")],
+    [
+        ("HERMESOS_SERVE_MAX_CONNECTIONS", "0"),
+        ("HERMESOS_SERVE_HEADER_TIMEOUT", "forever"),
+        ("HERMESOS_SERVE_WRITE_TIMEOUT", "0"),
+        ("HERMESOS_SERVE_MAX_BUFFER", "1024"),
+        ("HERMESOS_SERVE_SHUTDOWN_TIMEOUT", "3601"),
+    ],
 )
 def test_a_malformed_serve_setting_is_refused_naming_it(environ: dict[str, str], variable: str, value: str) -> None:
     done = subprocess.run(
