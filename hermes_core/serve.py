@@ -76,6 +76,7 @@ __all__ = [
     "DEFAULT_PORT",
     "ERROR_META_KEY",
     "HEADER_TIMEOUT",
+    "HEALTH_PATH",
     "IDLE_TIMEOUT",
     "MAX_BUFFER",
     "MAX_CONNECTIONS",
@@ -100,6 +101,8 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8000
 #: The path of the Streamable HTTP endpoint.
 MCP_PATH: Final = "/mcp"
+#: The path of the health check: ``GET`` answers 200 while the server serves, with no token needed.
+HEALTH_PATH: Final = "/healthz"
 #: Seconds a connection has to send a request's head (and, between requests, the next one's), unless told otherwise.
 HEADER_TIMEOUT: Final = 10.0
 #: Seconds a connection has to send a request's body once its head is in, unless told otherwise.
@@ -411,7 +414,9 @@ def mcp_http_app(
     Stateless: every request stands alone (no session is kept between
     requests), so any number of processes behind a load balancer serve the
     same tools. A request body is at most :data:`~hermes_core.adapters.ARGUMENTS_MAX`
-    bytes (413 otherwise).
+    bytes (413 otherwise). ``GET`` :data:`HEALTH_PATH` answers 200
+    ``{"status": "serving"}``, without the token, for what watches the
+    process (a load balancer, a container's health check, a Kubernetes probe).
 
     Args:
         runtime: the tools, their permissions and their checks.
@@ -436,7 +441,43 @@ def mcp_http_app(
             max_request_body_size=ARGUMENTS_MAX,
         )
     )
-    return _BearerToken(app, token) if token else app
+    return _Health(_BearerToken(app, token) if token else app)
+
+
+class _Health:
+    """ASGI middleware: ``GET`` or ``HEAD`` :data:`HEALTH_PATH` is answered 200 ``{"status": "serving"}``, first.
+
+    Before the token and the ``Host`` check: what watches a replica (a
+    container's health check, a Kubernetes probe, monitoring) has no token,
+    and the answer says nothing but that this process serves. There is no
+    "draining" answer: told to stop, the server closes its socket at once, so
+    the check is refused as every new request is, which a load balancer acts
+    on at once (the calls in flight finish meanwhile).
+    """
+
+    __slots__ = ("_app",)
+
+    _BODY: Final = json.dumps({"status": "serving"}).encode()
+    _HEADERS: Final = (
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_BODY)).encode()),
+        (b"cache-control", b"no-store"),
+    )
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") != HEALTH_PATH:
+            await self._app(scope, receive, send)
+            return
+        if scope.get("method") not in ("GET", "HEAD"):
+            await send({"type": "http.response.start", "status": 405,
+                        "headers": [(b"allow", b"GET, HEAD"), (b"content-length", b"0")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": list(self._HEADERS)})
+        await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else self._BODY})
 
 
 class _NoStream:

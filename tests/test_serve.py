@@ -658,6 +658,42 @@ def test_http_off_loopback_needs_the_token_on_every_request(env: Env, http_serve
     run(scenario)
 
 
+def _get(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    """The status, the headers (named in lower case) and the body of *method* *url*."""
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def test_http_health_check_needs_no_token_and_tells_nothing_but_that_it_serves(
+    env: Env, http_server: Callable[..., HTTPServer]
+) -> None:
+    """GET /healthz: 200 while the server serves, for what watches replicas (a probe, a HEALTHCHECK), token or not."""
+    token = "correct-horse-battery-staple"
+    server = http_server("--host", "0.0.0.0", "--token-env", "MCP_TOKEN", extra_env={"MCP_TOKEN": token})
+    health = server.url.replace("/mcp", "/healthz")
+    status, headers, body = _get(health)
+    assert (status, json.loads(body)) == (200, {"status": "serving"})
+    assert headers["content-type"] == "application/json"
+    assert headers["cache-control"] == "no-store"
+    status, _, body = _get(health, "HEAD")
+    assert (status, body) == (200, b"")
+    status, headers, body = _post(health, b"{}", JSON_HEADERS)
+    assert status == 405
+    assert {k.lower(): v for k, v in headers.items()}["allow"] == "GET, HEAD"
+    # Nothing else is open without the token: not the endpoint, not a path that merely begins like the check.
+    for path in ("/mcp", "/healthz/", "/healthz/x", "/healthzz", "/"):
+        status, _, _ = _get(server.url.replace("/mcp", path))
+        assert status == 401, path
+    status, _, body = _post(server.url, LIST, {**JSON_HEADERS, "Authorization": f"Bearer {token}"})
+    assert status == 200
+    assert b'"math_eval"' in body
+
+
 def test_http_answers_a_get_stream_at_once_so_silent_streams_cannot_take_every_connection(
     env: Env, http_server: Callable[..., HTTPServer]
 ) -> None:
