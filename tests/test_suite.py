@@ -139,6 +139,10 @@ def test_cases(case):
 
 def test_named():
     pass
+
+def test_the_slow_tests_named_are_tests(request):
+    (top,) = [p for p in request.config.pluginmanager.get_plugins() if hasattr(p, "unknown_names")]
+    assert top.unknown_names() == []
 """
 
 
@@ -167,19 +171,25 @@ SLOW_MATRICES = (*SLOW_MATRICES, "test_sized.py::test_cases")
 
 def test_the_quick_run_leaves_the_slow_tests_out_and_the_full_run_or_ci_runs_them(tmp_path: Path) -> None:
     status, last = _sized_run(tmp_path, lists=LISTS)
-    assert (status, last.split(" in ")[0]) == (0, "2 passed, 5 deselected")  # test_quick and test_cases[1]
+    assert (status, last.split(" in ")[0]) == (0, "3 passed, 5 deselected")  # quick, cases[1], the names' check
     for args, ci in [(("--full",), None), ((), "true"), ((), "1")]:
         status, last = _sized_run(tmp_path, *args, ci=ci, lists=LISTS)
-        assert (status, last.split(" in ")[0]) == (0, "7 passed"), (args, ci)
+        assert (status, last.split(" in ")[0]) == (0, "8 passed"), (args, ci)
     status, last = _sized_run(tmp_path, ci="false", lists=LISTS)  # CI=false is no CI
-    assert last.split(" in ")[0] == "2 passed, 5 deselected"
+    assert last.split(" in ")[0] == "3 passed, 5 deselected"
 
 
-def test_a_slow_test_named_that_is_no_test_stops_the_run(tmp_path: Path) -> None:
+def test_a_slow_test_named_that_is_no_test_fails_the_run(tmp_path: Path) -> None:
     """A renamed test would otherwise be run in the quick suite again, without a word."""
-    status, _ = _sized_run(tmp_path, lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
-    assert status == 4  # a usage error
-    done = _sized_run(tmp_path, "--collect-only", lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
-    assert done[0] == 4
+    status, last = _sized_run(tmp_path, lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
+    assert (status, last.split(" in ")[0]) == (1, "1 failed, 5 passed, 2 deselected")
+    status, _ = _sized_run(tmp_path, "-n", "2", lists='SLOW_TESTS = (*SLOW_TESTS, "test_sized.py::test_renamed")\n')
+    assert status == 1  # in two processes too: once, a name that is no test stopped both without a word
     status, _ = _sized_run(tmp_path, lists=LISTS)  # the positive control: names of tests that are there
     assert status == 0
+
+
+def test_every_test_named_slow_is_a_test_of_its_module(request: pytest.FixtureRequest) -> None:
+    """Of the modules this run collected (the whole suite, in a whole run)."""
+    (top,) = [plugin for plugin in request.config.pluginmanager.get_plugins() if hasattr(plugin, "unknown_names")]
+    assert top.unknown_names() == []
