@@ -18,17 +18,18 @@ import os
 import site
 import sys
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, final
+from typing import Any, NamedTuple, final
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
 from hermes_core._permissions import PermissionProvider
-from hermes_core._settings import user_config_dir
+from hermes_core._settings import SettingRead, user_config_dir
 
 __all__ = [
     "GuardedPath",
+    "WriteRoot",
     "check_guarded_files",
     "check_guarded_paths",
     "check_paths",
@@ -36,6 +37,9 @@ __all__ = [
     "code_sources",
     "core_guarded_paths",
     "core_sources",
+    "named_by",
+    "own_folder",
+    "written_by",
 ]
 
 
@@ -56,6 +60,50 @@ class GuardedPath:
     path: str
     what: str
     inside_ok: bool = False
+
+
+class WriteRoot(NamedTuple):
+    """A directory a plugin's tools may write, as a refusal of it names who said so and what to change.
+
+    Attributes:
+        writer: who said so: the plugin (``plugin hermesos-fs 0.2.0 (...)``),
+            followed by ``: setting HERMESOS_FS_ROOT`` when a setting's value
+            named the directory.
+        field: where: ``hermes_write_roots``; None for a setting.
+        path: the directory, a real path.
+        setting: the setting whose value named it, if one did: what the operator changes.
+    """
+
+    writer: str
+    field: str | None
+    path: str
+    setting: SettingRead | None = None
+
+
+def named_by(root: object, reads: Sequence[SettingRead]) -> SettingRead | None:
+    """The setting among *reads* whose value names the directory *root* (``~`` and links resolved), if one does."""
+    if not isinstance(root, str | os.PathLike):
+        return None
+    try:
+        real = os.path.realpath(os.path.abspath(os.fspath(root)))
+        for read in reads:
+            if os.path.realpath(os.path.abspath(os.path.expanduser(read.text))) == real:
+                return read
+    except (TypeError, ValueError, OSError):  # not a path (a NUL in it): check_write_roots refuses it, by its index
+        pass
+    return None
+
+
+def own_folder(setting: SettingRead | None, generic: str, condition: str) -> str:
+    """What a refusal of a write root advises: *generic*, or, for a root a setting named, a folder of its own for it.
+
+    *condition* is what that folder must be (``that holds none of these``); the
+    setting's description, when it has one, says what else (``such as ~/hermesos-workspace``).
+    """
+    if setting is None:
+        return generic
+    wanted = f" ({setting.description})" if setting.description else ", such as a new workspace folder"
+    return f"set {setting.variable} to a folder of its own {condition}{wanted}"
 
 
 def _home_directories() -> list[str]:
@@ -155,12 +203,17 @@ def core_sources() -> tuple[GuardedPath, ...]:
     return code_sources(distribution("hermesos-core"), "hermes_core", "hermesos-core")
 
 
-def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple[str, ...]:
+def check_write_roots(
+    source: str, field: str, roots: Iterable[object], settings: Sequence[SettingRead | None] = ()
+) -> tuple[str, ...]:
     """The directories a plugin's tools may write, each made absolute and real (symbolic links resolved).
 
     None may be or lie inside a Python environment or installation, whoever's
     (:func:`_python_environment`), as given or as its real path: the guarded
-    paths name only the one running hermesos.
+    paths name only the one running hermesos. *settings*, in the order of
+    *roots*, are the settings that named them (None for one no setting
+    named): a refusal of such a root is the setting's (``<source>: setting
+    HERMESOS_FS_ROOT``), and says what to set it to.
 
     Raises:
         InvalidDefinitionError: an item is not a path (a string or path-like),
@@ -168,20 +221,34 @@ def check_write_roots(source: str, field: str, roots: Iterable[object]) -> tuple
     """
     given = _checked_paths(source, field, roots, "a directory path such as '/srv/workspace'", os.path.abspath)
     real = tuple(os.path.realpath(path) for path in given)
-    for named, root in zip(given, real, strict=True):
-        for path in dict.fromkeys((root, named)):
+    named = [*settings, *[None] * (len(given) - len(settings))]
+    for original, root, setting in zip(given, real, named, strict=False):
+        for path in dict.fromkeys((root, original)):
             found = _python_environment(path)
             if found is not None:
                 folder, what = found
                 where = "is" if folder == path else f'lies inside "{folder}",'
+                writer = WriteRoot(source, field, root) if setting is None else written_by(source, root, setting)
+                advice = own_folder(
+                    setting,
+                    "give the tools a folder of their own, outside every Python environment and installation, "
+                    "such as a new workspace folder",
+                    "outside every Python environment and installation",
+                )
                 raise InvalidDefinitionError(
-                    source,
-                    field,
+                    writer.writer,
+                    writer.field,
                     f'names "{root}" as a directory its tools may write, but it {where} {what}, so a tool could '
-                    "change what runs; give the tools a folder of their own, outside every Python environment and "
-                    "installation, such as a new workspace folder",
+                    f"change what runs; {advice}",
                 )
     return real
+
+
+def written_by(plugin: str, root: str, setting: SettingRead | None) -> WriteRoot:
+    """The directory *root* that *plugin* (its origin, as messages say) says its tools may write, named by *setting*."""
+    if setting is None:
+        return WriteRoot(plugin, "hermes_write_roots", root)
+    return WriteRoot(f"{plugin}: setting {setting.variable}", None, root, setting)
 
 
 # What a folder is, to Python, by its name; and by what it holds (any type of file, links not followed).
@@ -242,6 +309,8 @@ def _checked_paths(
     for index, item in enumerate(items):
         if not isinstance(item, str | os.PathLike) or not str(os.fspath(item)).strip():
             raise InvalidDefinitionError(source, f"{field}[{index}]", f"must be {expected}, got {type(item).__name__}")
+        if "\0" in str(os.fspath(item)):  # no file system takes one: the path cannot be checked, nor used
+            raise InvalidDefinitionError(source, f"{field}[{index}]", f"must be {expected}, got a path holding a NUL")
         checked.append(absolute(os.fspath(item)))
     return tuple(checked)
 
@@ -312,7 +381,7 @@ def _collision(guarded: GuardedPath, root: str) -> str | None:
     return None
 
 
-def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[str, str, str]]) -> None:
+def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[Any, ...]]) -> None:
     """Refuse a directory a tool may write that is, contains, or lies inside a guarded path.
 
     Paths are compared as given and as real paths (symbolic links resolved),
@@ -321,23 +390,30 @@ def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[st
 
     Args:
         guarded: the guarded paths.
-        roots: triples of the plugin whose tools may write there (its origin),
-            the field it said so in (``hermes_write_roots``), and the directory
-            (a real path).
+        roots: each a :class:`WriteRoot`, or the triple of its first three
+            fields: the plugin whose tools may write there (its origin), the
+            field it said so in (``hermes_write_roots``), and the directory (a
+            real path).
 
     Raises:
-        InvalidDefinitionError: naming the plugin and field of the root, the
-            root, the guarded path and what it is.
+        InvalidDefinitionError: naming the plugin and field of the root (or
+            the setting that named it), the root, the guarded path and what
+            it is, and what to do: for a root a setting named, what to set it to.
     """
     paths = list(guarded)
-    for writer, field, root in roots:
+    for item in roots:
+        root = WriteRoot(*item)
         for path in paths:
-            collision = _collision(path, root)
+            collision = _collision(path, root.path)
             if collision is not None:
+                advice = own_folder(
+                    root.setting,
+                    "give the tools a folder of their own, such as a new workspace folder, that holds none of these",
+                    "that holds none of these",
+                )
                 raise InvalidDefinitionError(
-                    writer,
-                    field,
-                    f'names "{root}" as a directory its tools may write, but it {collision}, so a tool could '
-                    "change what runs or what is granted, or the record of it; give the tools a folder of their "
-                    "own, such as a new workspace folder, that holds none of these",
+                    root.writer,
+                    root.field,
+                    f'names "{root.path}" as a directory its tools may write, but it {collision}, so a tool could '
+                    f"change what runs or what is granted, or the record of it; {advice}",
                 )

@@ -24,10 +24,11 @@ import pluggy
 from hermes_core import _hookspecs as hookspecs
 from hermes_core._checks import check_providers, check_schemas, check_tools
 from hermes_core._errors import InvalidDefinitionError
-from hermes_core._guard import GuardedPath, check_paths, check_write_roots, code_sources
+from hermes_core._guard import GuardedPath, check_paths, check_write_roots, code_sources, named_by
 from hermes_core._issues import shorten
 from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem
 from hermes_core._resources import check_resources, raised
+from hermes_core._settings import settings_read
 from hermes_core._tools import Tool
 from hermes_core._version import __version__
 from hermes_core.schema import Schema
@@ -300,13 +301,19 @@ def guards(
     meets what decides it.
     """
     source = str(origin)
-    roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    with settings_read() as reads:  # a root a setting named is the setting's, in every refusal of it
+        roots = _items(origin, "hermes_write_roots", _call(origin, plugin, manager, "hermes_write_roots"), "paths")
+    named = [named_by(root, reads) for root in roots]
     guarded = _items(
         origin, "hermes_guarded_paths", _call(origin, plugin, manager, "hermes_guarded_paths"), "paths or pairs"
     )
+    write_roots = check_write_roots(source, "hermes_write_roots", roots, named)
     return Plugin(
         origin,
-        write_roots=check_write_roots(source, "hermes_write_roots", roots),
+        write_roots=write_roots,
+        root_settings=MappingProxyType(
+            {root: read for root, read in zip(write_roots, named, strict=True) if read is not None}
+        ),
         guarded_paths=_guarded(origin, guarded),
         sources=sources,
     )

@@ -23,10 +23,12 @@ from hermes_core._checks import check_wiring
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._guard import (
     GuardedPath,
+    WriteRoot,
     check_guarded_files,
     check_guarded_paths,
     core_guarded_paths,
     core_sources,
+    written_by,
 )
 from hermes_core._issues import sentence
 from hermes_core._names import case_key
@@ -61,31 +63,40 @@ def check_roots(plugins: list[Plugin], *, strict: bool) -> None:
         *core_sources(),
         *(path for p in plugins for path in (*p.sources, *p.guarded_paths)),
     ]
-    refused: list[tuple[str, str, str]] = []
+    refused: list[tuple[PluginOrigin, WriteRoot, InvalidDefinitionError]] = []
     for index, plugin in enumerate(plugins):
         if plugin.ok and plugin.write_roots:
-            writable = [(str(plugin.origin), "hermes_write_roots", root) for root in plugin.write_roots]
+            origin = str(plugin.origin)
+            writable = [written_by(origin, root, plugin.root_settings.get(root)) for root in plugin.write_roots]
             try:
                 check_guarded_paths(guarded, writable)
             except InvalidDefinitionError as error:
                 plugins[index] = failed(plugin.origin, error, strict=strict)
-                refused.extend(writable)
+                refused.extend((plugin.origin, root, error) for root in writable)
     for index, plugin in enumerate(plugins):
-        meeting = [(path, root) for path in plugin.guarded_paths for root in refused if _meets(path, root)]
+        meeting = [(path, root) for path in plugin.guarded_paths for root in refused if _meets(path, root[1])]
         if plugin.ok and meeting:
-            path, (writer, field, root) = meeting[0]
+            path, (writer, root, refusal) = meeting[0]
+            said = "hermes_write_roots" if root.setting is None else f"its setting {root.setting.variable} names it"
+            fix = (
+                "give those tools a folder of their own"
+                if root.setting is None
+                else f"set {root.setting.variable} to a folder of its own"
+            )
             problem = InvalidDefinitionError(
                 str(plugin.origin),
                 "hermes_guarded_paths",
-                f'names "{path.path}", which "{root}" meets, a directory the tools of {writer} may write ({field}): '
-                "what this plugin would run or grant, or the record it keeps, may have been changed there already, "
-                "so it is not loaded either; give those tools a folder of their own",
+                f'names "{path.path}", which "{root.path}" meets, a directory the tools of {writer} may write '
+                f"({said}): what this plugin would run or grant, or the record it keeps, may have been changed "
+                f"there already, so it is not loaded either; {fix}",
             )
+            # Refused for the writer's refusal: what that came from (a setting) is this one's remedy too.
+            problem.__cause__ = refusal
             plugins[index] = failed(plugin.origin, problem, strict=strict)
 
 
-def _meets(path: GuardedPath, root: tuple[str, str, str]) -> bool:
-    """Whether the directory of *root* (its writer, field and real path) is, holds or lies inside *path*."""
+def _meets(path: GuardedPath, root: WriteRoot) -> bool:
+    """Whether the directory of *root* is, holds or lies inside *path*."""
     try:
         check_guarded_paths([path], [root])
     except InvalidDefinitionError:

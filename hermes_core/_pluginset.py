@@ -2,8 +2,9 @@
 
 Values only: :mod:`hermes_core._loading` makes a :class:`Plugin` of one
 plugin, :mod:`hermes_core._plugin_checks` checks them against each other and
-:mod:`hermes_core._plugins` finds them. A broken plugin's message ends with
-:func:`remedy`, how to start without it.
+:mod:`hermes_core._plugins` finds them. A refused plugin's message ends with
+:func:`remedy`: how to start without it, or, when it was refused for a
+setting's value (:func:`refused_setting`), which setting to change first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hermes_core._issues import sentence
 from hermes_core._permissions import PermissionProvider, rule_warnings
 from hermes_core._resources import Resource, resource_label
 from hermes_core._runtime import Runtime
-from hermes_core._settings import setting
+from hermes_core._settings import SettingRead, setting, setting_declared
 from hermes_core._tools import Tool
 from hermes_core.schema import Schema
 
@@ -33,6 +34,8 @@ __all__ = [
     "PluginProblem",
     "PluginSet",
     "failed",
+    "refused_setting",
+    "remedies",
     "remedy",
 ]
 
@@ -117,6 +120,8 @@ class Plugin:
     problems: tuple[PluginProblem, ...] = ()
     #: The directories the plugin's tools may write (hermes_write_roots), real paths.
     write_roots: tuple[str, ...] = ()
+    #: The setting that named each of them, where one did (a refusal of the root is the setting's to change).
+    root_settings: Mapping[str, SettingRead] = field(default_factory=lambda: MappingProxyType({}))
     disabled: bool = False
     #: What its tools hold across calls (hermes_resources), opened and closed with a runtime.
     resources: tuple[Resource, ...] = ()
@@ -232,10 +237,14 @@ class PluginSet:
         )
 
 
-def remedy(*distributions: str, environ: Mapping[str, str] | None = None) -> str:
-    """How an operator starts without the broken *distributions*, and where to read about them.
+def remedy(*distributions: str, settings: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> str:
+    """What an operator does about the refused *distributions*, and where to read about them.
 
-    The variable's value keeps the names it already holds, so the line can be
+    Without *settings*, they are broken: start without them. With them, the
+    distributions were refused for what those settings are set to (see
+    :func:`refused_setting`): the fix is to change the settings, and starting
+    without the distributions that read them is the second choice. The
+    variable's value keeps the names it already holds, so the line can be
     pasted into a shell as it is.
     """
     import shlex  # noqa: PLC0415 - a broken plugin only: start-up (docs/performance.md)
@@ -244,10 +253,61 @@ def remedy(*distributions: str, environ: Mapping[str, str] | None = None) -> str
     flags = " ".join(f"--disable {shlex.quote(name)}" for name in distributions)
     held = [part.strip() for part in setting(DISABLE_ENV, default="", environ=environ).split(",")]
     value = ",".join(dict.fromkeys(name for name in (*held, *distributions) if name))
-    return (
-        f"To start without {them}, disable {them}: {flags} or {DISABLE_ENV}={shlex.quote(value)}; "
-        "'hermesos check' lists every problem of every plugin."
-    )
+    disable = f"{flags} or {DISABLE_ENV}={shlex.quote(value)}; 'hermesos check' lists every problem of every plugin."
+    named = list(dict.fromkeys(settings))
+    if not named:
+        return f"To start without {them}, disable {them}: {disable}"
+    if len(named) == 1:
+        which, it = f"the setting {named[0]}", "it"
+    else:
+        which, it = f"the settings {', '.join(named[:-1])} and {named[-1]}", "them"
+    readers = "the plugin that reads" if len(distributions) == 1 else "the plugins that read"
+    return f"Change {which} as said above, and run the command again; or start without {readers} {it}: {disable}"
+
+
+def refused_setting(error: BaseException) -> tuple[str, BaseException] | None:
+    """The setting a plugin was refused for, and the refusal saying so; None for a plugin at fault.
+
+    A refusal says it is a setting's when it is declared so (``setting
+    HERMESOS_FS_ROOT``, by :func:`~hermes_core.setting`, by a plugin refusing
+    what a setting names, or by the loader refusing a write root a setting
+    named), or when it was raised from one that is (a plugin not loaded
+    because another plugin's root, a setting's value, meets what it guards).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, InvalidDefinitionError):
+            variable = setting_declared(current.declaration)
+            if variable is not None:
+                return variable, current
+        current = current.__cause__
+    return None
+
+
+def remedies(problems: Iterable[PluginProblem], environ: Mapping[str, str] | None = None) -> list[str]:
+    """What an operator does about the plugins refused for *problems* (fatal ones), a line each way (:func:`remedy`).
+
+    First the settings some were refused for, to change, or else the plugins
+    reading them to start without (for a plugin refused for another's
+    setting, that other plugin); then the broken plugins, to start without.
+    """
+    problems = list(problems)
+    refusers = {id(problem.error): problem.origin.distribution for problem in problems}
+    settings: dict[str, None] = {}
+    readers: dict[str, None] = {}
+    broken: dict[str, None] = {}
+    for problem in problems:
+        found = refused_setting(problem.error)
+        if found is None:
+            broken[problem.origin.distribution] = None
+            continue
+        variable, refusal = found
+        settings[variable] = None
+        readers[refusers.get(id(refusal), problem.origin.distribution)] = None
+    lines = [remedy(*readers, settings=settings, environ=environ)] if settings else []
+    return lines + ([remedy(*broken, environ=environ)] if broken else [])
 
 
 def failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadError, *, strict: bool) -> Plugin:
@@ -255,12 +315,12 @@ def failed(origin: PluginOrigin, error: InvalidDefinitionError | PluginLoadError
     if not strict:
         return Plugin(origin, problems=(PluginProblem(origin, error),))
     if isinstance(error, InvalidDefinitionError):
-        detail = _with_remedy(error.detail, origin)
+        detail = _with_remedy(error.detail, origin, error)
         raise InvalidDefinitionError(error.declaration, error.field, detail) from error.__cause__
     text = str(error).removeprefix(f"{origin}: ")
-    raise PluginLoadError(origin, _with_remedy(text, origin)) from error.__cause__
+    raise PluginLoadError(origin, _with_remedy(text, origin, error)) from error.__cause__
 
 
-def _with_remedy(text: str, origin: PluginOrigin) -> str:
+def _with_remedy(text: str, origin: PluginOrigin, error: Exception) -> str:
     """*text* as a sentence, then the remedy on a line of its own."""
-    return f"{sentence(text)}\n{remedy(origin.distribution)}"
+    return f"{sentence(text)}\n{remedies([PluginProblem(origin, error)])[0]}"

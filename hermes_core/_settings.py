@@ -25,12 +25,14 @@ larger than its limit, before a byte of it is read.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn
 
@@ -40,15 +42,66 @@ from hermes_core._issues import Issue, shorten
 
 __all__ = [
     "MAX_SETTING_INTEGER",
+    "SettingRead",
     "read_config_file",
     "read_token_file",
     "setting",
+    "setting_declared",
+    "settings_read",
     "user_config_dir",
     "user_config_file",
 ]
 
 # What a setting's variable name looks like: ``HERMESOS_<PLUGIN>_<NAME>``, in upper case.
 _VARIABLE: Final = re.compile(r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
+# What a refusal of a setting's value is declared as: ``setting HERMESOS_FS_ROOT``, after the plugin a loader
+# puts first (``plugin hermesos-fs 0.2.0 (entry point "fs" = hermes_fs): setting HERMESOS_FS_ROOT``).
+_DECLARED: Final = re.compile(r"(?:\A|: )setting (HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\Z")
+
+
+def setting_declared(declaration: str) -> str | None:
+    """The variable a refusal's *declaration* names as what it refused: ``setting HERMESOS_FS_ROOT``; else None.
+
+    A refusal of a setting's value is declared so by :func:`setting`, and by a
+    plugin refusing what a setting names (a root that is not a directory);
+    the loader's prefix naming the plugin may come first. What an operator
+    does about it is change the setting, not the plugin.
+
+    Examples:
+        >>> setting_declared("setting HERMESOS_FS_ROOT")
+        'HERMESOS_FS_ROOT'
+        >>> setting_declared('plugin hermesos-fs 0.2.0 (entry point "fs" = hermes_fs): hook hermes_tools') is None
+        True
+
+    """
+    found = _DECLARED.search(declaration)
+    return None if found is None else found.group(1)
+
+
+class SettingRead(NamedTuple):
+    """One setting :func:`setting` read while :func:`settings_read` recorded: its variable, text and description."""
+
+    variable: str
+    text: str  # as set, without the white space around it; never in a message (it may be a secret)
+    description: str | None  # the schema's: what to set it to
+
+
+_reads: ContextVar[list[SettingRead] | None] = ContextVar("hermes_core_settings_read", default=None)
+
+
+@contextlib.contextmanager
+def settings_read() -> Iterator[list[SettingRead]]:
+    """Record the settings that are set and read with :func:`setting` while the block runs, in the order read.
+
+    The loader records a hook's reads to say which setting a value it
+    returned came from: a write root refused is the setting's to change.
+    """
+    reads: list[SettingRead] = []
+    token = _reads.set(reads)
+    try:
+        yield reads
+    finally:
+        _reads.reset(token)
 
 
 class _NoDefault:
@@ -123,6 +176,9 @@ def setting(
         if isinstance(default, _NoDefault):
             raise InvalidDefinitionError(f"setting {variable}", None, f"is not set; set it to {_wanted(schema)}")
         return default() if callable(default) else default
+    reads = _reads.get()
+    if reads is not None:
+        reads.append(SettingRead(variable, text, schema.description))
     value = _parse(variable, schema, text)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SETTING_INTEGER:
         raise InvalidDefinitionError(

@@ -66,9 +66,11 @@ def refusal(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def broken_fs_line(done: subprocess.CompletedProcess[str]) -> str:
-    """The one line refusing hermesos-fs at load."""
+    """The one line refusing hermesos-fs at load: for its root, a setting, so not "broken" but "not loaded"."""
     assert done.returncode == 1, done.stderr
-    [line] = [line for line in done.stderr.splitlines() if line.startswith("error: broken plugin hermesos-fs ")]
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("error: plugin hermesos-fs ")]
+    assert ") not loaded: setting HERMESOS_" in line
+    assert "To start without" not in done.stderr  # the setting is the fix; disabling comes second
     return line
 
 
@@ -90,9 +92,14 @@ def test_a_root_holding_the_virtualenv_running_hermesos_stops_the_load(box: Path
     done = hermesos(box, "tools", "list", HERMESOS_FS_ROOT=str(project))
     line = broken_fs_line(done)
     assert (
-        f'hermes_write_roots names "{os.path.realpath(project)}" as a directory its tools may write, but it contains '
-        f'"{sys.prefix}", the Python environment running hermesos (sys.prefix), so a tool could change what runs'
+        f'setting HERMESOS_FS_ROOT names "{os.path.realpath(project)}" as a directory its tools may write, but it '
+        f'contains "{sys.prefix}", the Python environment running hermesos (sys.prefix), so a tool could change what '
+        "runs"
     ) in line
+    assert line.endswith(
+        "set HERMESOS_FS_ROOT to a folder of its own that holds none of these (the workspace root: an existing "
+        "directory of its own, such as ~/hermesos-workspace)."
+    )
     assert "fs.write" not in done.stdout
 
 
@@ -403,9 +410,11 @@ def test_the_core_refuses_a_root_inside_any_python_environment_whatever_the_plug
     done = call(box, "fs.write", {"path": "evil.py", "content": ""}, HERMESOS_FS_ROOT=str(root), **lifted)
     line = broken_fs_line(done)
     assert (
-        f'hermes_write_roots names "{root}" as a directory its tools may write, but it lies inside "{home / "other"}", '
-        "a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the next Python start"
+        f'setting HERMESOS_FS_ROOT names "{root}" as a directory its tools may write, but it lies inside '
+        f'"{home / "other"}", a virtual environment (it holds pyvenv.cfg), whose .pth files and modules run at the '
+        "next Python start"
     ) in line
+    assert "set HERMESOS_FS_ROOT to a folder of its own outside every Python environment and installation" in line
     assert not (root / "evil.py").exists()
     # The control: lifted, a project's own environment inside a root of its own is written (the operator's choice).
     make_environment(box / "env", "pyvenv.cfg")

@@ -86,15 +86,22 @@ def test_a_policy_under_the_file_tools_root_stops_the_command_naming_both_paths(
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     # The file tools' plugin, for a root holding a guarded path...
-    fs_line = next(line for line in lines if line.startswith("error: broken plugin hermesos-fs "))
-    assert f'hermes_write_roots names "{workspace}" as a directory its tools may write, but it contains ' in fs_line
+    fs_line = next(line for line in lines if line.startswith("error: plugin hermesos-fs "))
+    assert ") not loaded: " in fs_line  # the root is a setting's value: the plugin is not broken
+    assert (
+        f'setting HERMESOS_FS_ROOT names "{workspace}" as a directory its tools may write, but it contains '
+    ) in fs_line
     guarded = policy if where == "named" else policy.parent
     assert f'contains "{guarded}", ' in fs_line
     # ...and the policy's, which is not loaded: the policy it would decide from may have been changed already.
-    policy_line = next(line for line in lines if line.startswith("error: broken plugin hermesos-policy "))
+    policy_line = next(line for line in lines if line.startswith("error: plugin hermesos-policy "))
     assert f'hermes_guarded_paths names "{policy}", which "{workspace}" meets, a directory the tools of ' in policy_line
     assert "plugin hermesos-fs " in policy_line
-    assert "To start without them" in done.stderr
+    assert "(its setting HERMESOS_FS_ROOT names it)" in policy_line
+    # What to do is the root's setting, else to start without the file tools: never without the policy.
+    assert lines[-1].startswith("Change the setting HERMESOS_FS_ROOT as said above, and run the command again; ")
+    assert "--disable hermesos-fs or HERMESOS_DISABLE_PLUGINS=hermesos-fs;" in lines[-1]
+    assert "hermesos-policy" not in lines[-1]
 
 
 def test_a_policy_outside_the_root_governs_and_a_link_to_it_under_the_root_is_refused(workspace: Path) -> None:

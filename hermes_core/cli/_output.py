@@ -309,9 +309,15 @@ def with_names(variable: str, names: Iterable[str]) -> str:
     return f"{variable}={shlex.quote(','.join(dict.fromkeys([*held, *names])))}"
 
 
-def broken_line(origin: PluginOrigin, message: str) -> str:
-    """One line naming a broken plugin (distribution, version, entry point) and what is wrong with it."""
-    return f"{Style(sys.stderr).red('error')}: broken {origin}: {printable(cause(origin, message), lines=True)}"
+def broken_line(origin: PluginOrigin, message: str, *, by_setting: bool = False) -> str:
+    """One line naming a plugin that was not loaded (distribution, version, entry point) and why.
+
+    A plugin at fault is broken; one refused for what a setting is set to
+    (*by_setting*) is not: the line says it was not loaded, and its message
+    names the setting.
+    """
+    said = f"{origin} not loaded" if by_setting else f"broken {origin}"
+    return f"{Style(sys.stderr).red('error')}: {said}: {printable(cause(origin, message), lines=True)}"
 
 
 def skip_hint(names: Sequence[str]) -> str:
@@ -322,13 +328,20 @@ def skip_hint(names: Sequence[str]) -> str:
 
 
 def report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -> None:
-    """On stderr: one line for each problem, its traceback with --debug, then how to skip the plugins."""
+    """On stderr: one line for each problem, its traceback with --debug, then what to do about them.
+
+    What to do is the loader's own remedy: change the settings some plugins
+    were refused for, and start without the broken ones.
+    """
+    from hermes_core._pluginset import refused_setting, remedies  # noqa: PLC0415 - only a broken plugin needs it
+
     for problem in problems:
-        print(broken_line(problem.origin, problem.message), file=sys.stderr)
+        by_setting = refused_setting(problem.error) is not None
+        print(broken_line(problem.origin, problem.message, by_setting=by_setting), file=sys.stderr)
         if args.debug:
             print_traceback(problem.error.__cause__ or problem.error)
-    names = list(dict.fromkeys(problem.origin.distribution for problem in problems))
-    print(skip_hint(names), file=sys.stderr)
+    for line in remedies(problems):
+        print(line, file=sys.stderr)
 
 
 def warning_line(problem: PluginProblem) -> str:

@@ -336,7 +336,7 @@ def test_a_workspace_holding_what_a_server_runs_is_refused_and_the_model_cannot_
         check=False,
     )
     assert write.returncode == 1, write.stderr
-    assert "error: broken plugin hermesos-fs" in write.stderr
+    assert '(entry point "fs" = hermes_fs) not loaded: setting HERMESOS_FS_ROOT names' in write.stderr
     assert f'names "{workspace}" as a directory its tools may write, but it ' in write.stderr
     assert "which plugin hermesos-mcp guards (hermes_guarded_paths)" in write.stderr
     assert server.read_text() == MATH_SERVER.read_text()
@@ -507,15 +507,17 @@ def test_one_fs_write_no_longer_runs_code_in_a_mounted_server(tmp_path: Path, me
     # The attack: the root holds what decides the server's code, where it would be created; refused, naming it.
     refused = _hermesos(tmp_path, attack.root, "call", "fs.write", hostile, "--grant", "fs:write")
     assert refused.returncode == 1, refused.stderr
-    assert "error: broken plugin hermesos-fs" in refused.stderr
-    assert f'hermes_write_roots names "{attack.root}" as a directory its tools may write, but it ' in refused.stderr
+    assert '(entry point "fs" = hermes_fs) not loaded: setting HERMESOS_FS_ROOT names' in refused.stderr
+    assert (
+        f'setting HERMESOS_FS_ROOT names "{attack.root}" as a directory its tools may write, but it '
+    ) in refused.stderr
     assert attack.said in refused.stderr
     assert not written.exists()
     # The next loads start nothing that could run it: the server is not started while the root meets it.
     for argv in (("tools", "list"), ("call", tool, arguments, "--grant", permission)):
         again = _hermesos(tmp_path, attack.root, *argv)
         assert again.returncode == 1, again.stderr
-        assert "error: broken plugin hermesos-mcp" in again.stderr
+        assert '(entry point "mcp" = hermes_mcp) not loaded: hermes_guarded_paths names' in again.stderr
         assert f'which "{attack.root}" meets, a directory the tools of plugin hermesos-fs' in again.stderr
     assert not (tmp_path / "marker").exists()
 

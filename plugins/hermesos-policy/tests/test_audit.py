@@ -219,12 +219,15 @@ def test_an_audit_file_a_file_tool_could_write_stops_the_command_naming_both(wor
     assert done.returncode == 1
     assert done.stdout == ""
     [line, policy] = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-    assert line.startswith("error: broken plugin hermesos-fs ")
+    assert line.startswith("error: plugin hermesos-fs ")
+    assert ") not loaded: " in line  # refused for its root, a setting's value: not broken
     shown = f'"{given}"' if given == audit else f'"{given}" (that is, "{audit}")'
-    assert f'hermes_write_roots names "{root}" as a directory its tools may write, but it contains {shown}, ' in line
+    assert (
+        f'setting HERMESOS_FS_ROOT names "{root}" as a directory its tools may write, but it contains {shown}, '
+    ) in line
     assert "plugin hermesos-policy" in line
     # The policy plugin is not loaded either: the record it keeps may have been changed already.
-    assert policy.startswith("error: broken plugin hermesos-policy ")
+    assert policy.startswith("error: plugin hermesos-policy ")
     assert f'hermes_guarded_paths names "{given}", which "{root}" meets, a directory the tools of plugin ' in policy
 
 
