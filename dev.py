@@ -9,11 +9,17 @@
     python3 dev.py fuzz [N]  # the fuzz targets with N inputs each (default 5,000), random, with statistics
     python3 dev.py lint    # ruff, ruff format --check and mypy only; a line per stage at the end
     python3 dev.py docs    # build the documentation site (mkdocs --strict) into site/
+    python3 dev.py cluster [N]  # nginx in front of N hermesos serve replicas (default 2), until Ctrl-C (deploy/)
+    python3 dev.py loadtest     # serve behind nginx at load, 1, 2 and 4 replicas: calls/s and p50/p99, a table
 
 The first run creates ``.venv`` and installs the project into it (editable,
 with the extras the job needs); later runs reinstall only when a
 ``pyproject.toml`` changed. The test and suite jobs also fetch the official
 JSON-Schema-Test-Suite, once, into ``.cache/`` (from PyPI: it ships in jsonschema's sdist).
+The test, cluster and loadtest jobs need nginx (the tests of replicas behind
+it): where it is missing, they install it with ``apt-get install -y nginx``
+when run as root on a system that has apt-get, and say so in one line;
+elsewhere the tests that need it are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -40,6 +47,8 @@ EXTRAS = {
     "lint": "lint",
     "docs": "docs",
     "bench": "bench",
+    "cluster": "mcp",
+    "loadtest": "mcp",
     "fuzz": "test",
     "suite": "test",
 }
@@ -115,6 +124,52 @@ def _step(line: str) -> str | None:
                 text = "hermesos-core" if folder == ROOT else folder.name
             return shown + (text if len(text) <= 100 else text[:97] + "...")
     return None
+
+
+# -- nginx, for the tests of replicas behind it (deploy/) -------------------------------------------
+
+# Where Debian puts nginx, off a normal user's PATH.
+_SBIN = os.pathsep.join(["/usr/sbin", "/usr/local/sbin"])
+
+
+def nginx_plan(*, search: str | None = None, euid: int | None = None) -> str:
+    """What to do about nginx: ``"found"``, ``"install"`` (with apt-get), or why it cannot be installed here.
+
+    *search* is the ``PATH`` to look in (this process's and the sbin folders
+    by default), *euid* the user it runs as (this process's by default).
+    """
+    if search is None:
+        search = os.pathsep.join(filter(None, [os.environ.get("PATH"), _SBIN]))
+    if shutil.which("nginx", path=search):
+        return "found"
+    if not hasattr(os, "geteuid") or not shutil.which("apt-get", path=search):
+        return "this system has no apt-get to install it with; install nginx as the system does"
+    if (os.geteuid() if euid is None else euid) != 0:
+        return "installing it needs root: sudo apt-get install nginx"
+    return "install"
+
+
+def _nginx() -> None:
+    """Install nginx with apt-get where it is missing and can be (see :func:`nginx_plan`), saying so in one line."""
+    plan = nginx_plan()
+    if plan == "found":
+        return
+    if plan != "install":
+        print(f"nginx is not installed, and {plan}; the tests of replicas behind nginx will be skipped", flush=True)
+        return
+    print("installing nginx (apt-get install -y nginx), for the tests of replicas behind it ...", flush=True)
+    apt = shutil.which("apt-get", path=os.pathsep.join(filter(None, [os.environ.get("PATH"), _SBIN]))) or "apt-get"
+    # RUNLEVEL=1: the package does not start a system nginx on port 80 (invoke-rc.d); the tests run their own.
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", "RUNLEVEL": "1"}
+    install = [apt, "install", "-y", "-q", "--no-install-recommends", "nginx"]
+    done = subprocess.run(install, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:  # a fresh machine's package lists may be empty or stale
+        subprocess.run([apt, "update", "-q"], capture_output=True, text=True, env=env, check=False)
+        done = subprocess.run(install, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        reason = said[-1] if said else f"exit status {done.returncode}"
+        print(f"nginx could not be installed ({reason}); the tests of replicas behind nginx will be skipped")
 
 
 def suite_version() -> str:
@@ -293,6 +348,12 @@ def main(argv: list[str]) -> int:
     _setup(EXTRAS[job])
     if job in ("test", "suite"):
         _fetch_suite()
+    if job in ("test", "cluster", "loadtest"):
+        _nginx()
+    if job == "cluster":
+        return _run(PYTHON, ROOT / "deploy" / "cluster.py", *rest)
+    if job == "loadtest":
+        return _run(PYTHON, ROOT / "bench" / "bench_serve_load.py", *rest)
     if job == "demo":
         return _run(PYTHON, ROOT / "examples" / "demo.py", *rest)
     if job == "bench":

@@ -41,12 +41,14 @@ from deploy import load
 from deploy.cluster import Cluster, NginxMissingError, find_nginx, load_site
 
 NAP = 0.05
-#: (driver, tool, workers, arguments): what each replica count is measured with.
+#: (route, driver, tool, workers, arguments): what each replica count is measured with. "direct": to the one
+#: replica, not through nginx, for what nginx costs (one replica only).
 ROWS = [
-    ("raw", "load_echo", 16, {}),
-    ("raw", "load_nap", 64, {"seconds": NAP}),
-    ("sdk", "load_echo", 8, {}),
-    ("sdk", "load_nap", 16, {"seconds": NAP}),
+    ("direct", "raw", "load_echo", 16, {}),
+    ("nginx", "raw", "load_echo", 16, {}),
+    ("nginx", "raw", "load_nap", 64, {"seconds": NAP}),
+    ("nginx", "sdk", "load_echo", 8, {}),
+    ("nginx", "sdk", "load_nap", 16, {"seconds": NAP}),
 ]
 
 
@@ -69,11 +71,11 @@ def _environment(folder: Path) -> dict[str, str]:
     return environment
 
 
-def _drive(cluster: Cluster, driver: str, calls: Iterator[load.Call], workers: int, seconds: float) -> Any:
+def _drive(url: str, token: str, driver: str, calls: Iterator[load.Call], *, workers: int, seconds: float) -> Any:
     until = time.monotonic() + seconds
     if driver == "raw":
-        return load.raw_calls(cluster.url, calls, concurrency=workers, token=cluster.token, until=until)
-    return load.sdk_calls(cluster.url, calls, sessions=workers, token=cluster.token, until=until)
+        return load.raw_calls(url, calls, concurrency=workers, token=token, until=until)
+    return load.sdk_calls(url, calls, sessions=workers, token=token, until=until)
 
 
 def measure(replicas: int, seconds: float, warmup: float, folder: Path) -> list[dict[str, Any]]:
@@ -81,12 +83,16 @@ def measure(replicas: int, seconds: float, warmup: float, folder: Path) -> list[
     environment = _environment(folder)
     found: list[dict[str, Any]] = []
     with Cluster(replicas, folder / "run", environ=environment) as cluster:
-        for number, (driver, tool, workers, arguments) in enumerate(ROWS):
+        for number, (route, driver, tool, workers, arguments) in enumerate(ROWS):
+            if route == "direct" and replicas != 1:
+                continue
+            url = cluster.url if route == "nginx" else cluster.replicas[0].url
             prefix = f"r{replicas}-{number}"
             warm = load.tags(f"{prefix}-warm", tool, **arguments)
-            asyncio.run(_drive(cluster, driver, warm, workers, warmup))
+            asyncio.run(_drive(url, cluster.token, driver, warm, workers=workers, seconds=warmup))
             started = time.monotonic()
-            outcomes = asyncio.run(_drive(cluster, driver, load.tags(prefix, tool, **arguments), workers, seconds))
+            calls = load.tags(prefix, tool, **arguments)
+            outcomes = asyncio.run(_drive(url, cluster.token, driver, calls, workers=workers, seconds=seconds))
             took = time.monotonic() - started
             summary = load.summarize(outcomes, took)
             problems = load.lost_or_doubled(outcomes, load.ran(folder / "records"))
@@ -95,6 +101,7 @@ def measure(replicas: int, seconds: float, warmup: float, folder: Path) -> list[
                 {
                     "replicas": replicas,
                     "cores": _cores(),
+                    "route": route,
                     "driver": driver,
                     "tool": tool,
                     "workers": workers,
@@ -108,7 +115,7 @@ def measure(replicas: int, seconds: float, warmup: float, folder: Path) -> list[
                 }
             )
             print(
-                f"  {replicas} replica(s), {driver} {tool}: {summary.per_second:,.0f} calls/s, "
+                f"  {replicas} replica(s), {route}, {driver} {tool}: {summary.per_second:,.0f} calls/s, "
                 f"p99 {summary.p99_ms:,.1f} ms, {summary.errors} errors, {len(problems)} lost or doubled",
                 flush=True,
             )
@@ -131,7 +138,7 @@ def report(rows: list[dict[str, Any]], seconds: float) -> int:
         "workers = connections (raw) or SDK sessions (sdk)"
     )
     print()
-    header = f"{'replicas':>8} {'cores':>5}  {'driver':<6} {'tool':<9} {'workers':>7} {'calls':>7} "
+    header = f"{'replicas':>8} {'cores':>5}  {'route':<6} {'driver':<6} {'tool':<9} {'workers':>7} {'calls':>7} "
     header += f"{'calls/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}  ran once"
     print(header)
     bad = 0
@@ -139,23 +146,40 @@ def report(rows: list[dict[str, Any]], seconds: float) -> int:
         once = "yes" if not row["lost_or_doubled"] else "NO"
         bad += bool(row["errors"] or row["lost_or_doubled"])
         print(
-            f"{row['replicas']:>8} {row['cores']:>5}  {row['driver']:<6} {row['tool']:<9} {row['workers']:>7} "
+            f"{row['replicas']:>8} {row['cores']:>5}  {row['route']:<6} {row['driver']:<6} {row['tool']:<9} "
+            f"{row['workers']:>7} "
             f"{row['calls']:>7,} {row['per_second']:>8,.0f} {row['p50_ms']:>7,.1f} {row['p99_ms']:>7,.1f} "
             f"{row['errors']:>6}  {once}"
         )
         for kind in row["error_kinds"] + row["lost_or_doubled"]:
             print(f"{'':>10}{kind[:150]}")
-    cores = rows[0]["cores"] if rows else _cores()
-    most = max((row["replicas"] for row in rows), default=1)
-    print()
-    if most > cores:
-        print(
-            f"This machine has {cores} core(s), shared by nginx, every replica and the drivers: past {cores} "
-            f"replica(s) the figures cannot rise, and the rows for more say what the extra processes cost here, "
-            "not what they would give on a machine with a core for each."
-        )
+    _scaling(rows)
     print(f"{bad} row(s) with errors or calls lost or doubled")
     return bad
+
+
+def _scaling(rows: list[dict[str, Any]]) -> None:
+    """Say how each kind of row went with more replicas, and what the machine's cores allow."""
+    cores = rows[0]["cores"] if rows else _cores()
+    through = [row for row in rows if row["route"] == "nginx"]
+    counts = sorted({row["replicas"] for row in through})
+    print()
+    if len(counts) > 1:
+        print("calls/s against the fewest replicas measured:")
+        for driver, tool in dict.fromkeys((row["driver"], row["tool"]) for row in through):
+            kind = {
+                row["replicas"]: row["per_second"] for row in through if (row["driver"], row["tool"]) == (driver, tool)
+            }
+            base = kind[counts[0]] or float("nan")
+            steps = ", ".join(f"{count}: {kind[count] / base:.2f}x" for count in counts if count in kind)
+            print(f"  {driver} {tool}: {steps}")
+    if counts and counts[-1] > cores:
+        print(
+            f"This machine has {cores} core(s), shared by nginx, every replica and the drivers: replicas past "
+            f"{cores} add no processor. Where their rows still rise, it is waiting that is spread (each replica has "
+            "its own event loop and its own 32 worker threads for plain handlers), not work; on a machine with a core "
+            "a replica, work would spread too."
+        )
 
 
 def main(argv: list[str]) -> int:

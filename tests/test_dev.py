@@ -116,3 +116,24 @@ def test_bytecode_is_kept_in_the_cache_folder_when_none_may_be_written_beside_th
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")  # the positive control: where Python writes it, nothing changes
     assert dev.run_stages("test", [("tests", python(show))]) == 0
     assert "False None\n" in capfd.readouterr().out
+
+
+# -- nginx, for the tests of replicas behind it -------------------------------------------------------
+
+
+def _program(folder: Path, name: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text("#!/bin/sh\nexit 0\n")
+    (folder / name).chmod(0o755)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="apt-get and root are POSIX")
+def test_nginx_is_installed_with_apt_get_only_where_it_is_missing_and_can_be(dev: ModuleType, tmp_path: Path) -> None:
+    tools, bare = tmp_path / "tools", tmp_path / "bare"
+    _program(tools, "apt-get")
+    bare.mkdir()
+    assert dev.nginx_plan(search=str(tools), euid=0) == "install"
+    assert dev.nginx_plan(search=str(tools), euid=1000) == "installing it needs root: sudo apt-get install nginx"
+    assert dev.nginx_plan(search=str(bare), euid=0).startswith("this system has no apt-get")
+    _program(tools, "nginx")
+    assert dev.nginx_plan(search=str(tools), euid=1000) == "found"  # there: nothing to do, root or not
