@@ -106,13 +106,13 @@ def wait_until(condition: Any, what: str, seconds: float = FAR) -> None:
         time.sleep(0.05)
 
 
-def evictions(cluster: Cluster) -> list[str]:
-    """The lines of the replicas' logs saying a connection was closed for holding more than it may."""
+def evictions(cluster: Cluster, *settings: str) -> list[str]:
+    """The lines of the replicas' logs saying a connection was closed for holding more than *settings* allow."""
     return [
         line
         for replica in cluster.replicas
         for line in replica.log.read_text(errors="replace").splitlines()
-        if "closed the connection" in line or "connections closed so far" in line
+        if "closed the connection" in line and any(setting in line for setting in settings)
     ]
 
 
@@ -558,11 +558,17 @@ def _answered(cluster: Cluster, tag: str) -> None:
 def test_clients_sending_slowly_are_nginxs_to_hold_and_are_closed_at_the_replicas_bounds(
     served: tuple[Deployment, Cluster],
 ) -> None:
-    """Half a head, half a body, 300 connections saying nothing: nginx closes them; the replicas never see them."""
+    """Half a head, half a body, 300 connections saying nothing: nginx closes them; the replicas never see them.
+
+    The control: the same half head sent to a replica directly is closed by the replica, which logs it.
+    """
     deployment, cluster = served
+    held = ("HERMESOS_SERVE_HEADER_TIMEOUT", "HERMESOS_SERVE_BODY_TIMEOUT", "HERMESOS_SERVE_MAX_CONNECTIONS")
+    before = evictions(cluster, *held)
     address = ("127.0.0.1", cluster.port)
+    half_head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # and no more
     head = socket.create_connection(address)
-    head.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and no more
+    head.sendall(half_head)
     body = socket.create_connection(address)
     body.sendall(
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {cluster.token}\r\n"
@@ -571,7 +577,8 @@ def test_clients_sending_slowly_are_nginxs_to_hold_and_are_closed_at_the_replica
         '{"tag": "slow-body"'.encode()
     )
     idle = [socket.create_connection(address) for _ in range(300)]  # more than 2 replicas x 8 connections
-    before = evictions(cluster)
+    direct = socket.create_connection(("127.0.0.1", cluster.replicas[0].port))
+    direct.sendall(half_head)
     try:
         _answered(cluster, "meanwhile")  # the positive control: a call is answered while they wait
         assert _timed_out(_closed(head))  # at the header timeout
@@ -579,11 +586,17 @@ def test_clients_sending_slowly_are_nginxs_to_hold_and_are_closed_at_the_replica
         for sock in idle:
             assert _timed_out(_closed(sock))
         _answered(cluster, "after")
+        _closed(direct)
+        named = f"127.0.0.1:{direct.getsockname()[1]}"
+        wait_until(lambda: len(evictions(cluster, *held)) > len(before), "the replica's line for the direct one")
     finally:
-        for sock in (head, body, *idle):
+        for sock in (head, body, *idle, direct):
             sock.close()
     assert "slow-body" not in load.ran(deployment.records)
-    assert evictions(cluster) == before  # no replica had to close a connection: none of these reached one
+    # One line more, for the connection made to the replica itself: none for those nginx held.
+    (line,) = evictions(cluster, *held)[len(before) :]
+    assert f"closed the connection of {named}" in line
+    assert "HERMESOS_SERVE_HEADER_TIMEOUT" in line
 
 
 @needs_nginx
@@ -623,7 +636,7 @@ def test_more_calls_at_once_than_the_replicas_serve_are_answered_or_refused_unru
 ) -> None:
     """40 naps at once on 2 replicas serving 8 connections each: nginx never opens more, and says what did not run."""
     deployment, cluster = served
-    before = evictions(cluster)
+    before = evictions(cluster, "HERMESOS_SERVE_MAX_CONNECTIONS")
     outcomes = asyncio.run(
         load.raw_calls(
             cluster.url,
@@ -640,4 +653,4 @@ def test_more_calls_at_once_than_the_replicas_serve_are_answered_or_refused_unru
     counts = load.ran(deployment.records)
     assert load.lost_or_doubled(outcomes, counts) == []
     assert all(counts[outcome.tag] == 0 for outcome in refused)  # "did not run" is true
-    assert evictions(cluster) == before  # no replica had more connections than it serves
+    assert evictions(cluster, "HERMESOS_SERVE_MAX_CONNECTIONS") == before  # none had more than it serves
