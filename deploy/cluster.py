@@ -539,7 +539,8 @@ def _watch(cluster: Cluster) -> int:
                 try:
                     replica.wait()
                 except RuntimeError as error:
-                    print(f"cluster: {error}", file=sys.stderr, flush=True)
+                    print(f"cluster: {error}; trying again in 5 s", file=sys.stderr, flush=True)
+                    time.sleep(5)
         time.sleep(0.5)
     print("cluster: nginx ended; stopping the replicas", file=sys.stderr)
     return 1
