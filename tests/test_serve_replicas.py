@@ -46,6 +46,7 @@ import httpx2  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 try:
     find_nginx()
@@ -246,6 +247,21 @@ def test_a_replica_killed_mid_run_loses_and_doubles_no_call_and_is_taken_back_wh
             after = asyncio.run(load.raw_calls(cluster.url, itertools.islice(more, 20), concurrency=4,
                                                token=cluster.token))  # fmt: skip
             assert all(outcome.answered for outcome in after), [outcome.error for outcome in after]
+
+        # Every replica gone: the SDK's client raises MCPError, code -32000, saying the call did not run.
+        async def none_left() -> None:
+            async with client(cluster.url, cluster.token) as session:
+                assert text(await session.call_tool("load_echo", {"tag": "last-answered"})) == "last-answered"
+                for replica in cluster.replicas:
+                    await asyncio.to_thread(replica.kill)
+                with pytest.raises(MCPError) as raised:
+                    await session.call_tool("load_echo", {"tag": "unanswered"})
+            assert raised.value.code == -32000
+            assert raised.value.message.startswith(NO_ANSWER + ": the replica that took the call stopped, or none")
+            assert raised.value.data == {"status": 502, "ran": "no"}
+
+        asyncio.run(none_left())
+        assert "unanswered" not in load.ran(deployment.records)
 
 
 @needs_nginx
