@@ -20,8 +20,8 @@ it is printed, with the URL, and written to ``token`` in the run folder
 (``tests/test_serve_replicas.py``): it starts, kills, stops and restarts
 single replicas, each on the port it had, as nginx knows it.
 
-nginx: the Debian package (``apt-get install nginx``) or any nginx 1.18 or
-later on ``PATH`` or in ``/usr/sbin``.
+nginx: the Debian package (``apt-get install nginx``) or any nginx 1.19.5 or
+later (for its ``-e`` option) on ``PATH`` or in ``/usr/sbin``.
 """
 
 from __future__ import annotations
