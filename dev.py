@@ -278,11 +278,11 @@ def run_stages(job: str, commands: list[tuple[str, list[str]]]) -> int:
         0 if every stage passed, else 1.
     """
     env = {**os.environ, **_QUIET_MKDOCS}
-    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
-        # Nothing written beside the sources, as asked, but the bytecode kept in .cache/: without it, each of the
-        # two test processes and the hundreds of hermesos processes the tests start compile the same modules
-        # again, and pytest rewrites every test module's assertions anew (seconds of CPU in each process).
-        env["PYTHONPYCACHEPREFIX"] = str(ROOT / ".cache" / "pycache")
+    # Bytecode is kept (in __pycache__ folders, which git ignores) even where PYTHONDONTWRITEBYTECODE is set:
+    # without it, each test process rewrites every test module's assertions anew (3.5 s of CPU each), and the
+    # processes the tests start compile the checkout's modules again. (A PYTHONPYCACHEPREFIX instead would
+    # also hide the bytecode pip wrote for every installed package: 6,000 modules compiled again.)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if sys.stdout.isatty():  # their output goes through a pipe to be read: keep the colours a terminal would get
         env.update(FORCE_COLOR="1", PY_COLORS="1", MYPY_FORCE_COLOR="1")
     results: list[tuple[str, bool, float, list[str], list[str]]] = []
