@@ -67,12 +67,11 @@ from hermes_core.schema._nodes import (
 from hermes_core.schema._shared import (
     MISSING,
     Extra,
+    canonical_json,
     copy_json,
     declared_value_problem,
     in_float_range,
     integer_size,
-    json_equal,
-    json_key,
     path_key,
     unicode_ok,
 )
@@ -405,7 +404,7 @@ def const(value: Any, *, description: str | None = None) -> ConstSchema:
     if problem is not None:
         raise InvalidDefinitionError(decl, "value", problem)
     declared = copy_json(checked)  # the caller may change the value it passed
-    return ConstSchema(declared, _check_description(decl, description), json_key(declared))
+    return ConstSchema(declared, _check_description(decl, description))
 
 
 def enum(values: Iterable[str | int | float | bool | None], *, description: str | None = None) -> EnumSchema:
@@ -425,13 +424,14 @@ def enum(values: Iterable[str | int | float | bool | None], *, description: str 
     members = builtins.tuple(values)
     if not members:
         raise InvalidDefinitionError(decl, "values", "is empty; list at least one allowed value")
+    seen: dict[str | None, int] = {}  # each value's index by its canonical text: not compared with each earlier one
     for index, member in enumerate(members):
         _check_scalar(decl, f"values[{index}]", member)
-        for earlier in members[:index]:
-            if json_equal(earlier, member):
-                raise InvalidDefinitionError(
-                    decl, f"values[{index}]", f"repeats {earlier!r}; list each allowed value once"
-                )
+        earlier = seen.setdefault(canonical_json(member), index)
+        if earlier != index:
+            raise InvalidDefinitionError(
+                decl, f"values[{index}]", f"repeats {members[earlier]!r}; list each allowed value once"
+            )
     return EnumSchema(members, _check_description(decl, description))
 
 

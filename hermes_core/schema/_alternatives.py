@@ -446,6 +446,8 @@ class ImportedSchema(Schema):
             any other key, as JSON Schema says: what a tool's input closes
             (imported again with ``closed=True``). Empty for a closed import.
         dialect: the dialect the document was read as (``"2020-12"`` or ``"draft-07"``).
+        size: how many bytes the document takes written as compact JSON (what
+            bounds what importing it may cost: see :func:`~hermes_core.schema.from_json_schema`).
     """
 
     kind = "imported"
@@ -456,6 +458,7 @@ class ImportedSchema(Schema):
     description: str | None = None
     open_by_silence: tuple[str, ...] = ()
     dialect: str = "2020-12"
+    size: int = 0
 
     _holds_schemas = ("root",)
 

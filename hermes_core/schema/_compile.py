@@ -65,8 +65,22 @@ _MAX_INLINE_DEPTH = 6
 # CPython's compile() grows faster than the length of one function: an object of 100,000 fields,
 # inlined, took 22 s to compile on its first call. An object with more fields than this is checked
 # by its walk; one function inlines objects of at most this many fields in all, then calls new ones.
-_MAX_COMPILED_FIELDS = 512
-_MAX_FUNCTION_FIELDS = 1024
+# (No object inlines past the function's budget: its own function always holds it whole.)
+_MAX_COMPILED_FIELDS = 256
+_MAX_FUNCTION_FIELDS = 512
+# compile() holds about 120 bytes for each character of the source it compiles while it works, and the code it
+# makes keeps about 4 (an imported document of nested objects of 500 fields, 0.3 MB, took 540 MB to compile as one
+# module). So each function is compiled by itself (at most _MAX_FUNCTION_FIELDS fields: some 30 MB at work), and
+# one validator compiles at most _SOURCE_MAX characters and inlines at most _MAX_INLINED_FIELDS fields in all:
+# past them, each further node is checked by its walk, which finds the same issues without code of its own. A
+# tool's schema is a few thousand characters, some tens of fields.
+_SOURCE_MAX = 512 * 1024
+_MAX_INLINED_FIELDS = 1024
+# A union of more options than this is checked by its walk: compiled, each option would be a function.
+_MAX_COMPILED_OPTIONS = 64
+# The generated functions of at most this many characters are kept, compiled, by their text (the same shape in
+# many schemas compiles once); a longer one is compiled each time, and not kept.
+_CACHED_SOURCE_MAX = 16 * 1024
 
 
 def _stop(issues: list[Issue]) -> None:
@@ -170,10 +184,13 @@ class _Codegen:
         }
         self.functions: dict[int, str] = {}
         self.constants: dict[int, str] = {}
+        self.shared: dict[Any, str] = {}  # constants equal by value (details, type issues), by a key of that value
         self.sources: list[str] = []
+        self.written = 0  # the characters of source compiled so far (see _SOURCE_MAX)
         self.keep: list[Any] = []  # keeps ids unique while they are dict keys
         self.counter = 0
         self.budget = _MAX_FUNCTION_FIELDS  # the fields the function being written may still inline
+        self.inlined = 0  # the fields inlined in all (see _MAX_INLINED_FIELDS)
         self.reaching: set[int] | None = None  # reaching_branching(root), found for the first union
 
     def name(self, prefix: str) -> str:
@@ -188,6 +205,13 @@ class _Codegen:
             self.constants[key] = self.name("_c")
             self.namespace[self.constants[key]] = value
         return self.constants[key]
+
+    def equal_const(self, key: Any, value: Any) -> str:
+        """A namespace name bound to *value*, one name for all values of the same *key* (a text, a table)."""
+        name = self.shared.get(key)
+        if name is None:
+            name = self.shared[key] = self.const(value)
+        return name
 
     def resolve(self, schema: SchemaNode) -> Node:
         node = as_node(schema)
@@ -229,18 +253,46 @@ class _Codegen:
         name = self.name("_f")
         self.functions[key] = name
         self.keep.append(node)
+        if (
+            self.written >= _SOURCE_MAX
+            or self.inlined >= _MAX_INLINED_FIELDS
+            or (node.kind == "union" and len(node.options) > _MAX_COMPILED_OPTIONS)
+        ):
+            # Checked by its walk, without code of its own (see _SOURCE_MAX); the refs it reaches are resolved
+            # now all the same, so that a missing one is a definition error here, as when compiled.
+            self.namespace[name] = self.walker(node)
+            self.resolve_refs(node)
+            return name
         body: list[str] = []
         outer_budget, self.budget = self.budget, _MAX_FUNCTION_FIELDS
         if node.kind == "union":
             self.union_body(node, body)
-        elif node.kind == "object" and len(node.field_items) > _MAX_COMPILED_FIELDS:
+        elif node.kind == "object" and not self.inlines(node, 0):  # too many fields, here or in all: walked
             body.append(f"    return {self.fallback(node, 'v', [])}")
         else:
             result = self.emit(node, "v", [], body, "    ", 0)
             body.append(f"    return {result}")
         self.budget = outer_budget
-        self.sources.append(f"def {name}(v, p, I):\n" + "\n".join(body))
+        source = f"def {name}(v, p, I):\n" + "\n".join(body)
+        self.written += len(source)
+        self.sources.append(source)
+        exec(_code(source), self.namespace)  # noqa: S102 - our own generated code, one function at a time
         return name
+
+    def walker(self, node: Node) -> Callable[[Any, Path, list[Issue]], Any]:
+        """``f(v, p, I)`` checking *node* by its walk, as the generated code's fallback does."""
+        collect, context = node._collect, self.namespace["_cx"]
+        return lambda v, p, issues: collect(v, p, issues, context(issues))
+
+    def resolve_refs(self, node: Node) -> None:
+        """Resolve each ``s.ref`` *node* holds (its walk does not compile them): a missing one raises now."""
+        pending: list[SchemaNode] = [node]
+        while pending:
+            held = as_node(pending.pop())
+            if held.kind == "ref":
+                self.function(held)
+            else:
+                pending.extend(held.children())
 
     def union_body(self, node: UnionNode, body: list[str]) -> None:
         # The first option that accepts wins; when none does, the walk explains.
@@ -293,7 +345,8 @@ class _Codegen:
         if depth >= _MAX_INLINE_DEPTH:
             return False
         if node.kind == "object":
-            return len(node.field_items) <= min(self.budget, _MAX_COMPILED_FIELDS)
+            fields = len(node.field_items)
+            return fields <= min(self.budget, _MAX_COMPILED_FIELDS) and self.inlined + fields <= _MAX_INLINED_FIELDS
         return node.kind in {"array", "record"}
 
     @staticmethod
@@ -391,8 +444,9 @@ class _Codegen:
                 out.append(f"{ind}if not ({test}): {var} = {fallback}")
                 return var
             # A value of a wrong JSON type (a string for an integer): the walk's one issue, without the walk.
+            table = self.equal_const(("misses", *misses.items()), misses)  # one table for the leaves that say the same
             out.append(f"{ind}if not ({test}):")
-            out.append(f"{ind}    if (d := {self.const(misses)}.get(type({var}))) is None: {var} = {fallback}")
+            out.append(f"{ind}    if (d := {table}.get(type({var}))) is None: {var} = {fallback}")
             out.append(f"{ind}    else: I.append(_tnew(_Issue, ({self.path(segments)}, 'type', d))); {var} = _BAD")
             return var
         if node.kind in {"enum", "const"}:
@@ -400,10 +454,9 @@ class _Codegen:
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if node.kind == "tuple":
-            # Rare in tool inputs: the node's own walk checks it, items and all. Compiling each
-            # item resolves the refs it holds now, so a missing one is a definition error here.
-            for item in node.items:
-                self.function(item)
+            # Rare in tool inputs: the node's own walk checks it, items and all. The refs it holds are
+            # resolved now, so a missing one is a definition error here.
+            self.resolve_refs(node)
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
         if node.kind in _WALKED:
@@ -501,6 +554,7 @@ class _Codegen:
         # *count* tracks how many keys are fields; any other key is an extra, and only
         # then does the walk run over the keys (a len() test, not a set test, per object).
         self.budget -= len(node.field_items)
+        self.inlined += len(node.field_items)
         count = self.name("n")
         required = sum(1 for _, sub in node.field_items if sub.kind != "optional")
         out.append(f"{ind}{count} = {required}")
@@ -522,10 +576,13 @@ class _Codegen:
                     out.append(f"{ind}    {value} = {self.const(sub.default)}")
             else:
                 # A required field is nearly always there: a subscript in a try costs nothing then.
+                # A named constant, not a literal: what a field expects may be a thousand characters, and many
+                # fields may expect the same (each a $ref to one enum).
                 detail = f"is required ({sub.expected(self.context)})"
+                said = self.equal_const(("text", detail), detail)
                 out.append(f"{ind}try: {value} = {var}[{name!r}]")
                 out.append(f"{ind}except KeyError:")
-                out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {detail!r}))")
+                out.append(f"{ind}    I.append(_Issue({self.path(where)}, 'missing', {said}))")
                 out.append(f"{ind}    {value} = _M; {count} -= 1")
             out.append(f"{ind}else:")
             if sub.kind == "optional":
@@ -601,8 +658,15 @@ def _guarded(walk: Callable[[Any, Path, list[Issue]], Any], value: Any) -> tuple
     return (None, issues) if issues else (result, issues)
 
 
-@functools.lru_cache(maxsize=1024)
 def _code(source: str) -> CodeType:
+    """Byte-compile one generated function; one of at most ``_CACHED_SOURCE_MAX`` characters once."""
+    if len(source) > _CACHED_SOURCE_MAX:
+        return compile(source, "<hermes schema>", "exec")
+    return _cached_code(source)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_code(source: str) -> CodeType:
     """Byte-compile generated source once: schemas of the same shape generate the same source."""
     return compile(source, "<hermes schema>", "exec")
 
@@ -615,9 +679,7 @@ def compile_schema(schema: SchemaNode, refs: Mapping[str, SchemaNode]) -> Valida
     """
     gen = _Codegen(schema, refs)
     entry = gen.function(schema)
-    source = "\n\n".join(gen.sources)
-    exec(_code(source), gen.namespace)  # noqa: S102 - our own generated code
-    return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source=source)
+    return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source="\n\n".join(gen.sources))
 
 
 #: The package's one cache: ``id(schema)`` to ``(schema, check, validator)`` for schemas that name

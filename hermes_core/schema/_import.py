@@ -43,7 +43,6 @@ from hermes_core.schema._containers import (
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
-    ConstSchema,
     EnumSchema,
     IntegerSchema,
     NullSchema,
@@ -55,22 +54,51 @@ from hermes_core.schema._patterns import Searcher, foreign_pattern
 from hermes_core.schema._shared import (
     BAD,
     MISSING,
+    NESTING_MAX,
     Context,
     Extra,
+    canonical_json,
     copy_json,
     in_float_range,
-    json_key,
+    json_size,
     self_ref,
     unicode_ok,
 )
 
-__all__ = ["DIALECTS", "SCHEMA_DEPTH_MAX", "from_json_schema"]
+__all__ = [
+    "DEFAULT_BYTES_MAX",
+    "DIALECTS",
+    "SCHEMA_BYTES_MAX",
+    "SCHEMA_DEPTH_MAX",
+    "WEIGHT_PER_BYTE",
+    "from_json_schema",
+]
 
 #: How deep an imported schema may nest (each subschema a level: an array's items, an object's
 #: property...). Converting, compiling and exporting a schema each recurse once a level, from however
 #: deep a caller's stack (a plugin load, a mounted MCP server's listing): a bound that no real schema
 #: comes near keeps all of them from the interpreter's recursion limit, wherever they are called from.
 SCHEMA_DEPTH_MAX = 64
+
+#: The most bytes a document may take written as JSON (see :func:`from_json_schema`'s *max_bytes*): 64 MiB,
+#: four times the largest message a mounted MCP server may send by default, and thousands of times any real schema.
+SCHEMA_BYTES_MAX = 64 * 1024 * 1024
+
+#: What importing a document may hold, per byte of its JSON: about this many bytes of memory (nodes, the JSON
+#: pointers that locate them, the text of each enum value) for each byte. A real schema takes a tenth of it; a
+#: document that would take more repeats what holds its parts in each of them (property names of thousands of
+#: characters, nested deep, in the pointer of every subschema below them) and is refused, not held.
+WEIGHT_PER_BYTE = 256
+# What one converted subschema weighs, besides its pointer: a node, its place in the nodes by pointer, the field
+# or option that holds it (about what CPython takes for those).
+_NODE_WEIGHT = 400
+# Below this weight (16 MiB) no document is refused: a small one's pointers may be long for its size and cost nothing.
+_WEIGHT_FLOOR = 16 * 1024 * 1024
+
+#: The most bytes of JSON a default array or object may take and still be applied. Each call that leaves its field
+#: out gets a copy (a handler may change what it is given), so a larger one would cost what it weighs on every
+#: such call: it is listed in ``unsupported``, not applied, and stays in the exported schema.
+DEFAULT_BYTES_MAX = 4096
 
 #: The dialects understood, and the ``$schema`` URIs that name them.
 DIALECTS = ("2020-12", "draft-07")
@@ -172,8 +200,11 @@ def _too_deep(pointer: str) -> InvalidDefinitionError:
 class _Importer:
     """One document's conversion: nodes by pointer, the links to fill in, what was not converted."""
 
-    def __init__(self, document: Any, dialect: str, strict: bool, closed: bool) -> None:
+    def __init__(self, document: Any, dialect: str, strict: bool, closed: bool, size: int) -> None:
         self.document = document
+        self.size = size
+        self.weight = 0  # what the import holds so far, in bytes, about (see WEIGHT_PER_BYTE)
+        self.allowance = max(_WEIGHT_FLOOR, WEIGHT_PER_BYTE * size)
         self.draft7 = dialect == "draft-07"
         self.strict = strict
         self.closed = closed
@@ -192,6 +223,18 @@ class _Importer:
 
     # -- problems ---------------------------------------------------------------------------
 
+    def spend(self, weight: int) -> None:
+        """Count *weight* more bytes held by the import; past its allowance, refuse the document."""
+        self.weight += weight
+        if self.weight > self.allowance:
+            raise InvalidDefinitionError(
+                "from_json_schema()",
+                "document",
+                f"would take more than {WEIGHT_PER_BYTE} bytes of memory for each of its {self.size:,} bytes once "
+                "imported (the parts of a real schema are not repeated in each part below them, as property names "
+                "of thousands of characters nested deep are in the pointer of every subschema); it is not imported",
+            )
+
     def malformed(self, pointer: str, keyword: str, detail: str) -> InvalidDefinitionError:
         return InvalidDefinitionError("from_json_schema()", _at(pointer, keyword), detail)
 
@@ -207,6 +250,7 @@ class _Importer:
     # -- the walk ----------------------------------------------------------------------------
 
     def convert(self, doc: Any, pointer: str) -> Schema:
+        self.spend(_NODE_WEIGHT + len(pointer))
         self.depth += 1
         try:
             if self.depth > SCHEMA_DEPTH_MAX:
@@ -289,6 +333,7 @@ class _Importer:
                 "reference), so anything is accepted there",
             )
             return AnySchema()
+        self.spend(_NODE_WEIGHT + len(found))
         link = LinkSchema("#" + found)
         self.links.append(link)
         return link
@@ -317,6 +362,7 @@ class _Importer:
             return
         if depth > SCHEMA_DEPTH_MAX:
             raise _too_deep(pointer)
+        self.spend(len(pointer))
         own = doc.get("$id")
         if isinstance(own, str) and not (self.draft7 and "$ref" in doc):
             base = urljoin(base, own) if not urlsplit(own).scheme else own
@@ -398,13 +444,24 @@ class _Importer:
     # -- enum and const ---------------------------------------------------------------------
 
     def enum(self, doc: Mapping[str, Any], pointer: str, typed: Schema | None) -> Schema | None:
+        """The values ``enum`` and ``const`` allow (those *typed* accepts too) as one enum node, never a node each.
+
+        Each value is known by its canonical JSON text (so ``const`` filters
+        ``enum`` in time linear in their sizes); the node holds a copy of each.
+        """
         values: list[Any] | None = None
         if "enum" in doc:
             if not isinstance(doc["enum"], list) or not doc["enum"]:
                 raise self.malformed(pointer, "enum", "must be a non-empty array")
             values = list(doc["enum"])
+        texts = [self.canonical(value, pointer, "enum") for value in values or ()]
         if "const" in doc:
-            values = [value for value in (values or [doc["const"]]) if _accepts(_const(doc["const"]), value)]
+            const = self.canonical(doc["const"], pointer, "const")
+            if values is None:
+                values, texts = [doc["const"]], [const]
+            else:
+                kept = [index for index, text in enumerate(texts) if text == const]
+                values, texts = [values[index] for index in kept], [texts[index] for index in kept]
         if values is None:
             return None
         if typed is not None:
@@ -412,6 +469,19 @@ class _Importer:
                 return AllOfSchema((typed, _choice(values)))
             values = [value for value in values if _accepts(typed, value)]
         return _choice(values)
+
+    def canonical(self, value: Any, pointer: str, keyword: str) -> str:
+        """The canonical JSON text of a value of *keyword* (``enum``, ``const``), counted in the import's weight."""
+        text = canonical_json(value)
+        if text is None:
+            raise self.malformed(
+                pointer,
+                keyword,
+                f"must hold JSON values nested at most {NESTING_MAX} levels deep, with numbers within a 64-bit "
+                "float's range",
+            )
+        self.spend(2 * len(text) + 100)  # the text, and the copy of the value the node holds
+        return text
 
     # -- the keywords of each type ----------------------------------------------------------
 
@@ -603,7 +673,19 @@ class _Importer:
     def optional(self, node: Schema, doc: Any, pointer: str) -> OptionalSchema:
         if not isinstance(doc, Mapping) or "default" not in doc:
             return OptionalSchema(node)
-        made = OptionalSchema(node, copy_json(doc["default"]))
+        default = doc["default"]
+        if isinstance(default, list | dict):
+            size = json_size(default, DEFAULT_BYTES_MAX)
+            if size > DEFAULT_BYTES_MAX:
+                self.skip(
+                    pointer,
+                    "default",
+                    f"is an {'array' if isinstance(default, list) else 'object'} of more than {DEFAULT_BYTES_MAX:,} "
+                    "bytes, so it is not applied (each call leaving the field out would get a copy of it)",
+                )
+                return OptionalSchema(node)
+            self.spend(2 * size)
+        made = OptionalSchema(node, copy_json(default))
         self.defaults.append((pointer, made))
         return made
 
@@ -615,14 +697,24 @@ class _Importer:
             link = self.links[done]
             object.__setattr__(link, "target", self.resolve(link))
             done += 1
+        # A link whose target is a link (a $ref to a $ref...) is pointed at the end of its chain, each chain
+        # followed once: checks and messages then take one step, however long the chain (a document of
+        # 50,000 $defs, each a $ref to the next, was followed from each of them: quadratic time).
+        ends: dict[int, Schema] = {}
         for link in self.links:
+            chain: list[LinkSchema] = []
             seen: set[int] = set()
             node: Schema = link
-            while isinstance(node, LinkSchema):
+            while isinstance(node, LinkSchema) and id(node) not in ends:
                 if id(node) in seen:
                     raise self_ref(link.pointer)
                 seen.add(id(node))
+                chain.append(node)
                 node = node.follow()
+            end = ends.get(id(node), node)
+            for each in chain:
+                ends[id(each)] = end
+                object.__setattr__(each, "target", end)
 
     def check_defaults(self) -> None:
         """Drop each default that does not match its own schema: in JSON Schema a default is only an annotation."""
@@ -647,17 +739,11 @@ class _Importer:
         return document
 
 
-def _const(value: Any) -> ConstSchema:
-    return ConstSchema(copy_json(value), None, json_key(value))
-
-
 def _choice(values: list[Any]) -> Schema:
+    """One node allowing *values* (JSON, of any kind), held as copies; never when there are none."""
     if not values:
         return NeverSchema()
-    if all(_scalar(value) for value in values):
-        return EnumSchema(tuple(values))
-    options = tuple(_const(value) for value in values)
-    return options[0] if len(options) == 1 else UnionSchema(options)
+    return EnumSchema(tuple(value if _scalar(value) else copy_json(value) for value in values))
 
 
 def _accepts(schema: Schema, value: Any) -> bool:
@@ -674,6 +760,7 @@ def from_json_schema(
     dialect: str | None = None,
     strict: bool = False,
     closed: bool = False,
+    max_bytes: int = SCHEMA_BYTES_MAX,
 ) -> ImportedSchema:
     """A schema that checks values as the JSON Schema *document* does, with hermes' located messages.
 
@@ -691,6 +778,16 @@ def from_json_schema(
             never dropped): :func:`define_tool` and ``@tool`` import again,
             closed, what was imported open; pass it to import closed at once.
 
+        max_bytes: the most bytes the document may take written as compact
+            JSON (at most, and by default, :data:`SCHEMA_BYTES_MAX`): a larger
+            one is refused before anything of it is read.
+
+    What importing costs is bounded by the document's size: it holds about
+    :data:`WEIGHT_PER_BYTE` bytes of memory at most for each byte of it, and a
+    document that would take more is refused (see ``docs/security.md``).
+    An ``enum`` or ``const`` of arrays and objects is one node, its values
+    looked up by their canonical JSON text, never a node per value.
+
     Its ``pattern`` and ``patternProperties`` are ECMA-262 regular expressions
     from elsewhere: they run on RE2, in time linear in the text, never on
     Python's ``re``; one RE2 cannot run (a backreference, lookaround), or any
@@ -702,8 +799,10 @@ def from_json_schema(
 
     Raises:
         InvalidDefinitionError: the document is malformed (a keyword of the
-            wrong type, a ``$ref`` to nothing...), the dialect is unknown, or,
-            with *strict*, a part cannot be checked; the message gives its JSON pointer.
+            wrong type, a ``$ref`` to nothing...), the dialect is unknown, the
+            document is larger than *max_bytes* or would weigh too much once
+            imported, or, with *strict*, a part cannot be checked; the message
+            gives its JSON pointer.
     """
     if dialect is None:
         uri = document.get("$schema") if isinstance(document, Mapping) else None
@@ -716,8 +815,18 @@ def from_json_schema(
         raise InvalidDefinitionError(
             "from_json_schema()", "document", f"must be a JSON Schema (a dict or a bool), got {type(document).__name__}"
         )
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or not 0 < max_bytes <= SCHEMA_BYTES_MAX:
+        raise InvalidDefinitionError(
+            "from_json_schema()", "max_bytes", f"must be a whole number from 1 to {SCHEMA_BYTES_MAX}, got {max_bytes!r}"
+        )
+    size = json_size(document, max_bytes)
+    if size > max_bytes:
+        most = "taken here" if max_bytes < SCHEMA_BYTES_MAX else "any document may take"
+        raise InvalidDefinitionError(
+            "from_json_schema()", "document", f"is more than {max_bytes:,} bytes of JSON, the most {most}"
+        )
     try:
-        importer = _Importer(document, dialect, strict, closed)
+        importer = _Importer(document, dialect, strict, closed, size)
         root = importer.convert(document, "")
         importer.link()
         importer.check_defaults()
@@ -727,4 +836,6 @@ def from_json_schema(
             "from_json_schema()", "document", "is nested too deeply to import; no real schema nests so deep"
         ) from None
     silent = tuple(dict.fromkeys(importer.silent))  # a typeless schema converts its object keywords more than once
-    return ImportedSchema(root, exported, tuple(importer.unsupported), open_by_silence=silent, dialect=dialect)
+    return ImportedSchema(
+        root, exported, tuple(importer.unsupported), open_by_silence=silent, dialect=dialect, size=size
+    )

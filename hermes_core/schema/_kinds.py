@@ -93,7 +93,7 @@ class NumericNode(SchemaNode, Protocol):
 
 class EnumNode(SchemaNode, Protocol):
     kind: Literal["enum"]
-    values: tuple[str | int | float | bool | None, ...]
+    values: tuple[Any, ...]
 
 
 class TupleNode(SchemaNode, Protocol):

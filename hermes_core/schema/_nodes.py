@@ -24,22 +24,21 @@ from dataclasses import field
 from typing import Any, ClassVar
 
 from hermes_core._errors import SchemaError
-from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
+from hermes_core._frozen import derive, frozen
+from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, shorten
 from hermes_core.schema._compile import CLOSED_ENTRIES, closed_validator
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,
     FORMATS,
+    MAX_LISTED,
     MISSING,
     Context,
     Path,
     as_json,
+    canonical_json,
     check_json,
     copy_json,
-    json_equal,
-    json_key,
-    listing,
     multiple_ok,
     not_finite,
     raised_issue,
@@ -449,34 +448,82 @@ def _scalar_kind(value: Any) -> str | None:
     return None
 
 
+#: How many characters of one allowed value a message shows: a value of megabytes is shown by its start.
+VALUE_SHOWN = 200
+
+
+def _shown(value: Any) -> str:
+    return shorten(as_json(value), VALUE_SHOWN)
+
+
+def _said_members(values: tuple[Any, ...]) -> str:
+    """What a value of the enum *values* is: ``"w"``, ``one of "w", "a"``, ``one of 50,000 values, such as ...``.
+
+    Only the values shown are written as JSON: the words cost what twenty values
+    weigh, however many there are.
+    """
+    if len(values) == 1:
+        return _shown(values[0])
+    if len(values) <= MAX_LISTED:
+        return "one of " + ", ".join(_shown(value) for value in values)
+    such = ", ".join(_shown(value) for value in values[:MAX_LISTED])
+    return f"one of {len(values):,} values, such as {such}, ..."
+
+
 @frozen
 class EnumSchema(Schema):
-    """One of a fixed set of JSON scalars, compared as JSON compares them. ``literal`` is an enum of one."""
+    """One of a fixed set of JSON values, compared as JSON compares them. ``literal`` is an enum of one.
+
+    ``s.enum`` and ``s.literal`` make one of scalars; an imported ``enum`` or
+    ``const`` may hold arrays and objects too. A value is looked up by its
+    canonical JSON text (:func:`~hermes_core.schema._shared.canonical_json`),
+    in time linear in the value, however many values are allowed, and the
+    node holds one text per value, never a node per value. A match parses to
+    the declared value (a copy, for an array or an object).
+    """
 
     kind = "enum"
 
-    values: tuple[str | int | float | bool | None, ...]
+    values: tuple[Any, ...]
     description: str | None = None
+    # Derived: each value by its canonical text, the longest text, the JSON kinds of the values, the words.
+    _members: Mapping[str, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
+    _longest: int = field(init=False, default=0, repr=False, compare=False)
+    _kinds: frozenset[str] = field(init=False, default=frozenset(), repr=False, compare=False)
+    _said: str = field(init=False, default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        members: dict[str, Any] = {}
+        for value in self.values:
+            text = canonical_json(value)
+            if text is not None:  # a value that is not JSON equals nothing (the combinators refuse one)
+                members.setdefault(text, value)
+        derive(
+            self,
+            _members=members,
+            _longest=max(map(len, members), default=0),
+            _kinds=frozenset(_json_kind(value) for value in self.values),
+            _said=_said_members(self.values),
+        )
 
     def _json(self) -> dict[str, Any]:
         if len(self.values) == 1:
-            return self._with_description({"const": self.values[0]})
-        return self._with_description({"enum": list(self.values)})
+            return self._with_description({"const": copy_json(self.values[0])})
+        return self._with_description({"enum": copy_json(list(self.values))})
 
     def expected(self, ctx: Context | None = None) -> str:
-        if len(self.values) == 1:
-            return as_json(self.values[0])
-        return "one of " + listing([as_json(v) for v in self.values])
+        return self._said
 
     def _admits(self, value: Any, ctx: Context) -> bool:
-        kind = _scalar_kind(value)
-        return kind is not None and any(_scalar_kind(v) == kind for v in self.values)
+        return _json_kind(value) in self._kinds
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        for allowed in self.values:
-            if json_equal(value, allowed):
-                return allowed
-        detail = f"must be {self.expected(ctx)}"
+        text = canonical_json(value, self._longest)
+        if text is not None:
+            allowed = self._members.get(text, MISSING)
+            if allowed is not MISSING:
+                return copy_json(allowed)
+        detail = f"must be {self._said}"
         if not self._admits(value, ctx):
             detail += f", got {type_name(value)}"
         issues.append(Issue(path, "enum", detail))
@@ -494,21 +541,26 @@ class ConstSchema(Schema):
 
     value: Any
     description: str | None = None
-    _key: Any = field(default=None, repr=False, compare=False)
+    # Derived: the value's canonical text (see EnumSchema), and the words.
+    _key: str | None = field(init=False, default=None, repr=False, compare=False)
+    _said: str = field(init=False, default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        derive(self, _key=canonical_json(self.value), _said=_shown(self.value))
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"const": copy_json(self.value)})
 
     def expected(self, ctx: Context | None = None) -> str:
-        return as_json(self.value)
+        return self._said
 
     def _admits(self, value: Any, ctx: Context) -> bool:
         return _json_kind(value) == _json_kind(self.value)
 
     def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
-        if json_key(value) == self._key:
+        if self._key is not None and canonical_json(value, len(self._key)) == self._key:
             return copy_json(self.value)
-        detail = f"must be {self.expected(ctx)}"
+        detail = f"must be {self._said}"
         if not self._admits(value, ctx):
             detail += f", got {type_name(value)}"
         issues.append(Issue(path, "enum", detail))

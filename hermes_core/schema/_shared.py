@@ -8,11 +8,12 @@ reads the nodes through their ``kind`` tags and attributes, importing none).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,12 +23,14 @@ from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
 __all__ = [
     "BAD",
     "FORMATS",
+    "MAX_LISTED",
     "MISSING",
     "NESTING_MAX",
     "Context",
     "Extra",
     "Path",
     "as_json",
+    "canonical_json",
     "check_json",
     "copy_json",
     "declared_value_problem",
@@ -35,6 +38,7 @@ __all__ = [
     "integer_size",
     "json_equal",
     "json_key",
+    "json_size",
     "key_issue",
     "listing",
     "multiple_ok",
@@ -52,7 +56,7 @@ Path = tuple[str | int, ...]
 Extra = Literal["forbid", "ignore", "allow"]
 
 #: How many allowed values or fields a message spells out before it says "...".
-_MAX_LISTED = 20
+MAX_LISTED = 20
 
 
 class _Bad:
@@ -261,10 +265,183 @@ def declared_value_problem(value: Any) -> str | None:
     return None
 
 
-def listing(values: list[str]) -> str:
-    """*values* joined by commas, at most twenty of them, then ``...``."""
-    shown = ", ".join(values[:_MAX_LISTED])
-    return shown + (", ..." if len(values) > _MAX_LISTED else "")
+def listing(values: Iterable[str]) -> str:
+    """*values* joined by commas, at most twenty of them, then ``...``: only twenty-one are taken from *values*."""
+    taken = list(itertools.islice(values, MAX_LISTED + 1))
+    shown = ", ".join(taken[:MAX_LISTED])
+    return shown + (", ..." if len(taken) > MAX_LISTED else "")
+
+
+def _scalar_text(value: Any) -> str | None:
+    """The canonical text of a JSON scalar (see :func:`canonical_json`); None for a container or what is not JSON."""
+    if isinstance(value, str):
+        return _quoted(str.__str__(value))
+    if isinstance(value, bool):
+        return "true" if value is True else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        number = int.__index__(value)
+    elif isinstance(value, float):
+        real = float.__float__(value)
+        if not math.isfinite(real):
+            return None
+        if not real.is_integer():
+            return float.__repr__(real)
+        number = int(real)
+    else:
+        return None
+    try:
+        return int.__repr__(number)
+    except ValueError:  # past the interpreter's int-string limit: no float is so large, so no other writing equals it
+        return f"#{number:x}"
+
+
+_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+_SMALL = 10**18  # an int this small is written as it is; a larger one by _scalar_text (past the int-string limit)
+
+
+class _NotCanonical(Exception):  # noqa: N818 - internal control flow, never raised to a caller
+    """Raised by :func:`_write` where the value is not JSON, or its text passes the limit."""
+
+
+def _write(value: Any, out: list[str], depth: int, room: list[int]) -> None:
+    """Append the canonical text of *value* to *out* (:func:`canonical_json`); *room*: what may still be written."""
+    kind = type(value)
+    if kind is str:
+        text = _quoted(value)
+    elif kind is int and -_SMALL < value < _SMALL:
+        text = int.__repr__(value)
+    elif kind is list or kind is dict or isinstance(value, list | dict):
+        if depth >= NESTING_MAX:
+            raise _NotCanonical
+        if isinstance(value, list):
+            out.append("[")
+            for index, item in enumerate(list.__iter__(value)):
+                if index:
+                    out.append(",")
+                _write(item, out, depth + 1, room)
+            out.append("]")
+        else:
+            entries = []
+            for key, item in dict.items(value):
+                if not isinstance(key, str):
+                    raise _NotCanonical
+                entries.append((str.__str__(key), item))
+            entries.sort(key=_first)
+            out.append("{")
+            for index, (key, item) in enumerate(entries):
+                if index:
+                    out.append(",")
+                out.append(_quoted(key))
+                out.append(":")
+                room[0] -= len(key)
+                _write(item, out, depth + 1, room)
+            out.append("}")
+        room[0] -= 2
+        if room[0] < 0:
+            raise _NotCanonical
+        return
+    else:
+        said = _scalar_text(value)
+        if said is None:
+            raise _NotCanonical
+        text = said
+    room[0] -= len(text) + 1
+    if room[0] < 0:
+        raise _NotCanonical
+    out.append(text)
+
+
+def canonical_json(value: Any, limit: int | None = None) -> str | None:
+    """*value* as one text, equal for JSON-equal values and only for them: how ``enum`` and ``const`` are looked up.
+
+    Compact JSON with each object's keys sorted and an integral number written
+    as an integer, so ``1`` and ``1.0`` give one text, ``true`` and ``1`` two,
+    and objects are equal whatever their key order. Subclasses of the JSON
+    types are read as their base type, so none of their own code runs.
+
+    Args:
+        value: the value.
+        limit: the longest text wanted; a longer one is not written out (a
+            value longer than every allowed one equals none of them).
+
+    Returns:
+        The text, or None when *value* is not JSON (a NaN, a set, a key that is
+        not a string, a reference cycle, nesting past :data:`NESTING_MAX`) or its
+        text would be longer than *limit* (or about: past it, a value may be
+        given up a few characters early, never one whose text is within it).
+    """
+    if type(value) is str:  # the common case: an enum of strings, a const string
+        text = _quoted(value)
+        return text if limit is None or len(text) <= limit else None
+    out: list[str] = []
+    # Counted as written, with one more for each part: given up once the text surely passes limit.
+    room = [sys.maxsize if limit is None else 2 * limit + 2]
+    try:
+        _write(value, out, 0, room)
+    except (_NotCanonical, RecursionError):
+        return None
+    text = "".join(out)
+    return text if limit is None or len(text) <= limit else None
+
+
+def _first(entry: tuple[str, Any]) -> str:
+    return entry[0]
+
+
+def json_size(value: Any, limit: int) -> int:
+    """How many bytes *value* takes written as compact JSON (UTF-8), counted up to just past *limit*.
+
+    What a document weighs, for the bounds on what importing it may cost. A
+    part that is not JSON counts as one byte. The count stops once past
+    *limit*, returning a number above it: a reference cycle is never written
+    out, and a document of shared parts may be far larger written out than it
+    is in memory. Escapes in strings are not counted.
+    """
+    size = 0
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is str:
+            size += 2 + (len(item) if item.isascii() else len(item.encode("utf-8", "surrogatepass")))
+        elif kind is dict:
+            size += 1 + max(len(item), 1)  # the braces and the commas
+            for key in item:
+                size += 3 + len(key) if type(key) is str and key.isascii() else 1 + json_size(key, limit)
+            pending.extend(item.values())
+        elif kind is list:
+            size += 1 + max(len(item), 1)  # the brackets and the commas
+            pending.extend(item)
+        elif kind is int:
+            size += len(int.__repr__(item)) if -_SMALL < item < _SMALL else (item.bit_length() * 30103) // 100000 + 2
+        else:
+            size += _other_size(item, pending)
+        if size > limit:
+            return size
+    return size
+
+
+def _other_size(item: Any, pending: list[Any]) -> int:
+    """What :func:`json_size` counts for *item*, not of an exact JSON type: a subclass read as its base, else 1."""
+    if isinstance(item, str):
+        return json_size(str.__str__(item), sys.maxsize)
+    if isinstance(item, bool) or item is None:
+        return 4 + (item is False)
+    if isinstance(item, int):
+        return json_size(int.__index__(item), sys.maxsize)
+    if isinstance(item, float):
+        return len(float.__repr__(item))
+    if isinstance(item, list):
+        pending.append(list(list.__iter__(item)))
+        return 0
+    if isinstance(item, dict):
+        pending.append(dict(dict.items(item)))
+        return 0
+    return 1
 
 
 _TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")

@@ -1,0 +1,219 @@
+"""What a schema costs imported, compiled and checked is bounded by its size in bytes, whatever its shape.
+
+The attack reproduced: an input of ``{"enum": [{"k": 0}, {"k": 1}, ...]}`` of
+50,000 members (a 0.7 MB document) took 9.3 s and 1.56 GB in
+``define_tool(input=from_json_schema(doc))``; through hermesos-mcp, one such
+tool of 300,000 members (a 4.4 MB listing) drove ``hermesos tools list`` to
+8.7 GB, then a ``MemoryError`` broke the plugin. Each shape of
+``tests/schema_weights.py`` is measured here in a fresh interpreter: its bytes
+in against the peak memory (``tracemalloc``) that importing it, defining the
+tool, exporting it and checking a wrong value took. The bound is generous (300
+bytes of memory per byte of JSON); what each takes is printed with the
+assertion and listed in docs/performance.md. No test times anything: a shape
+whose cost grew faster than its size took minutes and gigabytes here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import InvalidDefinitionError, SchemaError, define_tool
+from hermes_core import schema as s
+from hermes_core.schema._compile import _SOURCE_MAX, compile_schema
+from hermes_core.schema._import import DEFAULT_BYTES_MAX, WEIGHT_PER_BYTE
+from hermes_core.schema._nodes import VALUE_SHOWN
+
+WEIGHTS = Path(__file__).with_name("schema_weights.py")
+_spec = importlib.util.spec_from_file_location("schema_weights", WEIGHTS)
+assert _spec is not None
+assert _spec.loader is not None
+weights = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(weights)
+# Bytes of memory a byte of JSON may take, at most, imported, defined, exported and checked.
+RATIO_MAX = 300
+SIZE = 400_000
+
+
+def _measured(member: str, size: int = SIZE) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(WEIGHTS), member, str(size), "tracemalloc"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    measured: dict[str, Any] = json.loads(done.stdout)
+    return measured
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("member", sorted([*(set(weights.MEMBERS) - weights.REFUSED), "tools_many"]))
+def test_each_shape_takes_at_most_300_bytes_of_memory_for_each_of_its_bytes(member: str) -> None:
+    measured = _measured(member)
+    assert measured["refused"] is None
+    assert measured["tools"] >= 1  # imported and defined: the positive control of the bound below
+    assert measured["bytes"] > SIZE // 2
+    ratio = measured["peak"] / measured["bytes"]
+    assert ratio <= RATIO_MAX, f"{member}: {measured['bytes']:,} bytes took {measured['peak']:,} ({ratio:.0f} per byte)"
+
+
+@pytest.mark.scale
+def test_a_document_whose_pointers_repeat_long_keys_is_refused_before_it_takes_more_than_its_bound() -> None:
+    """60 levels under keys of 2,000 characters: every subschema below held all 60 keys in its pointer (5,900 B/B)."""
+    measured = _measured("nested_long_keys")
+    assert measured["refused"] is not None
+    assert measured["refused"].startswith(
+        f"from_json_schema(): document would take more than {WEIGHT_PER_BYTE} bytes of memory for each of its "
+    )
+    assert measured["peak"] / measured["bytes"] <= RATIO_MAX
+    # The same nesting under short keys is a schema like any other.
+    assert _measured("nested_deep")["refused"] is None
+
+
+# -- enum and const: one node, values looked up by their canonical JSON ------------------------------------------
+
+
+def test_an_enum_of_objects_is_one_node_comparing_as_json_does() -> None:
+    imported = s.from_json_schema({"enum": [{"k": index} for index in range(50_000)]})
+    assert [type(node).__name__ for node in imported.walk()] == ["ImportedSchema", "EnumSchema"]
+    assert imported.parse({"k": 49_999.0}) == {"k": 49_999}  # 1.0 is 1, as JSON Schema says
+    with pytest.raises(SchemaError) as caught:
+        imported.parse({"k": True})  # true is not 1
+    assert str(caught.value) == (
+        'value is invalid: value must be one of 50,000 values, such as {"k": 0}, {"k": 1}, {"k": 2}, {"k": 3}, '
+        '{"k": 4}, {"k": 5}, {"k": 6}, {"k": 7}, {"k": 8}, {"k": 9}, {"k": 10}, {"k": 11}, {"k": 12}, {"k": 13}, '
+        '{"k": 14}, {"k": 15}, {"k": 16}, {"k": 17}, {"k": 18}, {"k": 19}, ...'
+    )
+    with pytest.raises(SchemaError, match=r"one of 50,000 values, such as .*, got string"):
+        imported.parse("k")
+
+
+def test_a_match_is_a_copy_of_the_declared_value_and_keys_compare_in_any_order() -> None:
+    declared = {"a": [1, {"b": None}], "c": "x"}
+    imported = s.from_json_schema({"enum": [declared, [1, 2]]})
+    parsed = imported.parse({"c": "x", "a": [1.0, {"b": None}]})
+    assert parsed == declared
+    parsed["a"].append("changed")
+    assert imported.parse({"c": "x", "a": [1, {"b": None}]}) == declared
+
+
+def test_an_enum_member_nested_past_100_levels_is_refused_naming_the_bound() -> None:
+    deep: Any = 1
+    for _ in range(101):
+        deep = [deep]
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.from_json_schema({"enum": [deep, 2]})
+    assert str(caught.value) == (
+        "from_json_schema(): /enum must hold JSON values nested at most 100 levels deep, with numbers within a "
+        "64-bit float's range."
+    )
+    assert s.from_json_schema({"enum": [deep[0], 2]}).parse(2) == 2
+
+
+def test_a_long_allowed_value_is_shown_by_its_start() -> None:
+    imported = s.from_json_schema({"type": "object", "properties": {"x": {"const": "y" * 100_000}}, "required": ["x"]})
+    with pytest.raises(SchemaError) as caught:
+        imported.parse({"x": "z"})
+    detail = caught.value.issues[0].detail
+    assert detail == 'must be "' + "y" * (VALUE_SHOWN - 4) + "..."
+    assert imported.parse({"x": "y" * 100_000}) == {"x": "y" * 100_000}
+
+
+def test_a_const_filters_an_enum_in_time_linear_in_both() -> None:
+    """Each enum value was compared with a fresh copy of the const: 50,000 values and a const of 50,000 keys."""
+    const = {f"k{index}": index for index in range(50_000)}
+    values = [{"k": index} for index in range(50_000)]
+    imported = s.from_json_schema({"const": const, "enum": [*values, dict(reversed(const.items()))]})
+    assert imported.parse(const) == const
+    with pytest.raises(SchemaError, match="must be "):
+        imported.parse({"k": 1})
+
+
+def test_s_enum_finds_a_repeated_value_without_comparing_each_pair() -> None:
+    assert len(s.enum(range(200_000)).values) == 200_000
+    with pytest.raises(InvalidDefinitionError, match=r"values\[200000\] repeats 7.0"):
+        s.enum([*(float(index) for index in range(200_000)), 7])
+
+
+# -- refs, defaults, the compiled code -------------------------------------------------------------------------
+
+
+def test_a_chain_of_50000_refs_is_followed_once() -> None:
+    chain: dict[str, Any] = {f"a{index}": {"$ref": f"#/$defs/a{index + 1}"} for index in range(50_000)}
+    chain["a50000"] = {"type": "string"}
+    imported = s.from_json_schema({"$ref": "#/$defs/a0", "$defs": chain})
+    assert imported.parse("fine") == "fine"
+    with pytest.raises(SchemaError, match="must be a string, got integer"):
+        imported.parse(1)
+    chain["a50000"] = {"$ref": "#/$defs/a0"}  # a chain that comes back to its start describes nothing
+    with pytest.raises(InvalidDefinitionError, match="only refers to itself"):
+        s.from_json_schema({"$ref": "#/$defs/a0", "$defs": chain})
+
+
+def test_a_default_array_over_4096_bytes_is_not_applied_but_exported() -> None:
+    small, large = [1, 2, 3], list(range(2000))
+    document = {
+        "type": "object",
+        "properties": {"small": {"type": "array", "default": small}, "large": {"type": "array", "default": large}},
+    }
+    imported = s.from_json_schema(document)
+    assert imported.parse({}) == {"small": small}
+    (note,) = imported.unsupported
+    assert str(note) == (
+        f"default at /properties/large is an array of more than {DEFAULT_BYTES_MAX:,} bytes, so it is not applied "
+        "(each call leaving the field out would get a copy of it)"
+    )
+    assert imported.json_schema()["properties"]["large"]["default"] == large
+
+
+def test_the_code_compiled_for_a_schema_is_bounded_and_finds_what_the_walk_finds() -> None:
+    """Objects of 200 fields side by side, compiled as one module: 540 MB to compile 0.3 MB of schema."""
+    fields = {f"p{index}": {"type": "string"} for index in range(200)}
+    document = {
+        "type": "object",
+        "properties": {f"o{index}": {"type": "object", "properties": fields} for index in range(60)},
+    }
+    imported = s.from_json_schema(document, closed=True)
+    validator = compile_schema(imported, {})
+    assert len(validator.source) < _SOURCE_MAX  # past the bound, the nodes are checked by their walk
+    valid = {f"o{index}": {"p0": "x"} for index in range(60)}
+    wrong = {**valid, "o59": {"p0": 1, "p1": [], "zz": 0}, "o0": 3}
+    assert validator.run(valid) == validator.walk(valid) == (True, valid, ())
+    found = validator.run(wrong)
+    assert found == validator.walk(wrong)
+    assert [issue.message()[:40] for issue in found[2]] == [
+        '"o0" must be an object, got integer',
+        '"o59.p0" must be a string, got integer',
+        '"o59.p1" must be a string, got array',
+        '"o59.zz" is an unexpected field; allowed',
+    ]
+
+
+def test_a_union_of_many_options_is_checked_by_its_walk_as_it_would_be_compiled() -> None:
+    options = [
+        {"type": "object", "properties": {f"a{index}": {"type": "integer"}}, "required": [f"a{index}"]}
+        for index in range(5000)
+    ]
+    imported = s.from_json_schema({"type": "object", "properties": {"x": {"anyOf": options}}})
+    tool = define_tool(name="t", description="T.", version="1.0.0", input=imported, handler=dict)
+    validator, _ = tool.validators()
+    assert validator.run({"x": {"a4999": 1}}) == validator.walk({"x": {"a4999": 1}}) == (True, {"x": {"a4999": 1}}, ())
+    assert validator.run({"x": {"a1": "1"}}) == validator.walk({"x": {"a1": "1"}})
+    assert not validator.run({"x": {"a1": "1"}})[0]
+
+
+def test_max_bytes_refuses_a_larger_document_before_reading_it() -> None:
+    document = {"type": "object", "properties": {f"p{index}": {"type": "string"} for index in range(1000)}}
+    assert s.from_json_schema(document, max_bytes=30_000).size == len(json.dumps(document, separators=(",", ":")))
+    with pytest.raises(InvalidDefinitionError) as caught:
+        s.from_json_schema(document, max_bytes=20_000)
+    assert str(caught.value) == "from_json_schema(): document is more than 20,000 bytes of JSON, the most taken here."
+    with pytest.raises(InvalidDefinitionError, match="max_bytes must be a whole number from 1 to 67108864, got 0"):
+        s.from_json_schema(document, max_bytes=0)
