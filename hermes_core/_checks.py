@@ -26,6 +26,7 @@ from hermes_core.schema import (
     Schema,
     UnionSchema,
 )
+from hermes_core.schema._inputs import shape_of
 from hermes_core.schema._validators import default_problem, follow_refs
 
 __all__ = [
@@ -161,7 +162,7 @@ def check_wiring(tools: Iterable[Tool], schemas: Mapping[str, Schema], refs: Map
             _check_refs(decl, "input", tool.input, refs)
             target = follow_refs(tool.input, refs)
             # The rule define_tool holds a tool's own input to: an object schema, or an import of one.
-            shape = target.root if isinstance(target, ImportedSchema) else target
+            shape = shape_of(target.root) if isinstance(target, ImportedSchema) else target
             if not isinstance(shape, ObjectSchema):
                 name = tool.input.name if isinstance(tool.input, RefSchema) else "?"
                 raise InvalidDefinitionError(

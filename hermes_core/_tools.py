@@ -24,7 +24,7 @@ from hermes_core._issues import shorten
 from hermes_core._names import check_name
 from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
-from hermes_core.schema._inputs import input_schemas, tool_input
+from hermes_core.schema._inputs import input_schemas, shape_of, tool_input
 from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
 
 __all__ = [
@@ -515,7 +515,7 @@ def _check_fields(tool: Tool) -> str:
             "version",
             f"must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' or '2.1.0-rc.1', got {_describe(version)}",
         )
-    shape = tool.input.root if isinstance(tool.input, ImportedSchema) else tool.input
+    shape = shape_of(tool.input.root) if isinstance(tool.input, ImportedSchema) else tool.input
     if not isinstance(shape, ObjectSchema | RefSchema):
         raise InvalidDefinitionError(
             decl,

@@ -395,3 +395,94 @@ def test_an_imported_pattern_is_checked_in_bounded_time_or_reported() -> None:
 
     run()
     _report("imported patterns", tried[0])
+
+
+# -- imported documents of the in-place keywords: hostile nestings of if, not and unevaluated* ---------------------
+
+_LEAVES = st.sampled_from(
+    [
+        True,
+        False,
+        {},
+        {"type": "object"},
+        {"type": "array"},
+        {"type": "integer"},
+        {"type": "string"},
+        {"const": 1},
+        {"enum": [1, "a", None]},
+        {"required": ["a"]},
+        {"properties": {"a": {"type": "integer"}}},
+        {"prefixItems": [{"type": "integer"}]},
+        {"dependentRequired": {"a": ["b"]}},
+        {"contains": {"const": 1}, "minContains": 2, "maxContains": 3},
+        {"propertyNames": {"maxLength": 1}, "minProperties": 1},
+        {"if": {"required": ["a"]}, "then": {"properties": {"a": {"default": 1}}}},
+        {"$ref": "#/$defs/d"},
+    ]
+)
+_KEYWORDS = ("not", "if", "then", "else", "allOf", "anyOf", "oneOf", "unevaluatedProperties", "unevaluatedItems",
+             "dependentSchemas", "contains", "items", "propertyNames", "additionalProperties")  # fmt: skip
+
+
+def _applied(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A schema object of the keywords *pairs* name, each holding the schema drawn for it."""
+    doc: dict[str, Any] = {}
+    for keyword, sub in pairs:
+        if keyword in ("allOf", "anyOf", "oneOf"):
+            doc[keyword] = [sub, {"required": ["b"]}]
+        elif keyword == "dependentSchemas":
+            doc[keyword] = {"a": sub}
+        elif keyword == "propertyNames":
+            doc[keyword] = {"not": sub} if isinstance(sub, dict) else sub
+        else:
+            doc[keyword] = sub
+    return doc
+
+
+HOSTILE_DOCUMENTS = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(st.tuples(st.sampled_from(_KEYWORDS), inner), min_size=1, max_size=4).map(_applied),
+    max_leaves=24,
+).map(lambda root: {"$defs": {"d": {"anyOf": [root, {"not": root}], "unevaluatedProperties": root}}, **(
+    root if isinstance(root, dict) else {"allOf": [root]})})  # fmt: skip
+SMALL_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["a", "b", ""]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def test_an_imported_document_of_in_place_keywords_agrees_with_jsonschema_in_bounded_time() -> None:
+    """Hostile nestings of if/not/unevaluated*/$ref: valid exactly when jsonschema says, in bounded CPU time.
+
+    The compiled check and the walk find the same issues in the same order.
+    """
+    import jsonschema
+
+    from hermes_core.schema._compile import closed_validator
+
+    tried = [0]
+
+    @FUZZ
+    @given(HOSTILE_DOCUMENTS, SMALL_JSON)
+    def run(document: dict[str, Any], value: Any) -> None:
+        tried[0] += 1
+        try:
+            imported = s.from_json_schema(document)
+        except InvalidDefinitionError:
+            return
+        assert imported.unsupported == ()
+        started = time.process_time()
+        validator = closed_validator(imported)
+        compiled = validator.run(value)
+        assert time.process_time() - started < 5.0  # CPU time; each (node, value) is worked out once
+        assert compiled == validator.walk(value)  # the compiled check finds what the walk finds, in its order
+        valid = compiled[0]
+        try:
+            expected = jsonschema.Draft202012Validator(document).is_valid(value)
+        except RecursionError:  # a schema that applies itself in place forever: no answer to agree with
+            return
+        assert valid == expected, (document, value)
+
+    run()
+    _report("imported in-place keywords", tried[0])

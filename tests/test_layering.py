@@ -10,8 +10,8 @@ Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``
 ``_scaffold``, ``cli``, ``testing``.
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
 Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
-← ``_containers`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← ``_inputs`` ← ``_repair`` ← the package's
-``__init__``. The nodes are
+← ``_containers`` ← ``_conditions`` ← ``_evaluation`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← ``_inputs``
+← ``_repair`` ← the package's ``__init__``. The nodes are
 the base and the scalars (``_nodes``), the nodes that stand for or choose among others (``_alternatives``) and
 the arrays and objects (``_containers``). The compiler sits below the nodes and imports none of them (it tells
 them apart by their ``kind``, as the protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a
@@ -81,6 +81,8 @@ SCHEMA_LAYERS = [
     "_nodes",
     "_alternatives",
     "_containers",
+    "_conditions",
+    "_evaluation",
     "_validators",
     "_strict",
     "_import",

@@ -112,23 +112,19 @@ def test_a_default_that_does_not_match_is_reported_and_not_applied() -> None:
 def test_unsupported_keywords_are_listed_with_their_pointer_never_dropped_silently() -> None:
     doc = {
         "type": "object",
-        "properties": {"when": {"type": "string", "not": {"const": "never"}}},
-        "if": {"required": ["when"]},
-        "then": {"required": ["why"]},
-        "propertyNames": {"maxLength": 8},
+        "properties": {"when": {"type": "string", "$recursiveRef": "#"}},
+        "$dynamicRef": "#node",
     }
     imported = s.from_json_schema(doc)
     assert [(u.keyword, u.pointer) for u in imported.unsupported] == [
-        ("if", ""),
-        ("then", ""),
-        ("propertyNames", ""),
-        ("not", "/properties/when"),
+        ("$dynamicRef", ""),
+        ("$recursiveRef", "/properties/when"),
     ]
     assert str(imported.unsupported[0]) == (
-        "if at the root is not supported (conditional schemas), so values it would refuse are accepted"
+        "$dynamicRef at the root is not supported (dynamic refs), so values it would refuse are accepted"
     )
     assert imported.json_schema() == doc  # exported as given, so a reader still sees them
-    with pytest.raises(InvalidDefinitionError, match=r"if at the root is not supported \(conditional schemas\)"):
+    with pytest.raises(InvalidDefinitionError, match=r"\$dynamicRef at the root is not supported \(dynamic refs\)"):
         s.from_json_schema(doc, strict=True)
 
 
@@ -302,9 +298,13 @@ def test_an_imported_input_in_openais_strict_mode() -> None:
             'field "n" uses oneOf, which strict mode cannot say',
         ),
         (
-            {"type": "object", "properties": {"n": {"type": "integer"}}, "if": {}},
-            "its imported JSON Schema has what strict mode cannot be given: if at the root is not supported "
-            "(conditional schemas), so values it would refuse are accepted",
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "$dynamicRef": "#x"},
+            "its imported JSON Schema has what strict mode cannot be given: $dynamicRef at the root is not supported "
+            "(dynamic refs), so values it would refuse are accepted",
+        ),
+        (
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "not": {"required": ["n"]}},
+            'field "(the input)" uses not, which strict mode cannot carry',
         ),
         ({"type": "object"}, "field \"(the input)\" allows unknown keys (extra='allow'), which strict mode forbids"),
     ],

@@ -161,8 +161,19 @@ class TypelessSchema(UnionSchema):
     to values of one type only, so ``{"minimum": 1}`` accepts any string.
     """
 
+    kind = "typeless"
+
     def expected(self, ctx: Context | None = None) -> str:
         return "any JSON value"
+
+    def _collect(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+        # One option per JSON type, so at most one admits the value: it alone checks it (no option is tried and
+        # explained in vain, and nothing branches, so nothing is kept in the check's tried).
+        for option in self.options:
+            if option._admits(value, ctx):
+                return option._collect(value, path, issues, ctx)
+        self._unmatched(None, value, path, issues, ctx)
+        return BAD
 
 
 @frozen

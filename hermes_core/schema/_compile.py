@@ -24,15 +24,22 @@ from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
 from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
 from hermes_core.schema._kinds import (
+    AppliedNode,
     ArrayNode,
+    ConditionalNode,
+    ContainsNode,
+    DependentNode,
     Node,
+    NotNode,
     NumericNode,
     ObjectNode,
     OptionalNode,
     RecordNode,
     SchemaNode,
+    TypelessNode,
     UnionNode,
     as_node,
+    reaching,
     reaching_branching,
 )
 from hermes_core.schema._shared import (
@@ -42,6 +49,7 @@ from hermes_core.schema._shared import (
     NESTING_MAX,
     Context,
     Path,
+    because,
     copy_json,
     key_issue,
     multiple_ok,
@@ -57,7 +65,19 @@ __all__ = ["CLOSED_ENTRIES", "Validator", "closed_validator", "compile_schema", 
 
 
 # The nodes only JSON Schema import makes: rare in tool inputs, so their own walk checks them.
-_WALKED = frozenset({"never", "all_of", "one_of", "prefix_array", "pattern_properties"})
+_WALKED = frozenset(
+    {
+        "never",
+        "all_of",
+        "one_of",
+        "prefix_array",
+        "pattern_properties",
+        "dependent",
+        "property_names",
+        "contains",
+        "unevaluated",
+    }
+)
 
 # Loops and try blocks nest at most 20 deep in one CPython function; past this
 # many levels of inlined containers, a nested container gets a function of its own.
@@ -81,6 +101,56 @@ _MAX_COMPILED_OPTIONS = 64
 # The generated functions of at most this many characters are kept, compiled, by their text (the same shape in
 # many schemas compiles once); a longer one is compiled each time, and not kept.
 _CACHED_SOURCE_MAX = 16 * 1024
+
+
+# A value of each exact JSON type (an int and a float: one option may hold both), as a typeless schema dispatches.
+_DISPATCHED: tuple[Any, ...] = ({}, [], "", 0, 0.5, True, None)
+
+# The exact types for which a leaf's test (_Codegen.test) is its whole check: a predicate asks the walk of no other.
+_EXACT = {
+    "string": "type(v) is str",
+    "enum": "type(v) is str",
+    "integer": "type(v) is int",
+    "number": "type(v) is int or type(v) is float",
+    "boolean": "True",
+    "null": "True",
+}
+
+
+def _contains(passes: Callable[[Any], bool], items: list[Any], low: int, high: int | None) -> bool:
+    """Whether at least *low* and at most *high* of *items* pass (``contains``); stops once the answer is known."""
+    count = 0
+    for item in items:
+        if passes(item):
+            count += 1
+            if high is None and count >= low:
+                return True
+            if high is not None and count > high:
+                return False
+    return count >= low
+
+
+def _plain_keys(value: dict[Any, Any]) -> bool:
+    """Whether every key of *value* is text a JSON object may have: one join, not a test per key (row 1c)."""
+    try:
+        joined = "".join(value)
+    except TypeError:  # a key that is not a str
+        return False
+    return joined.isascii() or unicode_ok(joined)
+
+
+def _adds_keys(schema: SchemaNode) -> bool:
+    """Whether *schema* may parse an object into one with a key it did not have: a default, below no container."""
+    pending = [as_node(schema)]
+    while pending:
+        node = pending.pop()
+        if node.kind == "optional" and node.default is not MISSING:
+            return True
+        if node.kind in {"link", "ref"}:
+            return True  # not followed here: assumed to
+        if node.kind not in {"array", "tuple", "record", "prefix_array"}:
+            pending.extend(as_node(child) for child in node.children())
+    return False
 
 
 def _stop(issues: list[Issue]) -> None:
@@ -181,8 +251,12 @@ class _Codegen:
             "_TooMany": TooManyIssues,
             "_tnew": tuple.__new__,
             "_BAD": BAD,
+            "_because": because,
+            "_plain_keys": _plain_keys,
+            "_contains": _contains,
         }
         self.functions: dict[int, str] = {}
+        self.predicates: dict[int, str] = {}  # the predicate of each node asked (see predicate())
         self.constants: dict[int, str] = {}
         self.shared: dict[Any, str] = {}  # constants equal by value (details, type issues), by a key of that value
         self.sources: list[str] = []
@@ -192,6 +266,7 @@ class _Codegen:
         self.budget = _MAX_FUNCTION_FIELDS  # the fields the function being written may still inline
         self.inlined = 0  # the fields inlined in all (see _MAX_INLINED_FIELDS)
         self.reaching: set[int] | None = None  # reaching_branching(root), found for the first union
+        self.linked: set[int] | None = None  # the nodes reaching a ref or a link, found for the first condition
 
     def name(self, prefix: str) -> str:
         self.counter += 1
@@ -267,6 +342,8 @@ class _Codegen:
         outer_budget, self.budget = self.budget, _MAX_FUNCTION_FIELDS
         if node.kind == "union":
             self.union_body(node, body)
+        elif node.kind == "typeless":
+            self.typeless_body(node, body)
         elif node.kind == "object" and not self.inlines(node, 0):  # too many fields, here or in all: walked
             body.append(f"    return {self.fallback(node, 'v', [])}")
         else:
@@ -331,6 +408,226 @@ class _Codegen:
         attempts("        ", f"{union}._keep(v, p, r, c)")
         body.append("    c = {}")  # no other union tries this value: what this one finds is not kept
         attempts("    ", "r")
+
+    def typeless_body(self, node: TypelessNode, body: list[str]) -> None:
+        # The option of the value's JSON type checks it, as the walk does (one option per type); a value of no
+        # exact JSON type (a subclass, a tuple) goes to the walk.
+        tests = {type(None): "v is None", bool: "t is bool", dict: "t is dict", list: "t is list", str: "t is str"}
+        body.append("    t = type(v)")
+        for sample in _DISPATCHED:
+            for option in node.options:
+                if option._admits(sample, self.context):
+                    test = tests.get(type(sample), f"t is {type(sample).__name__}")
+                    body.append(f"    if {test}: return {self.function(option)}(v, p, I)")
+                    break
+        body.append(f"    return {self.fallback(node, 'v', [])}")
+
+    def applied(self, node: AppliedNode, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+        """The base of *node* as :meth:`emit` writes it, then each check's walk, as ``AppliedSchema`` runs them."""
+        before, result = self.name("b"), self.name("r")
+        checked = self.name("x")  # emit may rebind what it checks: the checks are given the value itself
+        out.append(f"{ind}{before} = len(I); {checked} = {var}")
+        base = self.emit(node.base, checked, segments, out, ind, depth)
+        out.append(f"{ind}{result} = {base}")
+        # A value of a type the base refuses gets its one issue, not the checks' (see AppliedSchema).
+        out.append(f"{ind}if len(I) == {before} or {self.const(node.base)}._admits({var}, _C):")
+        for check in node.checks:
+            held = self.name("x")
+            out.append(f"{ind}    {held} = {var}")
+            if check.kind == "dependent" and not check.schemas:
+                self.dependent(check, held, segments, out, ind + "    ")
+                continue
+            if check.kind == "contains":
+                # Counted by the predicate of its schema; the walk says why only when the count is wrong.
+                out.append(f"{ind}    if type({held}) is list and not {self.contains_test(check, held)}:")
+                out.append(f"{ind}        {self.fallback(check, held, segments)}")
+                continue
+            if check.kind == "property_names":
+                # The keys its names accepted before, all of them, in one test (see PropertyNamesSchema._passed).
+                out.append(
+                    f"{ind}    if type({held}) is not dict or not {self.const(check._passed)}.issuperset({held}):"
+                )
+                out.append(f"{ind}        {self.fallback(check, held, segments)}")
+                continue
+            parsed = self.emit(check, held, segments, out, ind + "    ", depth)
+            if _adds_keys(check):  # a default its object adds: merged, as the walk merges (else nothing to add)
+                out.append(
+                    f"{ind}    if {parsed} is not {var} and type({parsed}) is dict and type({result}) is dict:"
+                    f" {result} = {{**{parsed}, **{result}}}"
+                )
+        if not node.checks:
+            out.append(f"{ind}    pass")
+        return result
+
+    def in_place(self, node: Node, var: str, segments: list[str], out: list[str], ind: str, depth: int) -> str:
+        """Lines checking *var* against an imported schema object's in-place keywords (see ``_conditions``)."""
+        if node.kind == "applied":
+            return self.applied(node, var, segments, out, ind, depth)
+        if self.shares(node):  # it may meet one node on one value again: walked, as it keeps what it found
+            out.append(f"{ind}{var} = {self.fallback(node, var, segments)}")
+            return var
+        if node.kind == "not":
+            return self.negation(node, var, segments, out, ind)
+        assert node.kind == "conditional"  # narrows for mypy: the caller tested the kind
+        return self.conditional(node, var, segments, out, ind)
+
+    def dependent(self, node: DependentNode, var: str, segments: list[str], out: list[str], ind: str) -> None:
+        # Each key's companions, tested in line; only where one is missing does the walk say which.
+        tests = [
+            f"({key!r} in {var} and not {self.const(frozenset(names))} <= {var}.keys())" for key, names in node.required
+        ]
+        out.append(f"{ind}if type({var}) is dict and ({' or '.join(tests)}):")
+        out.append(f"{ind}    {self.fallback(node, var, segments)}")
+
+    def shares(self, node: Node) -> bool:
+        """Whether a schema *node* holds reaches a ref or a link: then *node* is walked, which keeps what it found.
+
+        Without one, the schemas below *node* form a tree, each tried at most
+        once for each time *node* is; through refs, one node may be reached
+        on one value along many paths, which only the walk's ``tried`` keeps
+        from taking time exponential in the depth.
+        """
+        if self.linked is None:
+            self.linked = reaching(self.root, self.refs, frozenset({"link", "ref"}))
+        return any(id(child) in self.linked for child in node.children())
+
+    # -- predicates: whether a schema accepts a value, and nothing else (the test of an if, of a not) ----------
+
+    def passes(self, node: SchemaNode) -> str:
+        """A namespace name bound to ``q(v)``: whether *node*'s walk accepts *v* without an issue."""
+        collect, refs = node._collect, self.refs
+
+        def passes(value: Any) -> bool:
+            found: list[Issue] = []
+            try:
+                parsed = collect(value, (), found, Context(refs))
+            except TooManyIssues:
+                return False
+            return parsed is not BAD and not found
+
+        return self.const(passes)
+
+    def predicate(self, schema: SchemaNode) -> str:
+        """The name of ``q(v)``: whether *schema* accepts *v*, as its check would, building no value and no issue.
+
+        What decides a condition (``if``, ``not``) is only whether the value
+        passes: a predicate tests that in line where it can (a field's type, a
+        required key), and asks the walk (:meth:`passes`) where it cannot say
+        for certain (a leaf's test failed: a subclass, an integral float).
+        """
+        node = self.resolve(schema)
+        name = self.predicates.get(id(node))
+        if name is not None:
+            return name
+        name = self.predicates[id(node)] = self.name("_q")
+        self.keep.append(node)
+        if self.written >= _SOURCE_MAX:
+            self.namespace[name] = self.namespace[self.passes(node)]
+            return name
+        body: list[str] = []
+        self.predicate_body(node, body)
+        source = f"def {name}(v):\n" + "\n".join(body)
+        self.written += len(source)
+        self.sources.append(source)
+        exec(_code(source), self.namespace)  # noqa: S102 - our own generated code, one function at a time
+        return name
+
+    def predicate_body(self, node: Node, body: list[str]) -> None:
+        if node.kind == "typeless":
+            body.append("    t = type(v)")
+            tests = {type(None): "v is None", bool: "t is bool", dict: "t is dict", list: "t is list", str: "t is str"}
+            for sample in _DISPATCHED:
+                for option in node.options:
+                    if option._admits(sample, self.context):
+                        test = tests.get(type(sample), f"t is {type(sample).__name__}")
+                        body.append(f"    if {test}: return {self.predicate(option)}(v)")
+                        break
+            body.append(f"    return {self.passes(node)}(v)")
+        elif node.kind == "object" and len(node.field_items) <= _MAX_COMPILED_FIELDS:
+            self.object_predicate(node, body)
+        elif node.kind == "applied":
+            body.append(f"    if not {self.predicate(node.base)}(v): return False")
+            for check in node.checks:
+                body.append(f"    if not {self.predicate(check)}(v): return False")
+            body.append("    return True")
+        elif node.kind == "not" and not self.shares(node):
+            body.append(f"    return not {self.predicate(node.schema)}(v)")
+        elif node.kind == "conditional" and not self.shares(node):
+            then = "True" if node.then is None else f"{self.predicate(node.then)}(v)"
+            otherwise = "True" if node.otherwise is None else f"{self.predicate(node.otherwise)}(v)"
+            body.append(f"    return {then} if {self.predicate(node.condition)}(v) else {otherwise}")
+        elif node.kind == "optional":
+            body.append(f"    return {self.predicate(node.schema)}(v)")
+        elif node.kind == "contains":
+            body.append(f"    return type(v) is not list or {self.contains_test(node, 'v')} or {self.passes(node)}(v)")
+        else:
+            leaf = self.test(node, "v")
+            passes = self.passes(node)
+            exact = _EXACT.get(node.kind)
+            if leaf is not None and exact is not None:
+                # Of these exact types the test says all (a str subclass, an integral float are the walk's).
+                body.append(f"    if {exact}: return {leaf}")
+            body.append(f"    return ({leaf}) or {passes}(v)" if leaf is not None else f"    return {passes}(v)")
+
+    def contains_test(self, node: ContainsNode, var: str) -> str:
+        """An expression true when enough items of the list *var*, and not too many, pass ``contains``."""
+        return f"_contains({self.predicate(node.schema)}, {var}, {node.minimum}, {node.maximum})"
+
+    def object_predicate(self, node: ObjectNode, body: list[str]) -> None:
+        passes = self.passes(node)
+        body.append(f"    if type(v) is not dict: return {passes}(v)")
+        body.append(f"    n = {sum(1 for _, sub in node.field_items if sub.kind != 'optional')}")
+        for name, sub in node.field_items:
+            value = self.name("y")
+            inner = as_node(sub.schema) if sub.kind == "optional" else sub
+            test = self.test(self.resolve(inner), value)
+            if test is not None:
+                check = f"({test}) or {self.passes(inner)}({value})"
+            else:
+                check = f"{self.predicate(inner)}({value})"
+            if sub.kind == "optional":
+                body.append(f"    {value} = v.get({name!r}, _M)")
+                body.append(f"    if {value} is not _M:")
+                body.append("        n += 1")
+                body.append(f"        if not ({check}): return False")
+            else:
+                body.append(f"    if {name!r} not in v: return False")
+                body.append(f"    {value} = v[{name!r}]")
+                body.append(f"    if not ({check}): return False")
+        tests = ["len(v) != n"]
+        if node.min_properties is not None:
+            tests.append(f"len(v) < {node.min_properties}")
+        if node.max_properties is not None:
+            tests.append(f"len(v) > {node.max_properties}")
+        if node.extra == "ignore" and len(tests) == 1:
+            tests[0] += " and not _plain_keys(v)"
+        body.append(f"    if {' or '.join(tests)}: return {passes}(v)")
+        body.append("    return True")
+
+    def negation(self, node: NotNode, var: str, segments: list[str], out: list[str], ind: str) -> str:
+        # As NotSchema's walk: an issue when the value passes the schema of "not".
+        said = f"must not {node._words(self.context)}"
+        detail = self.equal_const(("text", said), said)
+        out.append(f"{ind}if {self.predicate(node.schema)}({var}):")
+        out.append(f"{ind}    I.append(_Issue({self.path(segments)}, 'invalid', {detail})); {var} = _BAD")
+        return var
+
+    def conditional(self, node: ConditionalNode, var: str, segments: list[str], out: list[str], ind: str) -> str:
+        # As ConditionalSchema's walk: the branch the condition picks, its issues saying why.
+        holds = self.name("h")
+        out.append(f"{ind}{holds} = {self.predicate(node.condition)}({var})")
+        result = self.name("r")
+        out.append(f"{ind}{result} = {var}")
+        for test, branch, reason in (("", node.then, node.because), ("not ", node.otherwise, node.unless)):
+            if branch is None:
+                continue
+            before = self.name("b")
+            out.append(f"{ind}if {test}{holds}:")
+            out.append(f"{ind}    {before} = len(I)")
+            out.append(f"{ind}    try: {result} = {self.function(branch)}({var}, {self.path(segments)}, I)")
+            out.append(f"{ind}    finally:")
+            out.append(f"{ind}        if len(I) > {before}: _because(I, {before}, {self.const(reason)})")
+        return result
 
     def explains_own_type(self, node: Node, depth: int) -> bool:
         """Whether :meth:`emit` sends a value of the wrong type for *node* to the ``outer`` walk."""
@@ -462,6 +759,8 @@ class _Codegen:
         if node.kind in _WALKED:
             out.append(f"{ind}{var} = {self.fallback(outer or node, var, segments)}")
             return var
+        if node.kind in {"applied", "not", "conditional"} and outer is None:
+            return self.in_place(node, var, segments, out, ind, depth)
         if node.kind == "any":
             out.append(f"{ind}try: _any({var})")
             out.append(f"{ind}except (_NotJson, RecursionError): {var} = {self.fallback(node, var, segments)}")
@@ -602,6 +901,10 @@ class _Codegen:
             tests.append(f"len({var}) < {node.min_properties}")
         if node.max_properties is not None:
             tests.append(f"len({var}) > {node.max_properties}")
+        if node.extra == "ignore" and len(tests) == 1:
+            # Other keys are dropped: only one that is not plain text has anything to say (a part of an imported
+            # schema applied in place, an if or a then, ignores the keys the rest of its schema checks: row 1c).
+            tests[0] += f" and not _plain_keys({var})"
         out.append(f"{ind}if {' or '.join(tests)}:")
         out.append(f"{ind}    {self.const(node)}._extras({var}, {self.path(segments)}, I, _cx(I), {result})")
         return result

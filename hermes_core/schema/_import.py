@@ -32,6 +32,16 @@ from hermes_core.schema._alternatives import (
     UnionSchema,
     Unsupported,
 )
+from hermes_core.schema._conditions import (
+    AppliedSchema,
+    ConditionalSchema,
+    ContainsSchema,
+    DependentSchema,
+    NotSchema,
+    PropertyNamesSchema,
+    condition_words,
+    negation_words,
+)
 from hermes_core.schema._containers import (
     ArraySchema,
     ObjectSchema,
@@ -40,6 +50,7 @@ from hermes_core.schema._containers import (
     RecordSchema,
     TupleSchema,
 )
+from hermes_core.schema._evaluation import Evaluation, UnevaluatedSchema
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
@@ -112,22 +123,14 @@ _SCHEMA_URIS = {
 
 # Keywords that assert something this module does not check: reported, never silently dropped.
 _UNSUPPORTED = {
-    "if": "conditional schemas",
-    "then": "conditional schemas",
-    "else": "conditional schemas",
-    "not": "negated schemas",
-    "propertyNames": "constraints on property names",
-    "dependentSchemas": "dependent schemas",
-    "dependentRequired": "dependent requirements",
-    "dependencies": "dependent requirements",
-    "contains": "contains",
-    "minContains": "contains",
-    "maxContains": "contains",
-    "unevaluatedProperties": "unevaluated properties",
-    "unevaluatedItems": "unevaluated items",
     "$dynamicRef": "dynamic refs",
     "$recursiveRef": "recursive refs",
 }
+# The keywords that apply a subschema to the value itself, beside its type's: their subschemas are parts of a
+# schema, never closed on their own (a closed import closes the schema object that holds them instead).
+_IN_PLACE = ("if", "then", "else", "not", "dependentSchemas")
+# The keywords whose subschemas may evaluate properties of the value itself (see _evaluation).
+_DECLARING = frozenset({"if", "then", "else", "dependentSchemas", "dependencies"})
 
 _TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
 _STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
@@ -210,6 +213,10 @@ class _Importer:
         self.closed = closed
         self.depth = 0  # how many schemas hold the one being converted
         self.unsupported: list[Unsupported] = []
+        self.partial: set[str] = set()  # the pointers of subschemas applied in place (see part())
+        self.closing_late: set[str] = set()  # objects a closed import closes as unevaluatedProperties: false
+        self.holders: list[tuple[Any, str]] = []  # the schema objects holding unevaluated*, and their pointers
+        self.table: dict[str, Evaluation] = {}  # what each schema object evaluates, where unevaluated* asks
         self.nodes: dict[str, Schema] = {}  # converted subschemas, by pointer (what $ref targets)
         self.links: list[LinkSchema] = []
         self.defaults: list[tuple[str, OptionalSchema]] = []
@@ -289,6 +296,17 @@ class _Importer:
             parts.append(self.ref(doc["$ref"], pointer))
             if self.draft7:  # before 2019-09, $ref's siblings are ignored
                 return parts[0]
+        if (
+            self.closed
+            and pointer not in self.partial
+            and _DECLARING.intersection(doc)
+            and ("properties" in doc or "allOf" in doc)
+            and "additionalProperties" not in doc
+            and "unevaluatedProperties" not in doc
+        ):
+            # Its ifs and dependent schemas may name properties of their own: closed as unevaluatedProperties
+            # closes, past every property a part it applies names, not by additionalProperties before them.
+            self.closing_late.add(pointer)
         merged = self.merged_all_of(doc, pointer)
         body = merged if merged is not None else doc
         typed = self.typed(body, pointer)
@@ -309,6 +327,11 @@ class _Importer:
             node = parts[0]
         else:
             node = AllOfSchema(tuple(parts))
+        checks = self.checks(doc, pointer)
+        if checks:
+            node = AppliedSchema(node, tuple(checks))
+        if "unevaluatedProperties" in doc or "unevaluatedItems" in doc or pointer in self.closing_late:
+            node = self.unevaluated(doc, pointer, node)
         if description is not None and not isinstance(node, LinkSchema) and node.description is None:
             node = replace(node, description=description)  # type: ignore[type-var]
         return node
@@ -317,7 +340,72 @@ class _Importer:
         options = doc[keyword]
         if not isinstance(options, list) or not options:
             raise self.malformed(pointer, keyword, "must be a non-empty array of schemas")
+        if pointer in self.partial:  # the parts of a part are parts too
+            self.partial.update(_at(pointer, keyword, index) for index in range(len(options)))
         return [self.convert(option, _at(pointer, keyword, index)) for index, option in enumerate(options)]
+
+    def part(self, doc: Any, pointer: str) -> Schema:
+        """The node of a subschema applied to the value itself (``not``, ``then``...): a part, never closed alone."""
+        self.partial.add(pointer)
+        return self.convert(doc, pointer)
+
+    # -- the keywords applied in place (see _conditions) ------------------------------------
+
+    def checks(self, doc: Mapping[str, Any], pointer: str) -> list[Schema]:
+        """The checks of *doc*'s ``not``, ``if``/``then``/``else``, ``dependent*``, ``propertyNames``, ``contains``."""
+        checks: list[Schema] = []
+        if "not" in doc:
+            negated = self.part(doc["not"], _at(pointer, "not"))
+            checks.append(NotSchema(negated, negation_words(doc["not"])))
+        if "if" in doc:
+            condition = self.part(doc["if"], _at(pointer, "if"))  # converted alone too: unevaluated* reads it
+            then = self.part(doc["then"], _at(pointer, "then")) if "then" in doc else None
+            otherwise = self.part(doc["else"], _at(pointer, "else")) if "else" in doc else None
+            if then is not None or otherwise is not None:
+                because, unless = condition_words(doc["if"])
+                checks.append(ConditionalSchema(condition, then, otherwise, because, unless))
+        dependent = self.dependent(doc, pointer)
+        if dependent is not None:
+            checks.append(dependent)
+        if "propertyNames" in doc:
+            checks.append(PropertyNamesSchema(self.convert(doc["propertyNames"], _at(pointer, "propertyNames"))))
+        if "contains" in doc:
+            contained = self.convert(doc["contains"], _at(pointer, "contains"))
+            low = 1 if self.draft7 else self.count(doc, pointer, "minContains")
+            high = None if self.draft7 else self.count(doc, pointer, "maxContains")
+            checks.append(ContainsSchema(contained, 1 if low is None else low, high))
+        return checks
+
+    def dependent(self, doc: Mapping[str, Any], pointer: str) -> DependentSchema | None:
+        """``dependentRequired`` and ``dependentSchemas`` (and ``dependencies``, their draft-07 form) as one check."""
+        required: list[tuple[str, tuple[str, ...]]] = []
+        schemas: list[tuple[str, Schema]] = []
+        for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
+            given = doc.get(keyword, MISSING)
+            if given is MISSING:
+                continue
+            if not isinstance(given, Mapping):
+                raise self.malformed(
+                    pointer,
+                    keyword,
+                    "must be an object whose values are arrays of property names"
+                    if keyword == "dependentRequired"
+                    else "must be an object of schemas",
+                )
+            for key, value in given.items():
+                where = _at(pointer, keyword, key)
+                if keyword != "dependentSchemas" and isinstance(value, list):
+                    if not all(isinstance(name, str) for name in value):
+                        raise InvalidDefinitionError("from_json_schema()", where, "must be an array of property names")
+                    required.append((key, tuple(dict.fromkeys(value))))
+                    self.spend(sum(len(name) + 50 for name in value))
+                elif keyword == "dependentRequired":
+                    raise InvalidDefinitionError("from_json_schema()", where, "must be an array of property names")
+                else:
+                    schemas.append((key, self.part(value, where)))
+        if not required and not schemas:
+            return None
+        return DependentSchema(tuple(required), tuple(schemas))
 
     # -- $ref -------------------------------------------------------------------------------
 
@@ -436,10 +524,19 @@ class _Importer:
         merged["properties"] = properties
         # Each name once, in order, in linear time; anything but names is left for object() to refuse.
         merged["required"] = list(dict.fromkeys(required)) if all(isinstance(n, str) for n in required) else required
-        if self.closed:
+        if self.closes(doc, pointer):
             self.marks.append((pointer, "unevaluatedProperties"))
             merged["additionalProperties"] = False
         return merged
+
+    def closes(self, doc: Mapping[str, Any], pointer: str) -> bool:
+        """Whether a closed import closes the object of *doc* by ``additionalProperties`` (see :meth:`object`)."""
+        return (
+            self.closed
+            and pointer not in self.partial
+            and pointer not in self.closing_late
+            and "unevaluatedProperties" not in doc
+        )
 
     # -- enum and const ---------------------------------------------------------------------
 
@@ -632,11 +729,13 @@ class _Importer:
         additional = doc.get("additionalProperties", MISSING)
         extra: Extra | Schema
         if additional is MISSING:
-            closing = self.closed and "properties" in doc
-            extra = "forbid" if closing else "allow"
+            closing = "properties" in doc and self.closes(doc, pointer)
+            # A part applied in place (an if, a then) leaves the other keys to the schema it is part of, which
+            # checks them: "ignore" does not check them again, nor copy them into a result merged away.
+            extra = "forbid" if closing else "ignore" if pointer in self.partial else "allow"
             if closing and "allOf" not in doc:
                 self.marks.append((pointer, "additionalProperties"))
-            elif "properties" in doc and not self.closed:
+            elif "properties" in doc and not self.closed and pointer not in self.partial:
                 self.silent.append(pointer)
         elif additional is True:
             extra = "allow"
@@ -688,6 +787,140 @@ class _Importer:
         made = OptionalSchema(node, copy_json(default))
         self.defaults.append((pointer, made))
         return made
+
+    # -- unevaluatedProperties, unevaluatedItems (see _evaluation) ------------------------------
+
+    def unevaluated(self, doc: Mapping[str, Any], pointer: str, node: Schema) -> Schema:
+        """*node*, then the ``unevaluated*`` of *doc* (or the closing of a closed import) over what it evaluates."""
+        properties: Schema | None = None
+        items: Schema | None = None
+        if "unevaluatedProperties" in doc:
+            properties = self.convert(doc["unevaluatedProperties"], _at(pointer, "unevaluatedProperties"))
+        elif pointer in self.closing_late:
+            properties = NeverSchema()
+            self.marks.append((pointer, "unevaluatedProperties"))
+        if "unevaluatedItems" in doc:
+            items = self.convert(doc["unevaluatedItems"], _at(pointer, "unevaluatedItems"))
+        properties = None if isinstance(properties, AnySchema) else properties  # every key passes
+        items = None if isinstance(items, AnySchema) else items
+        if properties is None and items is None:
+            return node
+        self.holders.append((doc, pointer))
+        return UnevaluatedSchema(node, pointer, self.table, properties, items)
+
+    def finish(self) -> None:
+        """Link every ``$ref``, and read what each schema object an ``unevaluated*`` reaches evaluates.
+
+        Each may convert parts of the document the other then needs (a ref's
+        target holding ``unevaluated*``, an option only an evaluation asks of):
+        repeated until neither finds more.
+        """
+        evaluated = 0
+        while True:
+            self.link()
+            if evaluated == len(self.holders):
+                return
+            while evaluated < len(self.holders):
+                pending = [self.holders[evaluated]]
+                evaluated += 1
+                while pending:
+                    doc, pointer = pending.pop()
+                    self.evaluation(doc, pointer, pending)
+
+    def evaluation(self, doc: Any, pointer: str, pending: list[tuple[Any, str]], depth: int = 0) -> Evaluation:
+        """What the schema object *doc* at *pointer* evaluates (the targets of its refs go to *pending*)."""
+        known = self.table.get(pointer)
+        if known is not None:
+            return known
+        if depth > SCHEMA_DEPTH_MAX:
+            raise _too_deep(pointer)
+        self.spend(_NODE_WEIGHT + len(pointer))
+        if not isinstance(doc, Mapping):  # true evaluates nothing; false passes nothing
+            made = self.table[pointer] = Evaluation(pointer, table=self.table)
+            return made
+        if self.draft7 and "$ref" in doc:  # before 2019-09, $ref's siblings are ignored
+            made = self.table[pointer] = Evaluation(
+                pointer, refs=self.evaluated_refs(doc, pointer, pending), table=self.table
+            )
+            return made
+
+        def sub(keyword: str, *tokens: str | int) -> Evaluation:
+            where = _at(pointer, keyword, *tokens)
+            held: Any = doc[keyword]
+            for token in tokens:
+                held = held[token]
+            return self.evaluation(held, where, pending, depth + 1)
+
+        properties = doc.get("properties")
+        patterns = doc.get("patternProperties")
+        items = doc.get("items", MISSING)
+        prefix = items if isinstance(items, list) else doc.get("prefixItems")
+        every_item = "additionalItems" in doc if isinstance(items, list) else items is not MISSING
+        options: list[tuple[Schema, Evaluation]] = []
+        for keyword in ("anyOf", "oneOf"):
+            for index in range(len(doc.get(keyword, ()))):
+                options.append((self.node(doc[keyword][index], _at(pointer, keyword, index)), sub(keyword, index)))
+        condition = None
+        if "if" in doc:
+            condition = (
+                self.node(doc["if"], _at(pointer, "if")),
+                sub("if"),
+                sub("then") if "then" in doc else None,
+                sub("else") if "else" in doc else None,
+            )
+        dependent = [
+            (key, sub(keyword, key))
+            for keyword in ("dependentSchemas", "dependencies")
+            if isinstance(doc.get(keyword), Mapping)
+            for key, value in doc[keyword].items()
+            if keyword == "dependentSchemas" or not isinstance(value, list)
+        ]
+        made = self.table[pointer] = Evaluation(
+            pointer,
+            properties=frozenset(properties) if isinstance(properties, Mapping) else frozenset(),
+            patterns=tuple(
+                regex for regex in (foreign_pattern(pattern)[0] for pattern in patterns) if regex is not None
+            )
+            if isinstance(patterns, Mapping)
+            else (),
+            every_key="additionalProperties" in doc,
+            unevaluated_keys="unevaluatedProperties" in doc,
+            prefix=len(prefix) if isinstance(prefix, list) else 0,
+            every_item=every_item,
+            unevaluated_items="unevaluatedItems" in doc,
+            contains=self.node(doc["contains"], _at(pointer, "contains")) if "contains" in doc else None,
+            all_of=tuple(sub("allOf", index) for index in range(len(doc.get("allOf", ())))),
+            options=tuple(options),
+            condition=condition,
+            dependent=tuple(dependent),
+            refs=self.evaluated_refs(doc, pointer, pending),
+            table=self.table,
+        )
+        return made
+
+    def node(self, doc: Any, pointer: str) -> Schema:
+        """The node converted at *pointer* (every subschema an evaluation asks of was converted with its holder)."""
+        found = self.nodes.get(pointer)
+        return found if found is not None else self.convert(doc, pointer)
+
+    def evaluated_refs(self, doc: Mapping[str, Any], pointer: str, pending: list[tuple[Any, str]]) -> tuple[str, ...]:
+        """The pointer of what *doc*'s ``$ref`` names, its evaluation queued in *pending*; none for a remote one."""
+        target = doc.get("$ref")
+        if not isinstance(target, str):
+            return ()
+        found = self.locate(target, self.bases.get(pointer, _ROOT_BASE))
+        if found is None:
+            return ()
+        from urllib.parse import unquote  # noqa: PLC0415 - a reference followed only: start-up
+
+        held: Any = self.document
+        for token in found.split("/")[1:]:
+            held = _child(held, unquote(token))
+            if held is MISSING:
+                return ()
+        if found not in self.table:
+            pending.append((held, found))
+        return (found,)
 
     # -- after the walk ---------------------------------------------------------------------
 
@@ -828,7 +1061,7 @@ def from_json_schema(
     try:
         importer = _Importer(document, dialect, strict, closed, size)
         root = importer.convert(document, "")
-        importer.link()
+        importer.finish()
         importer.check_defaults()
         exported = importer.exported()
     except RecursionError:  # a document from elsewhere (an MCP server's) may nest past any real schema

@@ -24,7 +24,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_core.schema._alternatives import ImportedSchema, LinkSchema, NeverSchema, RefSchema
+from hermes_core.schema._conditions import AppliedSchema
 from hermes_core.schema._containers import ObjectSchema, PatternPropertiesSchema
+from hermes_core.schema._evaluation import UnevaluatedSchema
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
@@ -37,7 +39,7 @@ from hermes_core.schema._nodes import (
     StringSchema,
 )
 
-__all__ = ["closed_import", "input_schemas", "tool_input"]
+__all__ = ["closed_import", "input_schemas", "shape_of", "tool_input"]
 
 # closed_import's answers by the identity of what it was given (kept alive beside it): a runtime's named
 # schemas are closed for every tool that names them, and for every definition written out.
@@ -60,6 +62,18 @@ _LEAVES = frozenset(
         StringSchema,
     }
 )
+
+
+def shape_of(schema: Schema) -> Schema:
+    """The node that decides the shape of a value: *schema*, or what the in-place keywords of its schema wrap.
+
+    An imported object with ``if``/``then`` (or ``not``, ``unevaluatedProperties``...)
+    is its object node with those checks around it: a tool's input is an
+    object when that node is one.
+    """
+    while isinstance(schema, AppliedSchema | UnevaluatedSchema):
+        schema = schema.base
+    return schema
 
 
 def closed_import(schema: ImportedSchema) -> ImportedSchema:

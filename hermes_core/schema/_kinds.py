@@ -18,23 +18,31 @@ from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import Context, Path
 
 __all__ = [
+    "AppliedNode",
     "ArrayNode",
+    "ConditionalNode",
+    "ContainsNode",
+    "DependentNode",
     "EnumNode",
     "ImportedNode",
     "LinkNode",
     "Node",
+    "NotNode",
     "NullableNode",
     "NumericNode",
     "ObjectNode",
     "OptionalNode",
     "OtherNode",
+    "PropertyNamesNode",
     "RecordNode",
     "RefNode",
     "SchemaNode",
     "StringNode",
     "TupleNode",
+    "TypelessNode",
     "UnionNode",
     "as_node",
+    "reaching",
     "reaching_branching",
 ]
 
@@ -124,6 +132,7 @@ class ArrayNode(SchemaNode, Protocol):
 class ObjectNode(SchemaNode, Protocol):
     kind: Literal["object"]
     field_items: tuple[tuple[str, Node], ...]
+    extra: Any
     min_properties: int | None
     max_properties: int | None
 
@@ -149,6 +158,52 @@ class UnionNode(SchemaNode, Protocol):
     def _keep(self, value: Any, path: Path, result: Any, tried: dict[Any, Any]) -> Any: ...
 
 
+class TypelessNode(SchemaNode, Protocol):
+    kind: Literal["typeless"]
+    options: tuple[Node, ...]  # one per JSON type: null, boolean, object, array, number, string
+
+
+class AppliedNode(SchemaNode, Protocol):
+    kind: Literal["applied"]
+    base: Node
+    checks: tuple[Node, ...]
+
+
+class NotNode(SchemaNode, Protocol):
+    kind: Literal["not"]
+    schema: Node
+
+    def _words(self, ctx: Context | None) -> str: ...
+
+
+class ConditionalNode(SchemaNode, Protocol):
+    kind: Literal["conditional"]
+    condition: Node
+    then: Node | None
+    otherwise: Node | None
+    because: str
+    unless: str
+
+
+class DependentNode(SchemaNode, Protocol):
+    kind: Literal["dependent"]
+    required: tuple[tuple[str, tuple[str, ...]], ...]
+    schemas: tuple[tuple[str, Node], ...]
+
+
+class PropertyNamesNode(SchemaNode, Protocol):
+    kind: Literal["property_names"]
+    names: Node
+    _passed: set[str]
+
+
+class ContainsNode(SchemaNode, Protocol):
+    kind: Literal["contains"]
+    schema: Node
+    minimum: int
+    maximum: int | None
+
+
 class RefNode(SchemaNode, Protocol):
     kind: Literal["ref"]
     name: str
@@ -169,7 +224,18 @@ class ImportedNode(SchemaNode, Protocol):
 class OtherNode(SchemaNode, Protocol):
     """The kinds whose attributes the compiler does not read: it calls their walk, or tests the value itself."""
 
-    kind: Literal["boolean", "null", "const", "any", "never", "all_of", "one_of", "prefix_array", "pattern_properties"]
+    kind: Literal[
+        "boolean",
+        "null",
+        "const",
+        "any",
+        "never",
+        "all_of",
+        "one_of",
+        "prefix_array",
+        "pattern_properties",
+        "unevaluated",
+    ]
 
 
 Node = (
@@ -183,6 +249,13 @@ Node = (
     | ObjectNode
     | RecordNode
     | UnionNode
+    | TypelessNode
+    | AppliedNode
+    | NotNode
+    | ConditionalNode
+    | DependentNode
+    | PropertyNamesNode
+    | ContainsNode
     | RefNode
     | LinkNode
     | ImportedNode
@@ -196,7 +269,9 @@ def as_node(schema: SchemaNode) -> Node:
 
 
 # The kinds of the nodes that check one value against several schemas (``_Branching`` in ``_nodes``).
-_BRANCHING = frozenset({"union", "one_of", "all_of", "pattern_properties"})
+_BRANCHING = frozenset(
+    {"union", "one_of", "all_of", "pattern_properties", "not", "conditional", "dependent", "property_names", "contains"}
+)
 
 
 def reaching_branching(root: SchemaNode, refs: Mapping[str, SchemaNode]) -> set[int]:
@@ -207,13 +282,18 @@ def reaching_branching(root: SchemaNode, refs: Mapping[str, SchemaNode]) -> set[
     linear in the schema: every node *root* reaches (through refs and links),
     then, backwards from the branching ones, every node that reaches one.
     """
+    return reaching(root, refs, _BRANCHING)
+
+
+def reaching(root: SchemaNode, refs: Mapping[str, SchemaNode], kinds: frozenset[str]) -> set[int]:
+    """The ids of the nodes that reach a node of one of *kinds* (or are one), among all that *root* reaches."""
     parents: dict[int, list[int]] = {}
     branching: list[int] = []
     seen: set[int] = {id(root)}
     pending: list[SchemaNode] = [root]
     while pending:
         node = as_node(pending.pop())
-        if node.kind in _BRANCHING:
+        if node.kind in kinds:
             branching.append(id(node))
         for child in _next_nodes(node, refs):
             parents.setdefault(id(child), []).append(id(node))

@@ -80,6 +80,7 @@ from hermes_core.schema._alternatives import (
     RefSchema,
     UnionSchema,
 )
+from hermes_core.schema._conditions import AppliedSchema
 from hermes_core.schema._containers import (
     ArraySchema,
     ObjectSchema,
@@ -88,6 +89,7 @@ from hermes_core.schema._containers import (
     RecordSchema,
     TupleSchema,
 )
+from hermes_core.schema._evaluation import UnevaluatedSchema
 from hermes_core.schema._nodes import (
     BooleanSchema,
     ConstSchema,
@@ -274,6 +276,8 @@ class _Walk:
             for part in node.parts:
                 value = self.fix(part, value, path)
             return value
+        if isinstance(node, AppliedSchema | UnevaluatedSchema):  # the shape is its base's: the checks repair nothing
+            return self.fix(node.base, value, path)
         if isinstance(node, IntegerSchema | NumberSchema):
             return self.number(isinstance(node, IntegerSchema), value, path)
         if isinstance(node, BooleanSchema):

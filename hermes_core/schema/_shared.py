@@ -30,6 +30,7 @@ __all__ = [
     "Extra",
     "Path",
     "as_json",
+    "because",
     "canonical_json",
     "check_json",
     "copy_json",
@@ -445,6 +446,13 @@ def _other_size(item: Any, pending: list[Any]) -> int:
 
 
 _TOO_DEEP = Issue((), "too_deep", "is nested too deeply to check")
+
+
+def because(issues: list[Issue], start: int, reason: str) -> None:
+    """Add ``, because <reason>`` to the details of ``issues[start:]``: the issues a condition brought (``then``)."""
+    for index in range(start, len(issues)):
+        issue = issues[index]
+        issues[index] = Issue(issue.path, issue.kind, f"{issue.detail}, because {reason}")
 
 
 def raised_issue(exc: Exception) -> Issue:

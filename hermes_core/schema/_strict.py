@@ -32,6 +32,14 @@ from hermes_core.schema._alternatives import (
     TypelessSchema,
     UnionSchema,
 )
+from hermes_core.schema._conditions import (
+    AppliedSchema,
+    ConditionalSchema,
+    ContainsSchema,
+    DependentSchema,
+    NotSchema,
+    PropertyNamesSchema,
+)
 from hermes_core.schema._containers import (
     ArraySchema,
     ObjectSchema,
@@ -39,6 +47,7 @@ from hermes_core.schema._containers import (
     PrefixArraySchema,
     RecordSchema,
 )
+from hermes_core.schema._evaluation import UnevaluatedSchema
 from hermes_core.schema._nodes import AnySchema, Schema
 from hermes_core.schema._validators import follow_refs
 
@@ -170,6 +179,9 @@ def strict_problem(
         if schema.target is None:
             return None
         return strict_problem(schema.target, refs, path, seen)
+    if isinstance(schema, AppliedSchema | UnevaluatedSchema):
+        keywords = " and ".join(dict.fromkeys(_keywords(schema)))
+        return f'field "{path or "(the input)"}" uses {keywords}, which strict mode cannot carry'
     if isinstance(schema, tuple(_IMPORTED_ONLY)):
         keyword = _IMPORTED_ONLY[type(schema)]
         return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
@@ -196,6 +208,35 @@ _IMPORTED_ONLY: dict[type[Schema], str] = {
     TypelessSchema: "a schema without type",
     PrefixArraySchema: "prefixItems with more items after them",
     PatternPropertiesSchema: "patternProperties",
+}
+
+
+def _keywords(schema: Schema) -> list[str]:
+    """The keywords a schema object applies in place (``not``, ``if``/``then``/``else``...): none strict mode takes."""
+    if isinstance(schema, UnevaluatedSchema):
+        held = [] if schema.properties is None else ["unevaluatedProperties"]
+        held += [] if schema.items is None else ["unevaluatedItems"]
+        return [*_keywords(schema.base), *held]
+    if not isinstance(schema, AppliedSchema):
+        return []
+    found: list[str] = []
+    for check in schema.checks:
+        if isinstance(check, DependentSchema):
+            found += ["dependentRequired"] * bool(check.required) + ["dependentSchemas"] * bool(check.schemas)
+        elif isinstance(check, ContainsSchema):
+            found.append(
+                "contains" if check.minimum == 1 and check.maximum is None else "contains/minContains/maxContains"
+            )
+        else:
+            found.append(_APPLIED[type(check)])
+    return found
+
+
+# The keywords of the checks an imported schema object applies in place (see _conditions), as the document says them.
+_APPLIED: dict[type[Schema], str] = {
+    NotSchema: "not",
+    ConditionalSchema: "if/then/else",
+    PropertyNamesSchema: "propertyNames",
 }
 
 

@@ -30,6 +30,7 @@ from hypothesis.strategies import SearchStrategy
 
 from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError
+from hermes_core.schema._inputs import shape_of
 from hermes_core.schema._validators import compile_schema, copy_json, json_key
 from hermes_core.testing._strategy_json import (
     BAD_KEYS,
@@ -204,6 +205,9 @@ class _Plan:
             if not self.can(node.schema, budget):
                 return st.none()
             return st.none() | self.valid(node.schema, budget)
+        shape = shape_of(node)
+        if shape is not node:  # an imported schema object's in-place keywords (if, not...): drawn from its shape
+            return self.valid(shape, budget).filter(self.accepts(node))
         raise TypeError(f"no strategy for {type(node).__name__}")  # pragma: no cover - every node is above
 
     def _valid_number(self, node: s.IntegerSchema | s.NumberSchema) -> SearchStrategy[Any]:
