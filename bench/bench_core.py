@@ -339,6 +339,137 @@ def validation_cases() -> tuple[Case, Case]:
     return valid, invalid
 
 
+# -- 1c/1d. an imported document whose keywords apply in place: if/then/else, not, dependencies, propertyNames,
+# contains. Written in draft-07, which fastjsonschema reads ("dependencies", not 2019-09's dependentRequired), and
+# given to each validator as it is.
+
+CONDITIONS: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "not": {"pattern": "\\.\\."}},
+        "mode": {"enum": ["w", "a"]},
+        "encoding": {"type": "string"},
+        "country": {"type": "string"},
+        "zip": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}, "contains": {"const": "draft"}},
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "size": {"type": "integer", "minimum": 0}},
+                "required": ["path", "size"],
+                "if": {"properties": {"size": {"minimum": 1000}}},
+                "then": {"required": ["path"]},
+                "else": {"not": {"required": ["chunk"]}},
+            },
+        },
+    },
+    "required": ["path", "mode", "files"],
+    "if": {"properties": {"country": {"const": "US"}}, "required": ["country"]},
+    "then": {"required": ["zip"]},
+    "dependencies": {"encoding": ["mode"]},
+    "propertyNames": {"pattern": "^[a-z]+$"},
+    "additionalProperties": False,
+}
+CONDITIONS_PAYLOAD: dict[str, Any] = {
+    "path": "notes/2024-06-01.md",
+    "mode": "w",
+    "encoding": "utf-8",
+    "country": "US",
+    "zip": "10001",
+    "tags": ["todo", "draft"],
+    "files": [{"path": f"src/module_{i}.py", "size": 1024 * i} for i in range(10)],
+}
+
+
+def conditions_cases() -> tuple[Case, Case]:
+    """Cases 1c and 1d: the imported document of CONDITIONS, valid and invalid (``zip`` left out for the US)."""
+    imported = s.from_json_schema(CONDITIONS)
+    require(imported.unsupported == (), "hermes checks every keyword of the document")
+    validator = jsonschema.Draft7Validator(CONDITIONS)
+    fast_validate = fastjsonschema.compile(CONDITIONS)
+    bad = {key: value for key, value in CONDITIONS_PAYLOAD.items() if key != "zip"}
+    require(imported.parse(CONDITIONS_PAYLOAD) == CONDITIONS_PAYLOAD, "hermes accepts the payload")
+    validator.validate(CONDITIONS_PAYLOAD)
+    fast_validate(CONDITIONS_PAYLOAD)  # no defaults here: nothing is filled into the shared payload
+    try:
+        imported.parse(bad)
+    except SchemaError as exc:
+        require('"zip" is required' in str(exc) and 'because "country" is "US"' in str(exc), f"hermes says why: {exc}")
+    else:
+        require(False, "hermes rejects the payload without zip")
+    require(not validator.is_valid(bad), "jsonschema rejects it")
+    try:
+        fast_validate(bad)
+    except fastjsonschema.JsonSchemaValueException:
+        pass
+    else:
+        require(False, "fastjsonschema rejects it")
+    for wrong in ({**CONDITIONS_PAYLOAD, "tags": ["todo"]}, {**CONDITIONS_PAYLOAD, "Path": "x"}):
+        require(not validator.is_valid(wrong), "jsonschema rejects a wrong payload")
+        require(_refuses(imported, wrong), "hermes rejects it too")
+    env = {
+        "payload": CONDITIONS_PAYLOAD,
+        "bad": bad,
+        "schema": imported,
+        "SchemaError": SchemaError,
+        "validator": validator,
+        "validate": fast_validate,
+        "JsonSchemaValueException": fastjsonschema.JsonSchemaValueException,
+    }
+    valid = Case(
+        "1c. an imported document of if/then/else, not, dependencies, propertyNames, contains (valid)",
+        [
+            Contender("1c.hermes", "hermes  from_json_schema(...).parse", "schema.parse(payload)", env),
+            Contender("1c.jsonschema", "jsonschema  Draft7Validator.validate", "validator.validate(payload)", env),
+            Contender("1c.fastjsonschema", "fastjsonschema  compiled validate", "validate(payload)", env),
+        ],
+    )
+    invalid = Case(
+        '1d. the same document (invalid: "zip" left out where "country" is "US"), and str(error)',
+        [
+            Contender(
+                "1d.hermes",
+                "hermes  from_json_schema(...).parse + str(e)",
+                """
+                try:
+                    schema.parse(bad)
+                except SchemaError as e:
+                    str(e)
+                """,
+                env,
+            ),
+            Contender(
+                "1d.jsonschema",
+                "jsonschema  iter_errors + messages",
+                '"\\n".join(f"{e.json_path}: {e.message}" for e in validator.iter_errors(bad))',
+                env,
+            ),
+            Contender(
+                "1d.fastjsonschema",
+                "fastjsonschema  validate + str(e)",
+                """
+                try:
+                    validate(bad)
+                except JsonSchemaValueException as e:
+                    str(e)
+                """,
+                env,
+            ),
+        ],
+    )
+    return valid, invalid
+
+
+def _refuses(schema: s.Schema, value: Any) -> bool:
+    try:
+        schema.parse(value)
+    except SchemaError:
+        return True
+    return False
+
+
 def call_cases(loop: asyncio.AbstractEventLoop, tool_count: int) -> tuple[Case, Case, Case, float, float]:
     """Cases 2 and 3: calling ``add`` through each framework, and the registry's size."""
     args = {"a": 1, "b": 2}
@@ -524,6 +655,12 @@ def comparisons(tool_count: int) -> list[Comparison]:
         Comparison("1b.hermes", "1b.msgspec", "invalid+message: hermes / msgspec"),
         Comparison("1b.hermes", "1b.jsonschema", "invalid+message: hermes / jsonschema"),
         Comparison("1b.hermes", "1b.fastjsonschema", "invalid+message: hermes / fastjsonschema"),
+        Comparison("1c.hermes", "1c.fastjsonschema", "imported conditions, valid: hermes / fastjsonschema", 1.0),
+        Comparison("1c.hermes", "1c.jsonschema", "imported conditions, valid: hermes / jsonschema"),
+        Comparison(
+            "1d.hermes", "1d.fastjsonschema", "imported conditions, invalid+message: hermes / fastjsonschema", 1.0
+        ),
+        Comparison("1d.hermes", "1d.jsonschema", "imported conditions, invalid+message: hermes / jsonschema"),
         Comparison("2.hermes_sync", "2.pydantic", "call_sync / pydantic TypeAdapter + call", 1.3),
         Comparison("2.hermes_inline", "2.pydantic", "await call (inline def) / pydantic TypeAdapter + call", 1.5),
         Comparison("2.hermes_async", "2.pydantic", "await call (async def) / pydantic TypeAdapter + call", 1.5),
@@ -563,8 +700,9 @@ def main(argv: list[str]) -> int:
     loop = asyncio.new_event_loop()
     try:
         valid, invalid = validation_cases()
+        conditions_valid, conditions_invalid = conditions_cases()
         calls, errors, scale, define_s, build_s = call_cases(loop, args.tools)
-        cases = [valid, invalid, calls, errors, scale]
+        cases = [valid, invalid, conditions_valid, conditions_invalid, calls, errors, scale]
         if args.only:
             cases = _only(cases, args.only)
         print(
