@@ -34,6 +34,7 @@ from hermes_core import schema as s
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CACHE_TTL",
+    "DEFAULT_MAX_LISTING_BYTES",
     "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_STDERR_BYTES",
     "DEFAULT_STARTUP_TIMEOUT",
@@ -61,6 +62,9 @@ DEFAULT_CACHE_TTL: Final = 86400.0
 DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
 #: Bytes of a stdio server's stderr kept (the last ones), unless its ``max_stderr_bytes`` says otherwise.
 DEFAULT_MAX_STDERR_BYTES: Final = 64 * 1024
+#: Bytes of JSON a server's tools may take in all (names, descriptions, schemas; each tool at least 1 KiB), unless
+#: its ``max_listing_bytes`` says otherwise: a tool that would take them past it is skipped (hermes_mcp._mount).
+DEFAULT_MAX_LISTING_BYTES: Final = 2 * 1024 * 1024
 #: The largest value either of those two settings takes: 1 GiB.
 _MAX_BYTES_SETTING: Final = 1024 * 1024 * 1024
 #: The largest configuration file read, in bytes.
@@ -106,6 +110,7 @@ _SERVER_KEYS = (
     "enabled",
     "max_result_bytes",
     "max_stderr_bytes",
+    "max_listing_bytes",
 )
 _STDIO_ONLY = ("args", "env", "pass_env", "cwd", "max_stderr_bytes")
 _HTTP_ONLY = ("token_env", "token_file")
@@ -134,6 +139,8 @@ class ServerConfig:
         max_result_bytes: the most bytes one message from the server may have
             (a call's result, a page of its listing); a larger one fails the call.
         max_stderr_bytes: the most bytes of a stdio server's stderr kept, the last ones.
+        max_listing_bytes: the most bytes of JSON its tools may take in all (see
+            :data:`DEFAULT_MAX_LISTING_BYTES`); a tool that would pass it is skipped.
         entry: the entry as written (parsed TOML), from which the cache key is made.
 
     """
@@ -153,6 +160,7 @@ class ServerConfig:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     max_stderr_bytes: int = DEFAULT_MAX_STDERR_BYTES
+    max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES
     entry: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -402,6 +410,7 @@ def _server(name: str, entry: object) -> ServerConfig | None:
         startup_timeout=startup_timeout,
         max_result_bytes=_byte_count(entry.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES), "max_result_bytes"),
         max_stderr_bytes=_byte_count(entry.get("max_stderr_bytes", DEFAULT_MAX_STDERR_BYTES), "max_stderr_bytes"),
+        max_listing_bytes=_byte_count(entry.get("max_listing_bytes", DEFAULT_MAX_LISTING_BYTES), "max_listing_bytes"),
         entry=entry,
     )
 

@@ -1,18 +1,40 @@
-"""What the other modules share about a server: its listing as data, how it failed, and how it refused a call."""
+"""What the other modules share about a server: its listing as data and its weight, how it failed or refused a call."""
 
 from __future__ import annotations
 
-from typing import Any, final
+import json
+from collections.abc import Mapping
+from typing import Any, Final, final
 
 from hermes_core import InputRejected, ToolFailedError, reject, shorten
 
-__all__ = ["TEXT_MAX", "Listing", "ParamsRefused", "ServerFailure"]
+__all__ = ["TEXT_MAX", "TOOL_BYTES_MIN", "Listing", "ParamsRefused", "ServerFailure", "listed_size"]
 
 # How much of a server's own error text a failure carries: enough for a model to act on, bounded.
 TEXT_MAX = 2000
 
 #: One server's tools as ``tools/list`` gave them, as JSON data.
 Listing = list[dict[str, Any]]
+
+#: What one tool counts for in its server's ``max_listing_bytes``, however small its JSON: holding a tool (its
+#: definition, its compiled checks) takes some 10 KB whatever its schemas, so a listing of 100,000 tiny tools
+#: is 100,000 KiB of the budget, not the 6 MB it is written in.
+TOOL_BYTES_MIN: Final = 1024
+
+
+def listed_size(tool: Mapping[str, Any]) -> int:
+    """What *tool*, one entry of a listing, counts for in its server's ``max_listing_bytes``.
+
+    The bytes of its JSON (name, description, schemas, annotations: all that is
+    kept of it), at least :data:`TOOL_BYTES_MIN`. A tool that cannot be written
+    as JSON (nested past what the writer takes: no reader of a server's
+    listing gives one) counts as that least: mounting it fails, saying why.
+    """
+    try:
+        written = json.dumps(tool, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return TOOL_BYTES_MIN
+    return max(TOOL_BYTES_MIN, len(written.encode("utf-8", "surrogatepass")))
 
 
 @final

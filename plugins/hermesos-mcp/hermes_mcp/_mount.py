@@ -10,6 +10,14 @@ tool's title and hints. A tool that cannot be hosted (its name, its schemas)
 is skipped with a problem; keywords the import cannot check are problems too,
 and the tool is mounted. Each tool uses its call's context: what its server
 reports and asks during a call goes to that call (:mod:`hermes_mcp._elicit`).
+
+What a listing may cost is bounded by its size: a server's tools take at most
+its ``max_listing_bytes`` of JSON in all (:func:`~hermes_mcp._failure.listed_size`),
+and a tool that would take them past it is skipped, the others mounted. Below
+that, importing a tool's schemas costs a bounded multiple of their size (see
+:func:`hermes_core.schema.from_json_schema`); a tool whose schemas cannot be
+held all the same (memory runs out, a check nests too deeply) is one tool
+skipped, never the server nor the plugin.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from hermes_core import schema as s
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._connect import Pool
 from hermes_mcp._content import content_of, mounted_handler
-from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure
+from hermes_mcp._failure import TEXT_MAX, TOOL_BYTES_MIN, Listing, ParamsRefused, ServerFailure, listed_size
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -102,11 +110,28 @@ def _hints(tool: Mapping[str, Any]) -> ToolHints:
     return ToolHints.from_annotations(annotations, title=tool.get("title"))
 
 
+def _where(server: ServerConfig, tool: Mapping[str, Any]) -> str:
+    return f'tool "{shorten(str(tool.get("name")))}" of MCP server "{server.name}"'
+
+
 def _mount_one(
     pool: Pool, server: ServerConfig, tool: Mapping[str, Any], version: str, problems: list[str]
 ) -> Tool | None:
+    """*tool* mounted, or None with a problem saying why it is skipped (whatever its schemas make the import raise)."""
+    try:
+        return _mounted(pool, server, tool, version, problems)
+    except MemoryError:  # what is left of the memory goes to the other tools: this one is let go at once
+        problems.append(f"{_where(server, tool)} is skipped: its schemas took more memory than there was")
+    except RecursionError:
+        problems.append(f"{_where(server, tool)} is skipped: its schemas nest too deeply to check")
+    return None
+
+
+def _mounted(
+    pool: Pool, server: ServerConfig, tool: Mapping[str, Any], version: str, problems: list[str]
+) -> Tool | None:
     remote = tool.get("name")
-    where = f'tool "{shorten(str(remote))}" of MCP server "{server.name}"'
+    where = _where(server, tool)
     if not isinstance(remote, str):
         problems.append(f"{where} is skipped: its name is not a string")
         return None
@@ -162,21 +187,34 @@ def mount(
 ) -> list[Tool]:
     """The tools of *server*'s *listing* that can be hosted; a problem appended to *problems* for each one that cannot.
 
+    The tools mounted take at most the server's ``max_listing_bytes`` in all
+    (:func:`listed_size`, in the order listed): one that would take them past
+    it is skipped, and those after it still mounted if they fit.
+
     Args:
         pool: the pool the tools' handlers call through.
-        server: the server's entry (its name, permissions, time limit, tool selection).
+        server: the server's entry (its name, permissions, time limit, tool selection, listing budget).
         listing: its ``tools/list``, as JSON data.
         problems: where problems are appended.
         version: the version of the tools whose server gave none that is a semantic version.
     """
     wanted = None if server.tools is None else set(server.tools)
     tools: list[Tool] = []
+    spent = 0
+    over: list[tuple[Mapping[str, Any], int, int]] = []  # each tool past the budget, its size, what was spent before
     for tool in listing:
         if wanted is not None and tool.get("name") not in wanted:
+            continue
+        size = listed_size(tool)
+        if spent + size > server.max_listing_bytes:
+            over.append((tool, size, spent))
             continue
         mounted = _mount_one(pool, server, tool, version or _SEMVER_FALLBACK, problems)
         if mounted is not None:
             tools.append(mounted)
+            spent += size
+    if over:
+        problems.append(_over_budget(server, over))
     if wanted is not None:
         listed = {tool.get("name") for tool in listing}
         for missing in sorted(wanted - listed):
@@ -184,6 +222,26 @@ def mount(
                 f'MCP server "{server.name}" lists no tool "{shorten(missing)}" (its tools = [...] names it)'
             )
     return tools
+
+
+def _over_budget(server: ServerConfig, over: list[tuple[Mapping[str, Any], int, int]]) -> str:
+    """The problem of the tools skipped for *server*'s ``max_listing_bytes``: the one, or the first few and how many."""
+    budget = server.max_listing_bytes
+    remedy = f"raise max_listing_bytes in its [servers.{server.name}] entry if such tools are expected"
+    if len(over) == 1:
+        ((tool, size, spent),) = over
+        taken = f", of which the tools mounted before it take {spent:,}" if spent else ""
+        return (
+            f"{_where(server, tool)} is skipped: it takes {size:,} bytes of JSON (its name, description and schemas), "
+            f"and the server's tools may take {budget:,} bytes in all, its max_listing_bytes{taken} ({remedy})"
+        )
+    named = ", ".join(f'"{shorten(str(tool.get("name")))}"' for tool, _, _ in over[:5])
+    more = f" and {len(over) - 5:,} more" if len(over) > 5 else ""
+    return (
+        f'{len(over):,} tools of MCP server "{server.name}" are skipped ({named}{more}): each would take its tools '
+        f"past {budget:,} bytes of JSON (names, descriptions and schemas; each tool at least {TOOL_BYTES_MIN:,}), "
+        f"its max_listing_bytes ({remedy})"
+    )
 
 
 def clash_advice(name: str, config_file: str) -> str:

@@ -34,7 +34,7 @@ from hermes_core import InvalidDefinitionError, read_token_file, shorten
 from hermes_mcp._caller import Caller
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._elicit import InFlight, answer
-from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure
+from hermes_mcp._failure import TEXT_MAX, Listing, ParamsRefused, ServerFailure, listed_size
 from hermes_mcp._streams import Overflow, StderrTail, bounded_http_client, stdio_transport
 
 __all__ = ["Connection", "call_tool", "connect", "list_tools"]
@@ -138,14 +138,18 @@ async def connect(
         yield client
 
 
-async def list_tools(client: Client) -> Listing:
+async def list_tools(client: Client, max_bytes: int | None = None) -> Listing:
     """Every tool the server lists, page after page, as JSON data (the keys a mounted tool needs).
 
     Each tool's data also holds ``serverVersion``, the server's own version
     (its ``serverInfo``), when it gave one: MCP tools have no version of their own.
+    With *max_bytes* (the server's ``max_listing_bytes``), no page is asked for
+    once the tools read take more (:func:`~hermes_mcp._failure.listed_size`):
+    no tool past it would be mounted, and 100 pages of 16 MiB would be held.
     """
     tools: Listing = []
     cursor: str | None = None
+    read = 0
     version = getattr(client.server_info, "version", None)
     for _ in range(_MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
@@ -155,8 +159,9 @@ async def list_tools(client: Client) -> Listing:
             if isinstance(version, str) and version:
                 kept["serverVersion"] = version
             tools.append(kept)
+            read += listed_size(kept) if max_bytes is not None else 0
         cursor = page.next_cursor
-        if cursor is None:
+        if cursor is None or (max_bytes is not None and read > max_bytes):
             break
     return tools
 
@@ -262,7 +267,7 @@ class Connection:
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + server.startup_timeout) as scope:
                 async with connect(server, self._stderr, self._refusals, self._overflow, self._in_flight) as client:
-                    listing = await list_tools(client)
+                    listing = await list_tools(client, server.max_listing_bytes)
                     scope.deadline = math.inf  # started: the session is held until it is stopped
                     self.client, self.listing, self.failure = client, listing, None
                     ready.set_result(None)

@@ -220,11 +220,69 @@ async def _read_messages(
     return False
 
 
+# A line longer than this is read by Python's json first (see _parse).
+_READ_BY_JSON: Final = 256 * 1024
+# What the SDK's reader refuses, found again in what Python's json read: nesting past its 200 levels.
+_SDK_DEPTH_MAX: Final = 200
+
+
 def _parse(line: bytes) -> SessionMessage | Exception:
+    """The message *line* holds, as the SDK reads it; what it cannot read, as the error the SDK raises.
+
+    The SDK reads JSON through pydantic, which builds a tree of its own first:
+    a listing of 4 MB took 270 MB (a server may send 16 MiB). A long line is
+    read by Python's ``json`` (about a quarter of that), checked for what the
+    SDK's reader refuses (nesting past 200 levels, a lone surrogate, NaN), and
+    then validated as Python data; when anything is amiss, the SDK's reader
+    reads it after all, so what it refuses, and its words, stay its own.
+    """
     try:
+        if len(line) > _READ_BY_JSON:
+            data = _read_as_the_sdk_would(line)
+            if data is not None:
+                return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as error:
         return _unread_answer(line, error) or error
+
+
+def _read_as_the_sdk_would(line: bytes) -> Any:
+    """*line* read by Python's ``json``, or None when the SDK's reader might read it otherwise (or refuse it)."""
+    import json  # noqa: PLC0415 - a long message only
+
+    try:
+        data = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # what json refuses: the SDK's reader says why, in its words
+        return None
+    level: list[Any] = [data]
+    for _ in range(_SDK_DEPTH_MAX + 1):
+        deeper: list[Any] = []
+        for item in level:
+            if type(item) is dict:
+                deeper.extend(item.values())
+                if not all(key.isascii() or _encodes(key) for key in item):
+                    return None
+            elif type(item) is list:
+                deeper.extend(item)
+            elif type(item) is str and not item.isascii() and not _encodes(item):
+                return None
+        if not deeper:
+            return data
+        level = deeper
+    return None  # nested past the SDK reader's limit
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encodes(text: str) -> bool:
+    """Whether *text* is valid Unicode (no lone surrogate), as the SDK's reader requires."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unread_answer(line: bytes, error: ValueError) -> SessionMessage | None:
