@@ -89,7 +89,7 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {
             "type": "object",
             "properties": {"when": {"type": "string"}},
-            "dependentRequired": {"when": ["where"]},
+            "$dynamicRef": "#when",
         },
     },
 ]
