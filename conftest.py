@@ -20,6 +20,7 @@ quick suite again. See docs/testing.md (the project's own suite).
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -67,6 +68,19 @@ SLOW_MATRICES = (
 
 #: The names (``path::name``) of the tests this process collected, slow or not: what :func:`unknown_names` checks.
 _collected: set[str] = set()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the commands the tests start, however this run was started.
+
+    A shell starting a command in the background without job control (``cmd &``
+    in a script) has it ignore SIGINT, and an ignored signal stays ignored in
+    every process it starts: the tests that interrupt ``hermesos`` would
+    interrupt nothing. A handler of this process's own is reset to the default
+    in each command it starts.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
