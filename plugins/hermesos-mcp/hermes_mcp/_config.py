@@ -19,17 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, final
 
-from hermes_core import (
-    PERMISSION_PATTERN,
-    TIMEOUT_MAX,
-    InvalidDefinitionError,
-    check_toml_depth,
-    read_config_file,
-    setting,
-    shorten,
-    user_config_file,
-)
+from hermes_core import PERMISSION_PATTERN, TIMEOUT_MAX, InvalidDefinitionError, setting, shorten
 from hermes_core import schema as s
+from hermes_core.config import check_toml_depth, read_config_file, user_config_file
 
 __all__ = [
     "CONFIG_ENV",

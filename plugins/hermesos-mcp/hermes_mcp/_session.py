@@ -30,7 +30,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from hermes_core import InvalidDefinitionError, read_token_file, shorten
+from hermes_core import InvalidDefinitionError, shorten
+from hermes_core.config import read_token_file
 from hermes_mcp._caller import Caller
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._elicit import InFlight, answer
