@@ -26,6 +26,7 @@ parent directly. A whole path is shown in double quotes: ``"files.0.path"``.
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from collections.abc import Sequence
@@ -126,14 +127,23 @@ def shorten(text: str, limit: int = 60) -> str:
 
 # -- text shown to a person -------------------------------------------------------------------
 
+
 # Characters that print as nothing, or as blank, though Unicode calls them printable (letters, marks, a
 # symbol): the Hangul fillers, the Braille blank, the invisible combining marks and the variation selectors.
 # With the categories str.isprintable() refuses, no character can hide in, or reorder, what is shown.
-_BLANK_PRINTABLE = re.compile(
-    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
-)
+# The patterns of this module are compiled where first used, not at import: compiling them cost every
+# 'hermesos tools list', whose text is plain ASCII, about 2 ms (docs/performance.md, start-up).
+@functools.cache
+def _blank_printable() -> re.Pattern[str]:
+    return re.compile(
+        "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+    )
+
+
 # Runs of anything but printable ASCII: the only characters that need a look of their own.
-_NOT_PLAIN = re.compile(r"[^\x20-\x7e]+")
+@functools.cache
+def _not_plain() -> re.Pattern[str]:
+    return re.compile(r"[^\x20-\x7e]+")
 
 
 def _escape(char: str, *, in_json: bool) -> str:
@@ -176,7 +186,7 @@ def printable(text: str, *, lines: bool = False, in_json: bool = False) -> str:
     Returns:
         *text* itself when it has nothing to escape.
     """
-    if text.isprintable() and (text.isascii() or not _BLANK_PRINTABLE.search(text)):
+    if text.isprintable() and (text.isascii() or not _blank_printable().search(text)):
         return text
     return _escaped(text, lines=lines, ascii_only=False, in_json=in_json)
 
@@ -195,6 +205,7 @@ def unmistakable(text: str) -> str:
 
 def _escaped(text: str, *, lines: bool, ascii_only: bool, in_json: bool) -> str:
     """*text* with what :func:`printable` escapes escaped (*ascii_only*: every character past ASCII too)."""
+    blank = _blank_printable()
 
     def run(match: re.Match[str]) -> str:
         out = []
@@ -203,24 +214,32 @@ def _escaped(text: str, *, lines: bool, ascii_only: bool, in_json: bool) -> str:
                 out.append(char)
             elif char == "\t" and not in_json:
                 out.append(char if lines else " ")
-            elif ascii_only or not char.isprintable() or _BLANK_PRINTABLE.match(char):
+            elif ascii_only or not char.isprintable() or blank.match(char):
                 out.append(_escape(char, in_json=in_json))
             else:
                 out.append(char)
         return "".join(out)
 
-    return _NOT_PLAIN.sub(run, text)
+    return _not_plain().sub(run, text)
 
 
-_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 _MAX_KEY_SHOWN = 80
+
+
+@functools.cache
+def _bare_key() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    return re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 def _escape_key(key: str) -> str:
     """Escape a key for ``['...']``: backslash and quote, control characters and lone surrogates."""
     key = shorten(key, _MAX_KEY_SHOWN).replace("\\", "\\\\").replace("'", "\\'")
-    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", key)
+    return _unprintable().sub(lambda m: f"\\u{ord(m.group()):04x}", key)
 
 
 # Keys repeat from call to call (field names), so their written form is remembered.
@@ -232,7 +251,7 @@ def _write_key(key: str) -> str:
     written = _written_keys.get(key)
     if written is None:
         # A bare key past the length shown is bracketed and shortened as any other is.
-        written = key if len(key) <= _MAX_KEY_SHOWN and _BARE_KEY.match(key) else f"['{_escape_key(key)}']"
+        written = key if len(key) <= _MAX_KEY_SHOWN and _bare_key().match(key) else f"['{_escape_key(key)}']"
         if len(key) <= _MAX_KEY_SHOWN and len(_written_keys) < _WRITTEN_KEYS_MAX:
             _written_keys[key] = written
     return written

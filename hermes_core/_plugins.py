@@ -19,9 +19,8 @@ Nothing here runs at ``import hermes_core``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_core._approval import Approver
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._loading import (
     canonicalize_name,
@@ -44,8 +43,11 @@ from hermes_core._pluginset import (
     failed,
     remedy,
 )
-from hermes_core._runtime import Runtime
 from hermes_core._settings import setting
+
+if TYPE_CHECKING:  # a listing makes no runtime: the call path is imported by the one that does (start-up)
+    from hermes_core._approval import Approver
+    from hermes_core._runtime import Runtime
 
 # Discovery only: the values are hermes_core._pluginset's, loading one plugin is hermes_core._loading's and the
 # checks across plugins are hermes_core._plugin_checks'. The names the command line takes from here are listed too.

@@ -10,6 +10,7 @@ checked with :func:`check_toml_depth` before ``tomllib.loads`` sees it;
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -21,19 +22,24 @@ __all__ = ["TOML_DEPTH_MAX", "check_toml_depth", "toml_tokens"]
 #: How deep :func:`check_toml_depth` lets keys, arrays and inline tables nest by default.
 TOML_DEPTH_MAX: Final = 32
 
-_TOKEN = re.compile(
-    r"(?P<space>[ \t]+)"
-    r"|(?P<comment>#[^\n]*)"
-    r"|(?P<newline>\r?\n)"
-    r'|(?P<string>"""(?:[^\\]|\\.)*?"{3,5}'
-    r"|'''.*?'{3,5}"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'[^'\n]*')"
-    r"|(?P<punct>[\[\]{}=,.])"
-    r"|(?P<bare>[^\s\[\]{}=,.#\"']+)"
-    r"|(?P<other>.)",
-    re.DOTALL,
-)
+
+# Compiled with the first file read, not at import: a 'hermesos tools list' that reads no TOML file does not
+# pay for it (docs/performance.md, start-up).
+@functools.cache
+def _token() -> re.Pattern[str]:
+    return re.compile(
+        r"(?P<space>[ \t]+)"
+        r"|(?P<comment>#[^\n]*)"
+        r"|(?P<newline>\r?\n)"
+        r'|(?P<string>"""(?:[^\\]|\\.)*?"{3,5}'
+        r"|'''.*?'{3,5}"
+        r'|"(?:[^"\\\n]|\\.)*"'
+        r"|'[^'\n]*')"
+        r"|(?P<punct>[\[\]{}=,.])"
+        r"|(?P<bare>[^\s\[\]{}=,.#\"']+)"
+        r"|(?P<other>.)",
+        re.DOTALL,
+    )
 
 
 def toml_tokens(text: str) -> Iterator[tuple[str, str, int]]:
@@ -45,7 +51,7 @@ def toml_tokens(text: str) -> Iterator[tuple[str, str, int]]:
     where a text that is not goes wrong.
     """
     line = 1
-    for match in _TOKEN.finditer(text):
+    for match in _token().finditer(text):
         kind, value = match.lastgroup or "other", match.group()
         if kind not in ("space", "comment"):
             yield kind, value, line

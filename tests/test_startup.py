@@ -6,10 +6,12 @@ tests hold the imports that made them slow out of the commands that do not need 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.specifiers import SpecifierSet
@@ -93,11 +95,90 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     # zipfile, csv; discovery reads the same files itself), shutil (argparse asks it the terminal's width;
     # tempfile imports it), the modules of JSON Schema formats, suggestions, TOML files no one wrote, long
     # wire names, media and a broken plugin's remedy.
+    # And signal, whose enums cost more than the wakeup descriptor Ctrl-C is recorded with (its C module, _signal).
     stdlib = ("importlib.metadata", "email", "zipfile", "csv", "shutil", "tempfile", "calendar", "ipaddress",
-              "fractions", "decimal", "difflib", "tomllib", "datetime", "hashlib", "base64", "shlex")  # fmt: skip
+              "fractions", "decimal", "difflib", "tomllib", "datetime", "hashlib", "base64", "shlex",
+              "signal")  # fmt: skip
     _, at_start = _imported("-c", "pass", environ=environ)  # an editable install's finder imports some at start
     brought = {m for m in modules - at_start if m in stdlib or m.split(".")[0] in stdlib[1:]}
     assert not brought, sorted(brought)
+
+
+# Run in the process of 'hermesos tools list': records what the listing compiles, then lists.
+_PROBE = """
+import builtins, dataclasses, json, re, sys
+from re import _compiler
+
+patterns, processed, templates = [], [], []
+compile_pattern, process, compile_code = _compiler.compile, dataclasses._process_class, builtins.compile
+
+
+def pattern(*args, **kwargs):  # a regular expression compiled, not found in re's cache: by which file
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename.startswith(re.__file__.rpartition("/")[0]):
+        frame = frame.f_back
+    patterns.append(frame.f_code.co_filename.rpartition("/")[2])
+    return compile_pattern(*args, **kwargs)
+
+
+def dataclass(cls, *args, **kwargs):
+    processed.append(f"{cls.__module__}.{cls.__qualname__}")
+    return process(cls, *args, **kwargs)
+
+
+def code(source, filename, *args, **kwargs):
+    templates.append(filename)
+    return compile_code(source, filename, *args, **kwargs)
+
+
+_compiler.compile, dataclasses._process_class, builtins.compile = pattern, dataclass, code
+from hermes_core import _frozen
+from hermes_core.cli import main
+
+made = []
+_make = _frozen._make
+_frozen._make = lambda target, **options: made.append(f"{target.__module__}.{target.__qualname__}") or _make(
+    target, **options
+)
+status = main(["tools", "list"])
+print(json.dumps({"patterns": patterns, "dataclasses": processed, "frozen": made,
+                  "templates": templates.count("<frozen __init__>")}))
+"""
+
+
+def _listing_probe(tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    """The output of 'hermesos tools list' (the bundled plugins, no configuration), and what it compiled."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "workspace").mkdir()
+    environ = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")},
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "HOME": str(tmp_path),
+        "HERMESOS_FS_ROOT": str(tmp_path / "workspace"),
+    }
+    done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=False, env=environ)
+    assert done.returncode == 0, done.stderr[-2000:]
+    listing, _, probed = done.stdout.rstrip("\n").rpartition("\n")
+    return listing, json.loads(probed)
+
+
+def test_tools_list_compiles_no_pattern_of_the_text_it_does_not_read(tmp_path: Path) -> None:
+    """Patterns of messages, TOML files, policies and expressions are compiled where first used (start-up)."""
+    listing, probed = _listing_probe(tmp_path)
+    assert "math.eval" in listing
+    assert "_names.py" in probed["patterns"]  # the probe sees what is compiled: the tools' names are checked
+    unused = ("_issues.py", "_toml.py", "hermes_math.py", "hermes_policy.py")
+    assert not [name for name in probed["patterns"] if name in unused], probed["patterns"]
+
+
+def test_tools_list_makes_its_frozen_classes_without_dataclass_and_one_init_per_shape(tmp_path: Path) -> None:
+    """@frozen reads the fields itself and compiles one __init__ template per shape of fields (start-up)."""
+    listing, probed = _listing_probe(tmp_path)
+    assert "fs.read" in listing
+    assert len(probed["frozen"]) > 40  # the classes the listing declares
+    assert not set(probed["frozen"]) & set(probed["dataclasses"])
+    assert any(name.startswith("hermes_mcp.") for name in probed["dataclasses"])  # the probe sees dataclass
+    assert 0 < probed["templates"] < len(probed["frozen"]) / 2
 
 
 VERSIONS = ["0.4.0", "0.4", "1.0", "0.10.1", "0.4.0rc1", "0.4.0.post1", "0.4.0+local"]

@@ -19,7 +19,14 @@ thread, on Windows) or is someone else's (an event loop's already set).
 from __future__ import annotations
 
 import os
-import signal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import signal
+else:
+    # The C module signal wraps: the same functions and numbers, without the enums signal builds as it is
+    # imported, which cost every command about 0.6 ms (docs/performance.md, start-up).
+    import _signal as signal
 
 __all__ = ["came", "stop", "watch"]
 

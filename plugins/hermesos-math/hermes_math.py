@@ -23,6 +23,7 @@ returned as ``inf``, NaN or a complex number.
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import math
 import re
@@ -106,17 +107,29 @@ _NUMBER = (
     r"(?:0[xX](?:_?[0-9a-fA-F])++|0[bB](?:_?[01])++|0[oO](?:_?[0-7])++"
     r"|(?:[0-9](?:_?[0-9])*+\.?(?:[0-9](?:_?[0-9])*+)?|\.[0-9](?:_?[0-9])*+)(?:[eE][-+]?[0-9](?:_?[0-9])*+)?)"
 )
-_WHOLE_NUMBER = re.compile(_NUMBER + r"\Z")
+
+
+# Compiled at the first expression, not at import: compiling them cost every 'hermesos tools list' that loads
+# this plugin about 1 ms (hermesos-core's docs/performance.md, start-up).
+@functools.cache
+def _whole_number() -> re.Pattern[str]:
+    return re.compile(_NUMBER + r"\Z")
+
+
 # One token of the scan. A number swallows any letters, digits and dots stuck to it, so "1if" or "1.2.3"
 # is one malformed number rather than a number followed by something else.
-_TOKEN = re.compile(
-    r"(?P<space>[ \t\r\n]+)"
-    rf"|(?P<number>{_NUMBER}[A-Za-z0-9_.]*)"
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<operator>\*\*|//|[-+*/%(),])"
-    r"|(?P<other>.)",
-    re.DOTALL,
-)
+@functools.cache
+def _token() -> re.Pattern[str]:
+    return re.compile(
+        r"(?P<space>[ \t\r\n]+)"
+        rf"|(?P<number>{_NUMBER}[A-Za-z0-9_.]*)"
+        r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+        r"|(?P<operator>\*\*|//|[-+*/%(),])"
+        r"|(?P<other>.)",
+        re.DOTALL,
+    )
+
+
 # Why each character a model might try is refused.
 _CHARACTERS = {
     "'": "strings are not supported",
@@ -206,11 +219,12 @@ class _Expression:
     def scan(self) -> None:
         """Refuse any character, word or number the grammar does not have, and parentheses nested too deeply."""
         depth = 0
-        for match in _TOKEN.finditer(self.source):
+        whole_number = _whole_number()
+        for match in _token().finditer(self.source):
             kind, text = match.lastgroup, match.group()
-            if kind == "number" and not _WHOLE_NUMBER.match(text):
+            if kind == "number" and not whole_number.match(text):
                 at = self.index_at(match.start())
-                if text[-1] in "jJ" and _WHOLE_NUMBER.match(text[:-1]):
+                if text[-1] in "jJ" and whole_number.match(text[:-1]):
                     _refuse("invalid", f"has the imaginary number {text} {at}; complex numbers are not supported")
                 _refuse(
                     "invalid",

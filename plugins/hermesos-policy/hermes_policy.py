@@ -37,15 +37,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
 import stat
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, NoReturn, final
+from typing import Any, Final, NamedTuple, NoReturn, final
 
 from hermes_core import (
     GRANT_PATTERN,
@@ -109,9 +109,10 @@ _KeyPath = tuple[str | int, ...]
 _Patterns = tuple[str, ...]
 
 
+# A named tuple, not a frozen dataclass, which compiles six methods as the module is imported: a tenth of
+# what importing this plugin cost 'hermesos tools list' (hermesos-core's docs/performance.md, start-up).
 @final
-@dataclass(frozen=True, slots=True)
-class _Rule:
+class _Rule(NamedTuple):
     """The checked patterns of one part of the file: the top level (selector None) or one tool table."""
 
     selector: str | None
@@ -420,7 +421,12 @@ def parse_policy(text: str, source: str = "<policy>") -> PolicyProvider:
     return _with_text(PolicyProvider(_rules(text, source), source), text)
 
 
-_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z|\s*\(at end of document\)\Z")
+# Where tomllib says a malformed file went wrong. This module's patterns are compiled where first used: a
+# 'hermesos tools list' with no policy file does not pay for them (hermesos-core's docs/performance.md, start-up).
+@functools.cache
+def _at() -> re.Pattern[str]:
+    return re.compile(r"\s*\(at line (\d+), column (\d+)\)\Z|\s*\(at end of document\)\Z")
+
 
 # How deep keys, arrays and inline tables may nest. A policy needs three levels; tomllib recurses into
 # each array and inline table, and spends time and memory growing with the square of a dotted key's
@@ -438,7 +444,7 @@ def _rules(text: str, source: str) -> list[_Rule]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         message = str(getattr(error, "msg", None) or error)
-        at = _AT.search(message)
+        at = _at().search(message)
         line, column = text.count("\n") + 1, None
         if at is not None:
             message = message[: at.start()]
@@ -592,7 +598,11 @@ def _raise(text: str, source: str, problems: list[tuple[_KeyPath, str]]) -> NoRe
 _WARNED: Final = 10
 #: The largest policy text whose warnings give their lines (64 KiB, some 1,500 tables): finding them walks the file.
 _LOCATED_MAX: Final = 64 * 1024
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+@functools.cache
+def _not_alnum() -> re.Pattern[str]:
+    return re.compile(r"[^a-z0-9]+")
 
 
 def _loose(name: str) -> str:
@@ -600,7 +610,7 @@ def _loose(name: str) -> str:
 
     A separator is any run of characters but letters and digits, so a wire name (``fs_write``) is one form too.
     """
-    return _NOT_ALNUM.sub(".", name.lower())
+    return _not_alnum().sub(".", name.lower())
 
 
 @final
