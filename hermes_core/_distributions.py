@@ -93,7 +93,11 @@ def _headers(text: str) -> dict[str, list[str]]:
     dedents a folded value.
     """
     fields: list[tuple[str, list[str]]] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Only the lines before the first empty one are split: what follows (the description, often a whole
+    # README) would cost more to split than the rest of reading a plugin's metadata (docs/performance.md).
+    end = text.find("\n\n")
+    for line in (text if end < 0 else text[:end]).split("\n"):
         if not line:
             break
         if line[0] in " \t":
@@ -195,13 +199,15 @@ def entry_points(group: str) -> list[Any]:
 def _section(text: str, group: str) -> list[tuple[str, str]]:
     """The ``name = value`` pairs of section *group* of an ``entry_points.txt``."""
     pairs: list[tuple[str, str]] = []
+    if group not in text:  # most distributions' entry points are in other groups: their lines are not read
+        return pairs
     section = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
+            section = line.strip("[]")  # as importlib.metadata names it: "[ x ]" is " x ", "[[x]]" is "x"
             continue
         if section == group:
             name, equals, value = line.partition("=")

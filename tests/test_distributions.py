@@ -91,6 +91,27 @@ def test_entry_points_and_metadata_read_as_the_standard_library_reads_them(tmp_p
     assert ours("no.such.group") == standard("no.such.group") == []
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_headers_end_at_the_first_empty_line_whatever_the_line_breaks(
+    tmp_path: Path, path: list[str], newline: str
+) -> None:
+    """Only the headers are split into lines (start-up); what follows the empty line is never a header."""
+    lines = ["Name: early", "Version: 1", "Summary: one", "  folded", "", "Requires-Dist: not-a-header", "", "x"]
+    info = tmp_path / "early-1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(newline.join(lines), encoding="utf-8", newline="")
+    (info / "entry_points.txt").write_text("[hermesos.plugins]\nearly = early\n", encoding="utf-8")
+    # The group named only in another section's values, or in a section name that is not quite it: no entry point.
+    dist_info(tmp_path, "late-1.dist-info", "Name: late\nVersion: 1\n", "[other]\nx = hermesos.plugins\n")
+    dist_info(tmp_path, "spaced-1.dist-info", "Name: spaced\nVersion: 1\n", "[ hermesos.plugins ]\ns = s\n")
+    # Brackets doubled: importlib.metadata strips them all.
+    dist_info(tmp_path, "doubled-1.dist-info", "Name: doubled\nVersion: 1\n", "[[hermesos.plugins]]\nd = d\n")
+    path.append(str(tmp_path))
+    assert ours() == standard()
+    # Not vacuous: found, and without the line after the empty one (the summary is the standard library's own).
+    assert sorted(row[:6] for row in ours()) == [("d", "d", "d", "doubled", "1", None), ("early",) * 4 + ("1", None)]
+
+
 def test_this_environment_is_read_alike_in_every_group() -> None:
     groups = {entry_point.group for dist in importlib.metadata.distributions() for entry_point in dist.entry_points}
     assert GROUP in groups  # the bundled plugins are installed where the tests run
