@@ -43,7 +43,6 @@ repetition, so the work grows with the docstring's length.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Final
@@ -216,7 +215,11 @@ def _section_at(lines: list[str], index: int) -> tuple[_Reader, bool] | None:
 
 def _identifier(raw: str) -> str | None:
     """*raw* without leading stars, as Python would spell it as a name; None if it is not one."""
-    name = unicodedata.normalize("NFKC", raw.lstrip("*"))
+    name = raw.lstrip("*")
+    if not name.isascii():  # ASCII is its own NFKC form: unicodedata is imported for the rest only (start-up)
+        import unicodedata  # noqa: PLC0415
+
+        name = unicodedata.normalize("NFKC", name)
     return name if name.isidentifier() else None
 
 

@@ -22,7 +22,6 @@ a miss among 100,000 names costs about what one among a few hundred does.
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -106,6 +105,7 @@ def _close_matches(name: str, candidates: Iterable[str], limit: int) -> list[str
     if limit < 1:
         return []
     import difflib  # noqa: PLC0415 - a mistyped name only: start-up (docs/performance.md)
+    import heapq  # noqa: PLC0415 - as difflib, which imports it
 
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(name)

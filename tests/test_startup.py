@@ -95,10 +95,11 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     # zipfile, csv; discovery reads the same files itself), shutil (argparse asks it the terminal's width;
     # tempfile imports it), the modules of JSON Schema formats, suggestions, TOML files no one wrote, long
     # wire names, media and a broken plugin's remedy.
-    # And signal, whose enums cost more than the wakeup descriptor Ctrl-C is recorded with (its C module, _signal).
+    # And signal, whose enums cost more than the wakeup descriptor Ctrl-C is recorded with (its C module, _signal),
+    # heapq (suggestions only) and unicodedata (a docstring's names that are not ASCII only).
     stdlib = ("importlib.metadata", "email", "zipfile", "csv", "shutil", "tempfile", "calendar", "ipaddress",
               "fractions", "decimal", "difflib", "tomllib", "datetime", "hashlib", "base64", "shlex",
-              "signal")  # fmt: skip
+              "signal", "heapq", "unicodedata")  # fmt: skip
     _, at_start = _imported("-c", "pass", environ=environ)  # an editable install's finder imports some at start
     brought = {m for m in modules - at_start if m in stdlib or m.split(".")[0] in stdlib[1:]}
     assert not brought, sorted(brought)
