@@ -25,7 +25,7 @@ from hermes_core._hints import needs_to_json, schema_from_hint, to_json
 from hermes_core._issues import shorten
 from hermes_core._names import check_name, suggest
 from hermes_core._toolhints import ToolHints
-from hermes_core._tools import Handler, Tool, calls_current_call, gather_hints
+from hermes_core._tools import Handler, Tool, gather_hints
 from hermes_core.schema import Schema
 
 __all__ = ["tool"]
@@ -155,7 +155,8 @@ def _from_function(
     fields: dict[str, Schema] = {}
     converters: dict[str, Callable[[Any], Any]] = {}
     parameters = list(inspect.signature(function).parameters.values())
-    contextual = calls_current_call(function)
+    # True for a CallContext parameter; else the tool's definition looks, through the handler written here.
+    contextual = False
     for parameter in parameters:
         label = f'parameter "{parameter.name}"'
         _check_parameter(decl, label, parameter, hints)

@@ -37,10 +37,11 @@ from typing import Any, Final, final
 from hermes_core._arguments import ARGUMENTS_MAX, parse_arguments
 from hermes_core._content import Audio, Block, Content, EmbeddedResource, Image, ResourceLink, Text, size_text
 from hermes_core._context import Listeners
+from hermes_core._entries import UNSET
 from hermes_core._errors import InvalidDefinitionError, ToolError
-from hermes_core._runtime import UNSET, Runtime
-from hermes_core._steps import NO_REPAIR, Repairing
-from hermes_core._steps import RepairedOutput as Repaired
+from hermes_core._repairing import NO_REPAIR, Repairing
+from hermes_core._repairing import RepairedOutput as Repaired
+from hermes_core._runtime import Runtime, calls_of
 from hermes_core._tools import check_timeout
 from hermes_core._wire import WireNames
 from hermes_core.schema._strict import absent_nulls
@@ -271,7 +272,17 @@ class Door:
             or *lenient* not True, False or None.
     """
 
-    __slots__ = ("_renamed", "_repairs", "_timeout", "_to_name", "_unrepaired", "names", "null_is_absent", "runtime")
+    __slots__ = (
+        "_calls",
+        "_renamed",
+        "_repairs",
+        "_timeout",
+        "_to_name",
+        "_unrepaired",
+        "names",
+        "null_is_absent",
+        "runtime",
+    )
 
     runtime: Runtime
     names: WireNames | None
@@ -291,10 +302,12 @@ class Door:
         if lenient is not None and not isinstance(lenient, bool):
             got = type(lenient).__name__
             raise InvalidDefinitionError(where, "lenient", f"must be True, False or None (the runtime's), got {got}")
+        # The runtime's one entry for every edge: call and call_sync, by keyword.
+        self._calls = calls = calls_of(runtime)
         # The tools whose refused input is repaired: checked on every call, so a set (empty: one truth test).
-        self._repairs = runtime._repairable(lenient)
+        self._repairs = calls.repairable(lenient)
         # What a call of any other tool is given: nothing, unless the runtime would repair where this door does not.
-        self._unrepaired = NO_REPAIR if runtime._repairs - self._repairs else None
+        self._unrepaired = NO_REPAIR if calls.repairs - self._repairs else None
         self.runtime = runtime
         self.names = names
         self.null_is_absent = null_is_absent
@@ -334,13 +347,16 @@ class Door:
         name = self._to_name.get(sent) if type(sent) is str else None
         if name is None or self.null_is_absent:
             name, arguments = self.prepared(sent, raw)
+            # Refused under the name the call used: the error a model reads is built once (bench_adapters, 1e).
+            shown = self._renamed.get(name)
         else:
             arguments = parse_arguments(sent, raw)
+            shown = None if sent == name else sent  # _renamed.get(name), as it is for a wire name: one compare
         # A lenient call collects its repairs, to be returned with its result (a Repaired).
         repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else self._unrepaired
-        # Refused under the name the call used: the error a model reads is built once (bench_adapters, row 1e).
-        shown = self._renamed.get(name)
-        return self.runtime._call(name, arguments, self._timeout, None, shown, listeners, None, repairing)
+        return self._calls.call(
+            name, arguments, timeout=self._timeout, shown=shown, listeners=listeners, repairing=repairing
+        )
 
     def call_sync(self, sent: Any, raw: Any, listeners: Listeners | None = None) -> Any:
         """:meth:`call`, from code without an event loop, through ``runtime.call_sync``.
@@ -352,11 +368,14 @@ class Door:
         name = self._to_name.get(sent) if type(sent) is str else None  # call's fast path, as call has it
         if name is None or self.null_is_absent:
             name, arguments = self.prepared(sent, raw)
+            shown = self._renamed.get(name)
         else:
             arguments = parse_arguments(sent, raw)
+            shown = None if sent == name else sent
         repairing = Repairing(self._repairs, []) if self._repairs and name in self._repairs else self._unrepaired
-        shown = self._renamed.get(name)
-        return self.runtime._call_sync(name, arguments, self._timeout, shown, None, listeners, None, repairing)
+        return self._calls.call_sync(
+            name, arguments, timeout=self._timeout, shown=shown, listeners=listeners, repairing=repairing
+        )
 
     def shown(self, error: ToolError) -> ToolError:
         """*error* as the other side may be shown it: under wire names, or as it is when routing by own names."""

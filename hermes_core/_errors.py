@@ -36,6 +36,7 @@ __all__ = [
     "ToolNotFoundError",
     "exception_type_name",
     "reject",
+    "seconds_text",
 ]
 
 
@@ -418,7 +419,7 @@ def exception_type_name(error: BaseException) -> str:
     return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"
 
 
-def _seconds(seconds: float) -> str:
+def seconds_text(seconds: float) -> str:
     """A duration for a message, to the millisecond: ``2.5 seconds``, ``1 second``, ``0.25 seconds``."""
     text = f"{seconds:.3f}".rstrip("0").rstrip(".")
     if text == "0":  # under half a millisecond: its significant digits rather than nothing
@@ -549,7 +550,7 @@ class ToolFailedError(ToolError):
             raise TypeError(f"ToolFailedError.timed_out() seconds must be a number, got {type(seconds).__name__}")
         if not (seconds > 0 and math.isfinite(seconds)):
             raise ValueError(f"ToolFailedError.timed_out() seconds must be positive and finite, got {seconds!r}")
-        detail = f"did not finish within {_seconds(seconds)}"
+        detail = f"did not finish within {seconds_text(seconds)}"
         return cls(detail, retryable=True, tool=tool, reason="timeout", call_id=call_id)
 
     def with_context(self, tool: str, call_id: str) -> ToolFailedError:

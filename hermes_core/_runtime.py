@@ -1,14 +1,17 @@
-"""The runtime: calls tools in a fixed order, lookup → permission → input → handler → output.
+"""The runtime: a set of tools, checked once, and what calls them in a fixed order.
 
 A :class:`Runtime` is checked when it is built (by :mod:`hermes_core._checks`,
 the same checks the plugin loader applies) and immutable afterwards, so it is
 safe to share across threads and tasks. The one thing about it that changes is
 whether its resources are open, kept in one slot beside the frozen fields by
-:mod:`hermes_core._resources`, which the call pipeline never reads. Everything that can be computed once
-(compiled validators, each tool's permission gate, the name index) is
-computed in the constructor; a call is a dict lookup and straight-line code.
-Permission decisions live in :mod:`hermes_core._permissions`, name suggestions
-in :mod:`hermes_core._names`, where a handler runs (a worker thread, a time
+:mod:`hermes_core._resources`, which calls never read. Everything that can be
+computed once (compiled validators, each tool's permission gate, the name
+index) is computed in the constructor, into the entries of its
+:class:`~hermes_core._calls.Calls`, which makes every call: the order of a
+call (lookup → permission → input → approval → handler → output) is written
+there once, for ``call_sync`` and ``await call`` alike. Permission decisions
+live in :mod:`hermes_core._permissions`, name suggestions in
+:mod:`hermes_core._names`, where a handler runs (a worker thread, a time
 limit, a new event loop) in ``_aio``, and spans in :mod:`hermes_core._tracing`.
 
 A call raises nothing but a :class:`~hermes_core.ToolError` for any
@@ -20,69 +23,32 @@ on the ``hermes_core`` logger with the tool's name and the call's id.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from time import monotonic
-from types import CoroutineType, MappingProxyType, TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, final
 
-from hermes_core import _tracing as tracing
-from hermes_core._admission import Admission
-from hermes_core._aio import (
-    await_within,
-    require_no_loop,
-    run_coroutine,
-    run_in_thread,
-    to_thread,
-)
-from hermes_core._approval import (
-    Approved,
-    Approver,
-)
+from hermes_core._approval import Approver
+from hermes_core._calls import Calls
 from hermes_core._checks import check_providers, check_schemas, check_tools, check_wiring
-from hermes_core._context import CallContext, Listeners, LogMessage, Progress, checked, enter, leave
-from hermes_core._errors import (
-    InputInvalidError,
-    InvalidDefinitionError,
-    OutputInvalidError,
-    ToolError,
-    ToolNotFoundError,
-)
+from hermes_core._context import Listeners, LogMessage, Progress
+from hermes_core._entries import UNSET
+from hermes_core._errors import InvalidDefinitionError, ToolError
 from hermes_core._frozen import derive, frozen
-from hermes_core._issues import Issue, TooManyIssues
-from hermes_core._names import suggest
 from hermes_core._permissions import PermissionProvider, Permissions, StaticGrants
+from hermes_core._repairing import Repairing, observed
 from hermes_core._resources import Lifecycle, Resource, ResourceError, check_resources, label_resources
-from hermes_core._steps import (
-    _PLAIN,
-    UNSET,
-    Repairing,
-    _call_id,
-    _checked,
-    _Entry,
-    _fail,
-    _gave_up,
-    _left,
-    _observed,
-    _repaired,
-    _repaired_input,
-    _run_returned,
-    _with_repairs,
-)
 from hermes_core._tools import Tool, check_timeout
 from hermes_core.schema import Schema
 from hermes_core.schema._inputs import input_schemas
-from hermes_core.schema._validators import follow_refs, raised_issue
-
-_INPUT = InputInvalidError  # what lenient mode repairs (a short name, for the except clauses that catch it)
+from hermes_core.schema._validators import follow_refs
 
 # Resource and ResourceError are part of a runtime's signature and errors: importable from here too.
-__all__ = ["UNSET", "Resource", "ResourceError", "Runtime"]
+__all__ = ["UNSET", "Resource", "ResourceError", "Runtime", "calls_of"]
 
 
 @final
 @frozen(init=False, eq=False, repr=False)
-class Runtime(Admission):
+class Runtime:
     """Calls registered tools, checking permissions, input and output on every call.
 
     Args:
@@ -125,14 +91,9 @@ class Runtime(Admission):
     _tools: Mapping[str, Tool]
     _schemas: Mapping[str, Schema]
     _permissions: Permissions
-    _entries: dict[str, _Entry]
+    _calls: Calls  # the entries, the approver, lenient mode: what calls are made with
     _resources: tuple[Resource, ...]
     _life: Lifecycle
-    _approver: Approver | None
-    _approved: Approved
-    _lenient: bool
-    _repairs: frozenset[str]  # the tools whose calls lenient mode repairs, by this runtime's choice
-    _repairing: Repairing | None  # lenient mode of a call given none (call()): None when it repairs no tool
 
     def __init__(
         self,
@@ -156,13 +117,6 @@ class Runtime(Admission):
         labels = label_resources(held, resource_labels)
         if not isinstance(lenient, bool):
             raise InvalidDefinitionError("Runtime()", "lenient", f"must be True or False, got {type(lenient).__name__}")
-        repairs = frozenset(name for name, tool in registered.items() if _repaired(tool, lenient))
-        entries = {
-            name: _Entry.make(tool, named, permissions, default_timeout, repaired=name in repairs)
-            for name, tool in registered.items()
-        }
-        derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _entries=entries)
-        derive(self, _resources=held, _life=Lifecycle(held, labels))
         if approver is not None and not callable(approver):
             raise InvalidDefinitionError(
                 "Runtime()",
@@ -170,8 +124,9 @@ class Runtime(Admission):
                 "must be a plain or async callable taking an ApprovalRequest and returning an Approval, "
                 f"got {type(approver).__name__}",
             )
-        derive(self, _approver=approver, _approved=Approved())
-        derive(self, _lenient=lenient, _repairs=repairs, _repairing=Repairing(repairs, None) if repairs else None)
+        calls = Calls(registered, named, permissions, default_timeout, approver, lenient)
+        derive(self, _tools=MappingProxyType(registered), _schemas=named, _permissions=permissions, _calls=calls)
+        derive(self, _resources=held, _life=Lifecycle(held, labels))
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -288,22 +243,6 @@ class Runtime(Admission):
 
     # -- calling ---------------------------------------------------------------------------
 
-    def _missing(self, name: Any) -> _Entry:
-        """The entry of a name the plain lookup missed (a ``str`` subclass), else raise ToolNotFoundError.
-
-        A call looks its name up with one ``self._entries[name]`` in a ``try``
-        (free in Python 3.11 when nothing is raised) and comes here only when
-        that raised: the name is not registered, or its own ``__hash__`` or
-        ``__eq__`` raised, which makes it not found all the same.
-        """
-        if not isinstance(name, str):
-            raise ToolNotFoundError(None)
-        plain = str.__str__(name)  # a str subclass's own methods are never run
-        found = self._entries.get(plain) if type(name) is not str else None
-        if found is not None:
-            return found
-        raise ToolNotFoundError(plain, suggest(plain, self._entries)) from None
-
     def call(
         self,
         name: str,
@@ -353,135 +292,10 @@ class Runtime(Admission):
             InvalidDefinitionError: *timeout* is not a positive number or None.
 
         """
-        listeners = None if on_progress is None and on_log is None else Listeners(on_progress, on_log)
-        # A plain method returning _call's coroutine: no coroutine frame of its own.
-        return self._call(name, input, timeout, None, None, listeners)
-
-    async def _traced(  # noqa: PLR0917
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        call_id = _call_id()
-        with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return await self._call(name, value, timeout, call_id, shown, listeners, None, repairing)
-
-    async def _call(  # noqa: PLR0917 - positional is cheaper, on every call
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        call_id: str | None,
-        shown: str | None,
-        listeners: Listeners | None = None,
-        context: CallContext | None = None,
-        repairing: Repairing | None = None,
-    ) -> Any:
-        """:meth:`call`, the input and output refused under the name *shown* (a wire name) when it is given.
-
-        The front door calls it directly, so that the error a model reads is
-        built once, under the name the model sent, rather than built and then
-        rebuilt under that name (bench_adapters, row 1e); as :meth:`_call_sync`,
-        one coroutine for a call on the straight path when tracing is off.
-        """
-        if call_id is None and tracing.TRACER is not None:
-            return await self._traced(name, value, timeout, shown, listeners, repairing)
-        try:
-            entry = self._entries[name]
-        except Exception:  # see _missing
-            entry = self._missing(name)
-        # The straight path (bench rows 2.hermes_inline, 2.hermes_async): as _call_sync's.
-        if (
-            entry.straight
-            and timeout is UNSET
-            and repairing is None
-            and (entry.gate is None or (call_id is None and not entry.audit.level))
-        ):
-            # _checked(entry.input, ...) and _checked(entry.output, ...), inlined: two frames are a fifth of
-            # the straight path (bench rows 2.hermes_inline, 2.hermes_async).
-            issues: list[Issue] = []
-            try:
-                parsed = entry.input(value, (), issues)
-            except TooManyIssues as exc:  # checking stopped (see ISSUES_MAX); the error keeps the first ones
-                issues = exc.issues
-            except Exception as exc:  # only the value's own code can raise here
-                issues = [raised_issue(exc)]
-            if issues:
-                raise InputInvalidError(shown or entry.name, issues)
-            try:
-                if entry.is_async:
-                    result = await entry.handler(parsed)
-                else:
-                    result = entry.handler(parsed)
-                    if type(result) not in _PLAIN and inspect.isawaitable(result):
-                        result = await await_within(result, None)
-            except Exception as error:
-                _fail(entry, error, None, call_id)
-            try:
-                result = entry.output(result, (), issues)
-            except TooManyIssues as exc:
-                issues = exc.issues
-            except Exception as exc:
-                issues = [raised_issue(exc)]
-            if issues:
-                raise OutputInvalidError(shown or entry.name, issues)
-            return result
-        return await self._call_steps(entry, name, value, timeout, call_id, shown, listeners, context, repairing)
-
-    async def _call_steps(  # noqa: PLR0917
-        self,
-        entry: _Entry,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        call_id: str | None,
-        shown: str | None,
-        listeners: Listeners | None,
-        context: CallContext | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        """:meth:`_call` past the straight path: a time limit, a context to set, a permission to ask, lenient mode."""
-        if entry.contextual and context is None:
-            return await self._in_context(entry, name, value, timeout, call_id, shown, listeners, repairing)
-        seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
-        # One deadline from here, the checks spending the handler's time; no clock read when untimed.
-        deadline = 0.0 if seconds is None else monotonic() + seconds
-        # Granted when the runtime was built, and no audit record asked for: the logger's own level unset, and
-        # no call id, which a traced call has (bench row 2.hermes_sync; audit_enabled() decides the rest).
-        if entry.gate is None or (entry.settled and call_id is None and not entry.audit.level):
-            try:
-                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
-            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
-                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
-        else:  # permissions, input, then approval
-            parsed, call_id = await self._admit(
-                entry, value, shown, call_id, deadline, seconds, repairing or self._repairing
-            )
-        if context is not None:
-            checked(context, parsed)
-        left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
-        try:
-            if entry.is_async:
-                # No limit: the handler's coroutine awaited directly, without a frame around it.
-                awaitable = entry.handler(parsed)
-                result = await (awaitable if left is None else await_within(awaitable, left))
-            elif entry.inline:
-                result = entry.handler(parsed)
-            else:
-                result = await to_thread(entry.handler, parsed, left, entry, entry.name)
-            if not entry.is_async and type(result) not in _PLAIN and inspect.isawaitable(result):
-                result = await await_within(result, None if left is None else deadline - monotonic())
-        except Exception as error:
-            _fail(entry, error, seconds, call_id)
-        result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
-        if seconds is not None:
-            _left(entry, deadline, seconds, "output", call_id)
-        return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
+        # A plain method returning the driver's coroutine: no coroutine frame of its own.
+        if on_progress is None and on_log is None:
+            return self._calls.call(name, input, timeout)
+        return self._calls.call(name, input, timeout, None, Listeners(on_progress, on_log))
 
     def call_sync(
         self,
@@ -503,200 +317,8 @@ class Runtime(Admission):
         use ``await runtime.call(...)`` there.
         """
         if on_progress is None and on_log is None:
-            return self._call_sync(name, input, timeout, None)
-        return self._call_sync(name, input, timeout, None, None, Listeners(on_progress, on_log))
-
-    def _traced_sync(  # noqa: PLR0917
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        call_id = _call_id()
-        with tracing.tool_span(name if isinstance(name, str) else repr(name), call_id):
-            return self._call_sync(name, value, timeout, shown, call_id, listeners, None, repairing)
-
-    def _call_sync(  # noqa: PLR0917 - positional is cheaper, on every call
-        self,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        shown: str | None,
-        call_id: str | None = None,
-        listeners: Listeners | None = None,
-        context: CallContext | None = None,
-        repairing: Repairing | None = None,
-    ) -> Any:
-        """:meth:`call_sync`, refusing input and output under the name *shown* when it is given (see :meth:`_call`).
-
-        One frame for a call on the straight path when tracing is off (one dict
-        lookup, two compiled checks and the handler; no clock read, no thread,
-        no context copy): a failed call's traceback passes through no wrapper
-        (bench_adapters, row 1e). Every other call goes on to :meth:`_call_steps_sync`.
-        """
-        if call_id is None and tracing.TRACER is not None:
-            return self._traced_sync(name, value, timeout, shown, listeners, repairing)
-        try:
-            entry = self._entries[name]
-        except Exception:  # see _missing
-            entry = self._missing(name)
-        # The straight path (bench row 2.hermes_sync): nothing to decide at call time (see _Entry.straight_sync),
-        # no audit record asked for (the logger's own level unset; a traced call has a call id and records).
-        if (
-            entry.straight_sync
-            and timeout is UNSET
-            and repairing is None
-            and (entry.gate is None or (call_id is None and not entry.audit.level))
-        ):
-            # _checked(entry.input, ...) and _checked(entry.output, ...), inlined: two frames are a fifth of
-            # the straight path (bench row 2.hermes_sync).
-            issues: list[Issue] = []
-            try:
-                parsed = entry.input(value, (), issues)
-            except TooManyIssues as exc:  # checking stopped (see ISSUES_MAX); the error keeps the first ones
-                issues = exc.issues
-            except Exception as exc:  # only the value's own code can raise here
-                issues = [raised_issue(exc)]
-            if issues:
-                raise InputInvalidError(shown or entry.name, issues)
-            try:
-                result = entry.handler(parsed)
-            except Exception as error:
-                _fail(entry, error, None, call_id)
-            if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
-                result = _run_returned(entry, result, None, call_id)
-            try:
-                result = entry.output(result, (), issues)
-            except TooManyIssues as exc:
-                issues = exc.issues
-            except Exception as exc:
-                issues = [raised_issue(exc)]
-            if issues:
-                raise OutputInvalidError(shown or entry.name, issues)
-            return result
-        return self._call_steps_sync(entry, name, value, timeout, call_id, shown, listeners, context, repairing)
-
-    def _call_steps_sync(  # noqa: PLR0917
-        self,
-        entry: _Entry,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        call_id: str | None,
-        shown: str | None,
-        listeners: Listeners | None,
-        context: CallContext | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        """:meth:`_call_sync` past the straight path, as :meth:`_call_steps` is :meth:`_call`'s."""
-        if entry.contextual and context is None:
-            return self._in_context_sync(entry, name, value, timeout, call_id, shown, listeners, repairing)
-        seconds = entry.timeout if timeout is UNSET else check_timeout("call()", "timeout", timeout)
-        deadline = 0.0 if seconds is None else monotonic() + seconds
-        # Granted when the runtime was built, and no audit record asked for: the logger's own level unset, and
-        # no call id, which a traced call has (bench row 2.hermes_sync; audit_enabled() decides the rest).
-        if entry.gate is None or (entry.settled and call_id is None and not entry.audit.level):
-            try:
-                parsed = _checked(entry.input, value, InputInvalidError, shown or entry.name)
-            # Only when it raised: the caller's lenient mode, else this runtime's; () catches nothing, at no cost.
-            except () if (repairing := repairing or self._repairing) is None else _INPUT as refused:  # noqa: B030
-                parsed = _repaired_input(entry, value, refused, repairing)  # type: ignore[arg-type]
-        else:  # permissions, input, then approval
-            parsed, call_id = self._admit_sync(
-                entry, value, shown, call_id, deadline, seconds, repairing or self._repairing
-            )
-        if context is not None:
-            checked(context, parsed)
-        if seconds is None and not entry.is_async:
-            try:
-                result = entry.handler(parsed)
-            except Exception as error:
-                _fail(entry, error, None, call_id)
-            if type(result) is CoroutineType:  # a plain handler that returned one: run it as an async handler's
-                result = _run_returned(entry, result, None, call_id)
-            result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
-            return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
-        left = None if seconds is None else _left(entry, deadline, seconds, "input", call_id)
-        if entry.is_async:
-            require_no_loop(entry.name)
-        try:
-            if entry.is_async:
-                result = run_coroutine(entry.handler(parsed), left)
-            else:
-                assert left is not None  # a plain handler comes here only with a limit
-                result = run_in_thread(entry.handler, parsed, left, entry, entry.name)
-        except Exception as error:
-            _fail(entry, error, seconds, call_id)
-        if type(result) is CoroutineType:
-            result = _run_returned(entry, result, None if left is None else deadline - monotonic(), call_id)
-        result = _checked(entry.output, result, OutputInvalidError, shown or entry.name)
-        if seconds is not None:
-            _left(entry, deadline, seconds, "output", call_id)
-        return result if repairing is None or not repairing.repairs else _with_repairs(result, repairing)
-
-    # -- lenient mode: an input that failed its check, repaired -------------------------------
-
-    def _repairable(self, lenient: bool | None) -> frozenset[str]:
-        """The names of the tools whose calls lenient mode repairs, for a caller (an adapter) choosing *lenient*.
-
-        A tool's own ``lenient`` wins; then *lenient*; None leaves it to this runtime's.
-        """
-        choice = self._lenient if lenient is None else lenient
-        return frozenset(name for name, tool in self._tools.items() if _repaired(tool, choice))
-
-    # -- a call of a tool that uses its context ------------------------------------------------
-
-    def _context(self, entry: _Entry, call_id: str | None, listeners: Listeners | None) -> CallContext:
-        return CallContext(entry.tool, call_id or _call_id(), listeners, self._approver, self._approved)
-
-    def _in_context_sync(  # noqa: PLR0917
-        self,
-        entry: _Entry,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        call_id: str | None,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        """:meth:`_call_sync` with the call's context set for its handler (see :mod:`hermes_core._context`)."""
-        context = self._context(entry, call_id, listeners)
-        token, gave_up = enter(context), None
-        try:
-            return self._call_sync(name, value, timeout, shown, context.call_id, listeners, context, repairing)
-        except BaseException as error:
-            gave_up = error if _gave_up(error) else None
-            raise
-        finally:
-            leave(token, context, gave_up)
-
-    async def _in_context(  # noqa: PLR0917
-        self,
-        entry: _Entry,
-        name: Any,
-        value: Any,
-        timeout: Any,
-        call_id: str | None,
-        shown: str | None,
-        listeners: Listeners | None,
-        repairing: Repairing | None,
-    ) -> Any:
-        """:meth:`_call` with the call's context set for its handler, on this task and the threads it starts."""
-        import asyncio  # noqa: PLC0415 - a coroutine runs: it is imported
-
-        context = self._context(entry, call_id, listeners)
-        token, gave_up = enter(context, asyncio.get_running_loop()), None
-        try:
-            return await self._call(name, value, timeout, context.call_id, shown, listeners, context, repairing)
-        except BaseException as error:
-            gave_up = error if _gave_up(error) else None
-            raise
-        finally:
-            leave(token, context, gave_up)
+            return self._calls.call_sync(name, input, timeout)
+        return self._calls.call_sync(name, input, timeout, None, Listeners(on_progress, on_log))
 
     async def observe(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """Call the tool and return what an agent loop sends back to the model.
@@ -709,19 +331,24 @@ class Runtime(Admission):
             ``path``, what was ``sent``, what it ``became``, the ``rule`` and a ``message``.
 
         """
-        repairing = Repairing(self._repairs, []) if self._repairs else None
+        repairs = self._calls.repairs
         try:
-            return _observed(await self._call(name, input, UNSET, None, None, None, None, repairing))
+            return observed(await self._calls.call(name, input, UNSET, None, None, Repairing(repairs, [])))
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
 
     def observe_sync(self, name: str, input: Any) -> dict[str, Any]:  # noqa: A002 - mirrors Tool.input
         """:meth:`observe` for code without an event loop, with :meth:`call_sync`'s rules."""
-        repairing = Repairing(self._repairs, []) if self._repairs else None
+        repairs = self._calls.repairs
         try:
-            return _observed(self._call_sync(name, input, UNSET, None, None, None, None, repairing))
+            return observed(self._calls.call_sync(name, input, UNSET, None, None, Repairing(repairs, [])))
         except ToolError as error:
             return {"ok": False, "error": error.to_dict()}
 
     def __repr__(self) -> str:
         return f"<Runtime tools={list(self._tools)!r}>"
+
+
+def calls_of(runtime: Runtime) -> Calls:
+    """What *runtime* makes its calls with: the one entry of the front door (``call`` and ``call_sync``, by keyword)."""
+    return runtime._calls

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
 from typing import Any, final
 
+from hermes_core._contextual import uses_context
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._issues import shorten
@@ -33,7 +34,6 @@ __all__ = [
     "Handler",
     "Tool",
     "ToolHints",
-    "calls_current_call",
     "check_timeout",
     "define_tool",
     "too_long",
@@ -90,8 +90,10 @@ class Tool:
             then checks the content's structured data (see :mod:`hermes_core._content`).
         context: the handler uses its call's context (:func:`~hermes_core.current_call`):
             progress, log messages, cancellation, a person's confirmation. True
-            when given, and found by itself when the handler's own code calls
-            ``current_call()``; a call of a tool without it sets no context.
+            when given, and found by itself when the handler reaches
+            ``current_call()`` in code its definition shows (its own, its
+            closure's, the helpers it names: :mod:`hermes_core._contextual`);
+            a call of a tool without it sets no context.
         lenient: whether an input that fails its check is repaired where that
             is unambiguous and lossless (``"5"`` for an integer, see
             :mod:`hermes_core.schema._repair`) before ``INPUT_INVALID`` is
@@ -158,7 +160,7 @@ class Tool:
             raise InvalidDefinitionError(decl, "inline", f"must be True or False, got {_describe(self.inline)}")
         if not isinstance(self.context, bool):
             raise InvalidDefinitionError(decl, "context", f"must be True or False, got {_describe(self.context)}")
-        if not self.context and calls_current_call(self.handler):
+        if not self.context and uses_context(self.handler):
             derive(self, context=True)
         if self.lenient is not None and not isinstance(self.lenient, bool):
             raise InvalidDefinitionError(
@@ -407,9 +409,10 @@ def define_tool(
             when given, is the schema of the content's structured data, which
             every result must then carry.
         context: the handler uses its call's context
-            (:func:`~hermes_core.current_call`) through code it calls; a
-            handler that calls ``current_call()`` in its own code is found
-            without it.
+            (:func:`~hermes_core.current_call`) in a way no definition shows
+            (a method of an object made at call time, a name built at run
+            time); a handler that calls ``current_call()`` in its own code,
+            its closure's or a helper it names is found without it.
         lenient: repair an input that fails its check where that is
             unambiguous and lossless, reporting each repair (True), never
             (False), or as the adapter or the runtime calling it says (None,
@@ -549,16 +552,3 @@ def _check_permissions(decl: str, permissions: Iterable[str]) -> tuple[str, ...]
         if permission not in checked:
             checked.append(permission)
     return tuple(checked)
-
-
-def calls_current_call(handler: object) -> bool:
-    """Whether *handler*'s own code (nested functions included) names ``current_call``: it uses its call's context."""
-    function = inspect.unwrap(handler) if inspect.isfunction(handler) else type(handler).__call__
-    code = getattr(function, "__code__", None)
-    pending = [code] if code is not None else []
-    while pending:
-        current = pending.pop()
-        if "current_call" in current.co_names:
-            return True
-        pending.extend(const for const in current.co_consts if hasattr(const, "co_names"))
-    return False

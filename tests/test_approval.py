@@ -23,6 +23,7 @@ from hermes_core import (
     reject,
 )
 from hermes_core import schema as s
+from hermes_core._runtime import calls_of
 from hermes_core.adapters import OpenAITools
 
 AUDIT = "hermes_core.audit"
@@ -332,7 +333,7 @@ def test_a_tool_that_declares_no_permission_has_no_gate() -> None:
         handler=lambda args: args["a"] + args["b"],
     )
     runtime = Runtime([plain], providers=[Provider({})], approver=Person())
-    assert runtime._entries["math.add"].gate is None
+    assert calls_of(runtime).entries["math.add"].gate is None
     assert runtime.call_sync("math.add", {"a": 1, "b": 2}) == 3
 
 
@@ -470,6 +471,6 @@ def test_records_asked_for_after_the_runtime_was_built(caplog: pytest.LogCapture
 
 def test_a_tool_the_grants_settle_is_settled_and_asks_nobody() -> None:
     runtime = Runtime([write_tool()], grants=["fs:*"], approver=Person())
-    assert runtime._entries["fs.write"].settled
+    assert calls_of(runtime).entries["fs.write"].settled
     assert runtime.call_sync("fs.write", {"path": "a"}) == "wrote a (w)"
-    assert not Runtime([write_tool()], grants=["fs:*"], providers=[Provider({})])._entries["fs.write"].settled
+    assert not calls_of(Runtime([write_tool()], grants=["fs:*"], providers=[Provider({})])).entries["fs.write"].settled

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
+import json
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import hermes_core
 from hermes_core import (
     Approval,
     ApprovalRequest,
@@ -22,6 +27,7 @@ from hermes_core import (
     define_tool,
     tool,
 )
+from hermes_core import current_call as running_call
 from hermes_core import schema as s
 
 INPUT = s.object({"n": s.optional(s.integer(minimum=0), default=3)})
@@ -114,19 +120,142 @@ def test_a_tool_defined_with_context_finds_it_in_code_it_calls() -> None:
     assert runtime.call_sync("t.helper", {}) == "t.helper"
 
 
-def test_a_tool_without_context_does_not_see_its_callers() -> None:
-    plain = make("t.plain", lambda args: helper_reporting())
+def test_a_tool_whose_helper_calls_current_call_gets_its_own_context_inside_another_call() -> None:
+    inner = make("t.inner", lambda args: helper_reporting())
     outer_runtime: list[Runtime] = []
 
     def outer(args: dict[str, Any]) -> Any:
-        current_call()
-        return outer_runtime[0].call_sync("t.plain", {})
+        return [current_call().tool.name, outer_runtime[0].call_sync("t.inner", {}), current_call().tool.name]
 
-    runtime = Runtime([plain, make("t.outer", outer)])
+    runtime = Runtime([inner, make("t.outer", outer)])
     outer_runtime.append(runtime)
-    # t.plain's handler reaches current_call() through code it calls, without context=True: the running
-    # call that uses its context is t.outer's, which is what current_call() returns.
-    assert runtime.call_sync("t.outer", {}) == "t.outer"
+    # t.inner's handler reaches current_call() through a helper its code names: its call has its own context,
+    # not the context of the call it is made from; t.outer's is back once it returns.
+    assert inner.context is True
+    assert runtime.call_sync("t.outer", {}) == ["t.outer", "t.inner", "t.outer"]
+
+
+# -- every way a handler's own code reaches current_call() ------------------------------------------
+
+
+def confirming_factory() -> Any:
+    """A new user's handler: current_call imported under another name inside the function that makes it."""
+    from hermes_core import current_call as cc
+
+    return lambda args: cc().confirm_sync("Delete the files?")
+
+
+def test_a_handler_from_a_factory_importing_current_call_as_another_name_confirms() -> None:
+    handler = confirming_factory()
+    person = Person(Approval.once())
+    runtime = Runtime([make("t.delete", handler)], approver=person)
+    assert runtime.call_sync("t.delete", {}) is True
+    assert person.requests[0].message == "Delete the files?"
+    assert asyncio.run(Runtime([make("t.delete", handler)]).call("t.delete", {})) is False  # no approver: no
+
+
+def named_by_alias(args: dict[str, Any]) -> str:
+    return running_call().tool.name
+
+
+def named_by_attribute(args: dict[str, Any]) -> str:
+    return hermes_core.current_call().tool.name
+
+
+def named_by_default(args: dict[str, Any], here: Any = current_call) -> str:
+    return str(here().tool.name)
+
+
+def through_a_closure() -> Any:
+    report = helper_reporting
+    return lambda args: report()
+
+
+class Reporter:
+    """A callable object, and a method, that reach current_call() through a method of their own."""
+
+    def __call__(self, args: dict[str, Any]) -> str:
+        return self.name()
+
+    def handle(self, args: dict[str, Any]) -> str:
+        return self.name()
+
+    def name(self) -> str:
+        return helper_reporting()
+
+
+def decorated_handler() -> Any:
+    def logged(function: Any) -> Any:
+        @functools.wraps(function)
+        def wrapper(args: dict[str, Any]) -> Any:
+            return function(args)
+
+        return wrapper
+
+    return logged(lambda args: current_call().tool.name)
+
+
+SHAPES = {
+    "an alias made at the top of the module": named_by_alias,
+    "the package's attribute": named_by_attribute,
+    "a default argument": named_by_default,
+    "a helper function": lambda args: helper_reporting(),
+    "a helper held by a closure": through_a_closure(),
+    "a functools.partial": functools.partial(lambda prefix, args: prefix + helper_reporting(), ""),
+    "a callable object": Reporter(),
+    "a bound method": Reporter().handle,
+    "a decorated function": decorated_handler(),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_handler_reaching_current_call_in_code_its_definition_shows_uses_its_context(shape: str) -> None:
+    tool = make("t.shape", SHAPES[shape])
+    assert tool.context is True
+    assert Runtime([tool]).call_sync("t.shape", {}) == "t.shape"
+    assert asyncio.run(Runtime([tool]).call("t.shape", {})) == "t.shape"
+
+
+def test_a_handler_reaching_nothing_of_the_context_sets_none() -> None:
+    def summing(args: dict[str, Any]) -> str:
+        return json.dumps(sum_of(args))
+
+    tool = make("t.plain", summing)
+    assert tool.context is False
+    assert Runtime([tool]).call_sync("t.plain", {}) == "3"
+
+
+def sum_of(args: dict[str, Any]) -> int:
+    return int(args["n"])
+
+
+def test_a_helper_defined_below_its_handler_is_found_when_the_runtime_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "late_helper_tools.py").write_text(
+        "from hermes_core import define_tool, schema as s\n"
+        "TOOL = define_tool(name='t.late', description='d', version='1.0.0', input=s.object({}),\n"
+        "                   handler=lambda args: report())\n"
+        "def report():\n"
+        "    from hermes_core import current_call\n"
+        "    return current_call().tool.name\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("late_helper_tools")
+    assert module.TOOL.context is False  # the helper did not exist yet when the tool was defined
+    assert Runtime([module.TOOL]).call_sync("t.late", {}) == "t.late"
+
+
+def test_a_handler_reaching_current_call_through_a_name_built_at_call_time_needs_context_true() -> None:
+    def dynamic(args: dict[str, Any]) -> str:
+        found = getattr(hermes_core, "_".join(["current", "call"]))
+        return str(found().tool.name)
+
+    with pytest.raises(ToolFailedError) as caught:
+        Runtime([make("t.dynamic", dynamic)]).call_sync("t.dynamic", {})
+    assert isinstance(caught.value.__cause__, LookupError)
+    assert "define_tool(..., context=True)" in str(caught.value.__cause__)
+    assert Runtime([make("t.dynamic", dynamic, context=True)]).call_sync("t.dynamic", {}) == "t.dynamic"
 
 
 def test_the_context_is_gone_after_the_call() -> None:

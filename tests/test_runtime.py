@@ -785,11 +785,11 @@ def test_output_whose_own_code_raises_while_checked_is_output_invalid() -> None:
 
 def test_a_runtime_is_immutable_once_built() -> None:
     runtime = Runtime([add_tool()])
-    for name in ("tools", "_tools", "_entries", "anything"):
+    for name in ("tools", "_tools", "_calls", "anything"):
         with pytest.raises(dataclasses.FrozenInstanceError, match="a Runtime is immutable once built"):
             setattr(runtime, name, {})
     with pytest.raises(dataclasses.FrozenInstanceError, match="immutable"):
-        del runtime._entries
+        del runtime._calls
     assert runtime.call_sync("math.add", {"a": 1, "b": 2}) == 3
 
 

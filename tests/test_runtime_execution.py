@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, _runtime, define_tool
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, _calls, define_tool
 from hermes_core import schema as s
 from hermes_core._errors import ToolFailedError
 from hermes_core.schema._validators import compile_schema
@@ -498,7 +498,7 @@ def test_an_untimed_call_sync_reads_no_clock_and_is_never_refused_for_stranded_c
         raise AssertionError("the clock was read")
 
     # A plain handler with no time limit runs inline: no thread to strand, no deadline to keep.
-    monkeypatch.setattr(_runtime, "monotonic", clock)
+    monkeypatch.setattr(_calls, "monotonic", clock)
     assert runtime.call_sync("t.ok", {}) == "ok"
     assert runtime.observe_sync("t.ok", {"extra": 1})["error"]["code"] == "INPUT_INVALID"
 
