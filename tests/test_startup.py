@@ -105,6 +105,38 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     assert not brought, sorted(brought)
 
 
+@pytest.mark.parametrize("argv", [["tools", "list"], ["tools", "list", "--json"]])
+def test_the_listing_is_read_as_the_parser_reads_it_without_argparse(argv: list[str], tmp_path: Path) -> None:
+    """tools list (--json) is read without building a parser (start-up): to the same namespace, every field."""
+    from hermes_core.cli import _parser
+    from hermes_core.cli._tools import shortcut
+
+    read = shortcut(argv)
+    assert read is not None
+    assert vars(read) == vars(_parser(argv).parse_args(argv))
+    (tmp_path / "workspace").mkdir()
+    environ = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")},
+        "XDG_CONFIG_HOME": str(tmp_path),  # no configuration
+        "HERMESOS_FS_ROOT": str(tmp_path / "workspace"),
+    }
+    stdout, modules = _imported(str(HERMESOS), *argv, environ=environ)
+    assert "math.eval" in stdout  # the listing ran, in text or in JSON
+    assert not modules & {"argparse", "gettext", "locale", "hermes_core.cli._parsing"}, sorted(modules)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["tools", "list", "--debug"], ["tools", "list", "--disable", "x"], ["tools", "show", "fs.read"], ["tools"],
+     ["--debug", "tools", "list"], ["tools", "list", "--json", "--json"], ["tools", "lst"], ["plugins", "list"]],
+)  # fmt: skip
+def test_every_other_line_goes_to_the_parser(argv: list[str]) -> None:
+    from hermes_core.cli._tools import shortcut
+
+    assert shortcut(argv) is None
+    assert shortcut(["tools", "list"]) is not None  # the shortcut itself is there
+
+
 # Run in the process of 'hermesos tools list': records what the listing compiles, then lists.
 _PROBE = """
 import builtins, dataclasses, json, re, sys

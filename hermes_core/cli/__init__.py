@@ -6,8 +6,10 @@ logic: each command asks :mod:`hermes_core._plugins`, the runtime or pip, and
 formats the answer. Each command group is a module of this package holding its
 handler and its parser (``_tools``, ``_call``, ``_check``, ``_serve``,
 ``_export``, ``_install``, ``_new``); ``_output`` prints and styles, ``_args``
-holds what the parsers share. A command imports what it needs when it runs:
-``--version`` and ``--help`` import neither the schema compiler nor pluggy.
+holds what the parsers share and ``_parsing`` the parser class. A command
+imports what it needs when it runs: ``--version`` and ``--help`` import
+neither the schema compiler nor pluggy, and ``tools list`` is read without
+argparse (its group's ``shortcut``).
 
 Exit statuses (stable; see ``EXIT_CODES`` for 3 to 8 and 10):
 
@@ -115,7 +117,8 @@ def _parser(arguments: Sequence[str] = ()) -> argparse.ArgumentParser:
     """
     import importlib  # noqa: PLC0415
 
-    from hermes_core.cli._args import CORE, DEBUG_HELP, Parser, commands, show_help  # noqa: PLC0415
+    from hermes_core.cli._args import CORE, DEBUG_HELP, commands, show_help  # noqa: PLC0415
+    from hermes_core.cli._parsing import Parser  # noqa: PLC0415
 
     parser = Parser(
         prog="hermesos",
@@ -211,12 +214,13 @@ def _main(arguments: list[str]) -> int:
     from hermes_core.cli._args import OK, USAGE, Usage  # noqa: PLC0415
 
     _interrupts.watch()  # Ctrl-C recorded, whatever it becomes (main asks)
-    parser = _parser(arguments)
+    args = _shortcut(arguments)
     try:
-        try:
-            args = parser.parse_args(arguments)
-        except SystemExit as done:  # --help and --version: argparse exits, main returns
-            return done.code if isinstance(done.code, int) else OK
+        if args is None:
+            try:
+                args = _parser(arguments).parse_args(arguments)
+            except SystemExit as done:  # --help and --version: argparse exits, main returns
+                return done.code if isinstance(done.code, int) else OK
         run: Callable[[argparse.Namespace], int] = args.run
         try:
             return run(args)
@@ -228,6 +232,20 @@ def _main(arguments: list[str]) -> int:
     except Usage as error:
         print(error, file=sys.stderr)
         return USAGE
+
+
+def _shortcut(arguments: Sequence[str]) -> Any:
+    """The namespace of a command line its command group reads without a parser (its ``shortcut``), or None.
+
+    ``tools list`` is read so, without argparse (docs/performance.md, start-up); every other line is parsed.
+    """
+    import importlib  # noqa: PLC0415
+
+    names = _groups(arguments)
+    if len(names) != 1:
+        return None
+    shortcut = getattr(importlib.import_module(f"{__name__}.{names[0]}"), "shortcut", None)
+    return None if shortcut is None else shortcut(arguments)
 
 
 def _reported(error: Exception, args: argparse.Namespace) -> int | None:

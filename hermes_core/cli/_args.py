@@ -1,16 +1,19 @@
-"""What every command's parser shares: the parser class, the usage error, the common options and their texts.
+"""What every command's parser shares: the statuses, the usage error, the common options and their texts.
 
-Imported for ``--help``: nothing here imports more than argparse.
+Importing it imports no argparse (the listing reads its command line without
+it, see :func:`hermes_core.cli._tools.shortcut`): the functions that build a
+parser import it, and the parser class is :mod:`hermes_core.cli._parsing`'s.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 # The statuses every command may return (see the table in hermes_core.cli).
 OK, PROBLEMS, USAGE, PIP_FAILED, INTERRUPTED, TERMINATED = 0, 1, 2, 9, 130, 143
@@ -26,56 +29,10 @@ class Usage(Exception):  # noqa: N818 - control flow inside this package
     """A usage error found after parsing, such as input that is not a JSON value."""
 
 
-class Parser(argparse.ArgumentParser):
-    """A parser whose errors are :class:`Usage`, and whose commands take their options anywhere on the line.
-
-    A command without subcommands parses its options and positionals
-    intermixed: ``hermesos call fs.read --grant fs:read '{"path": "x"}'``
-    reads as ``hermesos call --grant fs:read fs.read '{"path": "x"}'``.
-    (Plain argparse takes the positionals it sees first as all it will get.)
-    """
-
-    _intermixing = False
-
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # argparse makes a formatter for every argument it adds, and one without a width imports shutil (with
-        # bz2, lzma and zlib) to ask the terminal's: 3 ms of every start (docs/performance.md, start-up).
-        return self.formatter_class(prog=self.prog, width=_width())  # type: ignore[call-arg] # every HelpFormatter takes it
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        raise Usage(f"{self.prog}: {message}")
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        # argparse refuses to intermix around subcommands; their parsers are intermixed themselves. After
-        # "--", everything is an argument, which intermixed parsing forgets (it reads "-- -r x" as "-r x").
-        if self._subparsers is not None or self._intermixing or (args is not None and "--" in args):
-            return super().parse_known_args(args, namespace)
-        self._intermixing = True  # parse_known_intermixed_args calls back here (on Python 3.11)
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._intermixing = False
-
-
-def _width() -> int:
-    """The width argparse would format for: ``shutil.get_terminal_size().columns - 2``, done as shutil does it."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return (columns or 80) - 2
-
-
 def commands(parser: argparse.ArgumentParser, dest: str) -> Any:
-    """The subcommands of *parser*, each a :class:`Parser`."""
+    """The subcommands of *parser*, each a :class:`~hermes_core.cli._parsing.Parser`."""
+    from hermes_core.cli._parsing import Parser  # noqa: PLC0415 - a parser is being built: argparse is imported
+
     return parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
 
 
@@ -98,6 +55,8 @@ def show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def seconds(text: str) -> float:
     """A ``--timeout`` value: a positive, finite number of seconds."""
+    import argparse  # noqa: PLC0415 - called by a parser: imported already
+
     try:
         value = float(text)
     except ValueError:
@@ -124,6 +83,8 @@ def repeatable(
 
 def grant(text: str) -> str:
     """A ``--grant`` value: a permission pattern (``fs:read``, ``fs:*``, ``*``); a likely slip is named."""
+    import argparse  # noqa: PLC0415 - called by a parser: imported already
+
     from hermes_core._permissions import GRANT_PATTERN  # noqa: PLC0415 - only a command given --grant needs it
 
     if GRANT_PATTERN.match(text):
@@ -145,6 +106,8 @@ def add_common(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
 
     *json*: False for a command that prints no text but its own (``export``, ``serve``): no ``--json``.
     """
+    import argparse  # noqa: PLC0415 - a parser is being built: imported already
+
     # --debug is accepted before the command and after it; after it, its absence must not reset it.
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     if json:

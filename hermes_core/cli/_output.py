@@ -5,7 +5,6 @@ Imports nothing of the core at import time: ``--version`` and ``--help`` load it
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -16,6 +15,8 @@ from typing import IO, TYPE_CHECKING, Any
 from hermes_core.cli._args import GRANTS_ENV
 
 if TYPE_CHECKING:
+    import argparse
+
     from hermes_core._errors import PermissionDeniedError, ToolError
     from hermes_core._plugins import PluginOrigin, PluginProblem, PluginSet
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, add_common, add_group
 
 if TYPE_CHECKING:
+    import argparse
+
     from hermes_core._tools import Tool
 
 # Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
@@ -168,6 +171,22 @@ def _unstructured(tool: Tool) -> bool:
     from hermes_core.schema import AnySchema  # noqa: PLC0415 - only tools show needs it
 
     return tool.media and isinstance(tool.output, AnySchema)
+
+
+def shortcut(arguments: Sequence[str]) -> SimpleNamespace | None:
+    """What the parser makes of ``tools list`` or ``tools list --json``, read without it; None for any other line.
+
+    The listing is the command run most, and argparse (which imports gettext,
+    and locale at its first message) and building the parsers cost it more
+    than a tenth of its start (docs/performance.md, start-up). Any other
+    command line, an option more or a misspelling, goes to the parser.
+    ``tests/test_startup.py`` holds each namespace to the parser's.
+    """
+    if list(arguments) not in (["tools", "list"], ["tools", "list", "--json"]):
+        return None
+    return SimpleNamespace(
+        debug=False, command="tools", tools_command="list", json=len(arguments) == 3, disable=[], run=_tools_list
+    )
 
 
 def add_parsers(subcommands: Any) -> None:
