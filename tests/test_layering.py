@@ -2,8 +2,7 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
-``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_contextual``, ``_tools``,
-``_tracing``,
+``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
 ``_entries``, ``_repairing``, ``_calls``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
@@ -46,7 +45,6 @@ LAYERS = [
     "config",
     "_hints",
     "_toolhints",
-    "_contextual",
     "_tools",
     "_tracing",
     "_approval",
@@ -207,7 +205,7 @@ def test_every_module_outside_the_public_set_is_private() -> None:
 
 
 # The one private name still shared across modules: the schema nodes' base of nodes that choose among
-# others, which the alternatives and the containers extend (the schema package's own change will settle it).
+# others, which the schema package's node modules extend (left to a change of the schema package).
 SHARED_PRIVATE = {("hermes_core.schema._nodes", "_Branching")}
 
 
