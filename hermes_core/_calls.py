@@ -52,6 +52,7 @@ from hermes_core._approval import (
     no_approver,
 )
 from hermes_core._context import CallContext, Listeners, checked, enter, leave
+from hermes_core._contextual import uses_context
 from hermes_core._entries import (
     PLAIN,
     UNSET,
@@ -141,8 +142,16 @@ class Calls:
         lenient: bool,
     ) -> None:
         repairs = frozenset(name for name, tool in tools.items() if repairs_tool(tool, lenient))
+        # A handler's helper may be defined below it in its module: looked for again now that it is loaded.
         entries = {
-            name: Entry.make(tool, schemas, permissions, timeout, repaired=name in repairs, contextual=tool.context)
+            name: Entry.make(
+                tool,
+                schemas,
+                permissions,
+                timeout,
+                repaired=name in repairs,
+                contextual=tool.context or uses_context(tool.handler),
+            )
             for name, tool in tools.items()
         }
         derive(self, entries=entries, approver=approver, approved=Approved(), lenient=lenient)

@@ -2,7 +2,8 @@
 
 Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
 (import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
-``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_tools``, ``_tracing``,
+``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_contextual``, ``_tools``,
+``_tracing``,
 ``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
 ``_entries``, ``_repairing``, ``_calls``, ``_runtime``,
 ``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
@@ -45,6 +46,7 @@ LAYERS = [
     "config",
     "_hints",
     "_toolhints",
+    "_contextual",
     "_tools",
     "_tracing",
     "_approval",
