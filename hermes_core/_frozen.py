@@ -57,7 +57,9 @@ def frozen(cls: Any = None, /, **options: Any) -> Any:
     a mutable default refused) and the slotted class is made in one step,
     with its methods: ``__init__`` from a template compiled once for each
     shape of fields (which are positional or keyword-only, and which have a
-    default or a factory) and given the class's field names, ``__repr__``,
+    default or a factory) and given the class's field names, at the class's
+    first instance (most classes a command declares make none; until then
+    ``inspect.signature`` reads the one it will be), ``__repr__``,
     ``__eq__`` and ``__hash__`` shared functions reading the fields through
     one ``attrgetter``. The instances behave as a frozen slotted
     dataclass's: ``dataclasses.fields``, ``replace`` and ``is_dataclass``
@@ -99,7 +101,8 @@ def _make(target: type, *, init: bool, eq: bool, repr_: bool, kw_only: bool) -> 
     made["__dataclass_params__"] = _params(init=init, repr_=repr_, eq=eq, kw_only=kw_only)
     made.setdefault("__match_args__", tuple(item.name for item in listed if item.init and not item.kw_only))
     if init and "__init__" not in own:
-        made["__init__"] = _init(target, listed)
+        made["__init__"] = _deferred(_plan(target, listed))  # made at the first instance
+        made["__signature__"] = _SIGNATURE
     if repr_ and "__repr__" not in own:
         made["__repr__"] = _repr_of(tuple(item.name for item in listed if item.repr))
     if eq:
@@ -250,12 +253,19 @@ _TEMPLATES: dict[tuple[tuple[int, ...], bool], types.CodeType] = {}
 _GLOBALS: dict[str, Any] = {}  # an __init__ reads nothing but its closure
 
 
-def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
-    """The ``__init__`` dataclass would write for the frozen *cls*.
+# How a class's __init__ is made (_plan): its qualified name and module, its template's shape, whether it
+# calls __post_init__, its variables' names (self, then the parameters, the positional ones first), each
+# field's name by its name in the template (_0, _1...), what the body reads (the defaults and factories, by
+# their names in the template), the positional defaults, the keyword-only ones, and its annotations. A plain
+# tuple: a NamedTuple's string annotations cost a compile each as the module is imported.
+_Plan = tuple[
+    str, str, tuple[int, ...], bool, tuple[str, ...], dict[str, str], dict[str, Any], tuple[Any, ...], dict[str, Any],
+    dict[str, Any],
+]  # fmt: skip
 
-    Its code is a template's, compiled once for each shape of fields and
-    given *cls*'s names; what it reads (defaults, factories) is in its closure.
-    """
+
+def _plan(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> _Plan:
+    """How the ``__init__`` dataclass would write for the frozen *cls* is made; raises what dataclass raises."""
     names = {item.name for item in fields}
     shape: list[int] = []
     scope: dict[str, Any] = {"__set": object.__setattr__, "__factory_default": _HAS_FACTORY}
@@ -286,26 +296,82 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[...
             positional.append(item.name)
             if has_default or has_factory:
                 defaults.append(default)
-    post_init = hasattr(cls, "__post_init__")
-    template = _TEMPLATES.get((tuple(shape), post_init))
+    return (
+        f"{cls.__qualname__}.__init__",
+        cls.__module__,
+        tuple(shape),
+        hasattr(cls, "__post_init__"),
+        ("__frozen_self__" if "self" in names else "self", *positional, *keyword_names),
+        {f"_{index}": item.name for index, item in enumerate(fields)},
+        scope,
+        tuple(defaults),
+        keywords,
+        {**{item.name: item.type for item in fields if item.init}, "return": None},
+    )
+
+
+def _init(plan: _Plan) -> Callable[..., None]:
+    """The ``__init__`` of *plan*: its template's code (compiled once for each shape), given the class's names."""
+    qualname, module, shape, post_init, varnames, renamed, scope, defaults, keywords, annotations = plan
+    template = _TEMPLATES.get((shape, post_init))
     if template is None:
-        template = _TEMPLATES[(tuple(shape), post_init)] = _template(tuple(shape), post_init)
-    # The template's names are _0, _1...: each field's index; its parameters are the positional ones first.
-    renamed = {f"_{index}": item.name for index, item in enumerate(fields)}
-    me = "__frozen_self__" if "self" in names else "self"
+        template = _TEMPLATES[(shape, post_init)] = _template(shape, post_init)
     code = template.replace(
-        co_varnames=(me, *positional, *keyword_names),
+        co_varnames=varnames,
         co_consts=tuple(renamed.get(c, c) if type(c) is str else c for c in template.co_consts),
         co_name="__init__",
-        co_qualname=f"{cls.__qualname__}.__init__",
+        co_qualname=qualname,
     )
     closure = tuple(types.CellType(scope[name]) for name in code.co_freevars)
-    made: Any = types.FunctionType(code, _GLOBALS, "__init__", tuple(defaults) or None, closure)
+    made: Any = types.FunctionType(code, _GLOBALS, "__init__", defaults or None, closure)
     made.__kwdefaults__ = keywords or None
-    made.__qualname__ = f"{cls.__qualname__}.__init__"
-    made.__module__ = cls.__module__
-    made.__annotations__ = {**{item.name: item.type for item in fields if item.init}, "return": None}
+    made.__qualname__ = qualname
+    made.__module__ = module
+    made.__annotations__ = annotations
     return made  # type: ignore[no-any-return]
+
+
+def _deferred(plan: _Plan) -> Callable[..., None]:
+    """An ``__init__`` that makes the class's own at the first instance, puts it in its place, and calls it.
+
+    Most classes a command declares make no instance in it: they cost no
+    compiled template (docs/performance.md, start-up). Until then the class's
+    ``__signature__`` (:class:`_Signature`) is the one its ``__init__`` will give.
+    """
+
+    def deferred(self: object, /, *args: Any, **kwargs: Any) -> None:
+        made = _made(type(self), deferred)
+        made(self, *args, **kwargs)
+
+    deferred.__name__, deferred.__qualname__, deferred.__module__ = "__init__", plan[0], plan[1]
+    deferred.__frozen_plan__ = plan  # type: ignore[attr-defined]
+    return deferred
+
+
+def _made(cls: type, deferred: Callable[..., None]) -> Callable[..., None]:
+    """The ``__init__`` *deferred* stands for, made and put in its place on the class of *cls* that holds it."""
+    owner = next(c for c in cls.__mro__ if c.__dict__.get("__init__") is deferred)
+    made = _init(deferred.__frozen_plan__)  # type: ignore[attr-defined]
+    type.__setattr__(owner, "__init__", made)  # a second thread made the same: either stays
+    return made
+
+
+class _Signature:
+    """A class's ``__signature__`` while its ``__init__`` is deferred: its ``__init__``'s, made, without ``self``."""
+
+    __slots__ = ()
+
+    def __get__(self, instance: object, owner: type) -> Any:
+        import inspect  # noqa: PLC0415 - dataclasses imports it already
+
+        init: Any = owner.__init__  # type: ignore[misc] # the class's own, or its base's
+        if hasattr(init, "__frozen_plan__"):
+            init = _made(owner, init)
+        signature = inspect.signature(init)
+        return signature.replace(parameters=tuple(signature.parameters.values())[1:])
+
+
+_SIGNATURE = _Signature()
 
 
 def _template(shape: tuple[int, ...], post_init: bool) -> types.CodeType:

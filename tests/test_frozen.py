@@ -186,19 +186,39 @@ def test_derive_sets_a_field_while_the_object_is_made() -> None:
     assert (cls(1).b, cls(a=2).b) == (2, 3)
 
 
-def test_classes_of_one_shape_share_one_compiled_template() -> None:
+def test_classes_of_one_shape_share_one_template_compiled_at_the_first_instance() -> None:
     before = dict(_frozen._TEMPLATES)
-    first = _declare(frozen, "left: int\nright: str = 'r'\nextra: Any = None", "First")
+    shape = "left: int\nright: str = 'r'\nextra: Any = None"
+    first = _declare(frozen, shape, "First")
     second = _declare(frozen, "up: bytes\ndown: float = 0.5\nside: Any = 1", "Second")
+    assert str(inspect.signature(first)) == "(left: 'int', right: 'str' = 'r', extra: 'Any' = None) -> None"
+    assert len(_frozen._TEMPLATES) - len(before) in (0, 1)  # made for the signature, if its shape is new
+    assert (first(1).right, second(b"x").down, second(b"x", side=3).side) == ("r", 0.5, 3)
     added = {key: code for key, code in _frozen._TEMPLATES.items() if key not in before}
     assert len(added) <= 1  # the shape's template: none if another class of this shape came first
     assert first.__init__.__code__.co_code == second.__init__.__code__.co_code  # type: ignore[misc]
     assert first.__init__.__code__.co_varnames == ("self", "left", "right", "extra")  # type: ignore[misc]
-    assert (first(1).right, second(b"x").down, second(b"x", side=3).side) == ("r", 0.5, 3)
     other = _declare(frozen, "left: int = 0\nright: list = field(default_factory=list)", "Other")
-    assert other.__init__.__code__.co_code != first.__init__.__code__.co_code  # type: ignore[misc]
     assert other().right == []
     assert other().right is not other().right
+    assert other.__init__.__code__.co_code != first.__init__.__code__.co_code  # type: ignore[misc]
+
+
+def test_a_class_makes_its_init_at_its_first_instance_only() -> None:
+    before = dict(_frozen._TEMPLATES)
+    shape = "q1: int\nq2: int = 1\nq3: int = 2\nq4: list = field(default_factory=list)\nq5: int = 3\nq6: int = 4"
+    never = _declare(frozen, shape, "Never")
+    assert len(_frozen._TEMPLATES) == len(before)  # declared, never made: nothing compiled
+    assert never.__init__.__qualname__ == "Never.__init__"  # type: ignore[misc]
+    deferred = never.__init__  # type: ignore[misc]
+    made = never(0)
+    assert never.__init__ is not deferred  # type: ignore[misc] # put in its place
+    assert (made.q1, made.q4, made.q6) == (0, [], 4)
+    assert len(_frozen._TEMPLATES) == len(before) + 1
+    with pytest.raises(TypeError, match=re.escape("Never.__init__() missing 1 required positional argument: 'q1'")):
+        never()
+    with pytest.raises(TypeError, match=re.escape("Again.__init__() missing 1 required positional argument: 'q1'")):
+        _declare(frozen, shape, "Again")()  # the first call of a class refused as any later one
 
 
 def test_the_template_names_no_field_of_the_class() -> None:
