@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from types import MappingProxyType
+from types import FunctionType, MappingProxyType, MethodType, ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
@@ -64,10 +64,28 @@ _HOOKS = (
 )
 
 
+# What pluggy takes as a hook implementation: a function, plain, bound or wrapped as a static or class method.
+_HOOKABLE = (FunctionType, MethodType, staticmethod, classmethod)
+
+
 class _PluginManager(pluggy.PluginManager):
     """Takes every ``hermes_*`` function of a plugin as a hook implementation, marked or not."""
 
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> pluggy.HookspecOpts | None:
+        # Every hook is named hermes_* (hermes_core._hookspecs): the specs' module's other names are not looked at.
+        return super().parse_hookspec_opts(module_or_class, name) if name.startswith("hermes_") else None
+
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> pluggy.HookimplOpts | None:
+        if isinstance(plugin, ModuleType) and not name.startswith("hermes_"):
+            # pluggy looks at every name of a module with inspect.getattr_static, which cost more than the rest
+            # of registering the bundled plugins (docs/performance.md, start-up). Under another name only a
+            # function marked as a hook implementation can be one (specname=): any other name is passed over.
+            value = plugin.__dict__.get(name)
+            marker = f"{self.project_name}_impl"
+            if not isinstance(value, _HOOKABLE) or (
+                getattr(value, marker, None) is None and getattr(getattr(value, "__func__", None), marker, None) is None
+            ):
+                return None
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None and name.startswith("hermes_") and callable(getattr(plugin, name, None)):
             return {

@@ -12,19 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
-from hermes_core._approval import Approver
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._guard import GuardedPath, check_guarded_files
 from hermes_core._issues import sentence
 from hermes_core._permissions import PermissionProvider, rule_warnings
 from hermes_core._resources import Resource, resource_label
-from hermes_core._runtime import Runtime
 from hermes_core._settings import SettingRead, setting, setting_declared
 from hermes_core._tools import Tool
 from hermes_core.schema import Schema
+
+if TYPE_CHECKING:  # a listing makes no runtime: the call path is imported by runtime() (start-up)
+    from hermes_core._approval import Approver
+    from hermes_core._runtime import Runtime
 
 __all__ = [
     "DISABLE_ENV",
@@ -222,6 +224,8 @@ class PluginSet:
                 refuses a rule of its own that names one of the tools wrongly
                 (its ``check_tools``, whose warnings are not reported here).
         """
+        from hermes_core._runtime import Runtime  # noqa: PLC0415 - see the imports above
+
         extra = tuple(providers)
         check_guarded_files("providers", extra, self.write_roots)
         rule_warnings("providers", extra, self.tools)

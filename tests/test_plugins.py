@@ -787,3 +787,93 @@ def test_hermes_yielding_tools_must_name_the_plugins_own_tools_with_a_remedy(
         discover_plugins()
     assert caught.value.field == field
     assert detail in caught.value.detail
+
+
+# -- which names of a module are hooks: read without pluggy's look at every name (start-up) ------------
+
+
+def test_a_marked_function_of_another_name_is_the_hook_its_specname_says(site: Site) -> None:
+    site.install(
+        site.plugin("""
+        CONSTANT = 3
+
+        @hookimpl(specname="hermes_tools")
+        def contributed():
+            return [make("unit.named")]
+
+        def helper():
+            return [make("unit.not_a_hook")]
+        """)
+    )
+    tools = load_runtime().tools
+    assert "unit.named" in tools
+    assert "unit.not_a_hook" not in tools
+
+
+def test_a_marked_function_of_a_name_no_hook_has_is_still_refused(site: Site) -> None:
+    site.install(site.plugin("@hookimpl\ndef tools():\n    return []"))
+    with pytest.raises(InvalidDefinitionError, match="tools is not a hermesos hook"):
+        discover_plugins()
+
+
+def test_every_name_of_a_plugin_module_is_judged_as_pluggy_judges_it() -> None:
+    """The loader passes over names pluggy would not take, without asking pluggy; the others it asks."""
+    import types
+
+    import pluggy
+
+    from hermes_core._loading import new_manager
+
+    probe = types.ModuleType("probe")
+    exec(  # a module of every kind of attribute, written here
+        "import functools\n"
+        "from hermes_core import hookimpl\n"
+        "CONSTANT = 1\nNAMES = ['a']\n"
+        "class Helper:\n    @hookimpl\n    def hermes_tools(self):\n        return []\n"
+        "def plain():\n    return []\n"
+        "@hookimpl\ndef marked():\n    return []\n"
+        "@hookimpl(specname='hermes_tools')\ndef renamed():\n    return []\n"
+        "def hermes_schemas():\n    return {}\n"
+        "hermes_problems = 'not callable'\n"
+        "bound = Helper().hermes_tools\n"
+        "wrapped = functools.partial(plain)\n"
+        "static = staticmethod(hookimpl(lambda: []))\n",
+        probe.__dict__,
+    )
+    manager = new_manager()
+    plain_pluggy = pluggy.PluginManager(manager.project_name)
+    modules = [probe, *(__import__(name) for name in ("hermes_fs", "hermes_math", "hermes_policy", "hermes_mcp"))]
+    for module in modules:
+        for name in dir(module):
+            expected = plain_pluggy.parse_hookimpl_opts(module, name)
+            if expected is None and name.startswith("hermes_") and callable(getattr(module, name, None)):
+                expected = manager.parse_hookimpl_opts(module, name)  # an unmarked hermes_* function: ours
+            assert manager.parse_hookimpl_opts(module, name) == expected, (module.__name__, name)
+    taken = [name for name in dir(probe) if manager.parse_hookimpl_opts(probe, name) is not None]
+    assert taken == ["bound", "hermes_schemas", "marked", "renamed", "static"]  # not vacuous: each kind taken
+
+
+def test_registering_a_plugin_looks_up_its_hooks_not_every_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pluggy's static look at a name is asked for the names that can be hooks only (start-up)."""
+    import inspect
+
+    import hermes_fs
+
+    from hermes_core._loading import new_manager
+
+    asked: list[str] = []
+    static = inspect.getattr_static
+
+    def counted(obj: object, attr: str, *default: object) -> object:
+        asked.append(attr)
+        return static(obj, attr, *default)
+
+    monkeypatch.setattr(inspect, "getattr_static", counted)
+    manager = new_manager()
+    assert set(asked) == set(manager.hook.__dict__)  # the specs: the hooks' names only
+    asked.clear()
+    manager.register(hermes_fs, name="fs")
+    hooks = {caller.name for caller in manager.get_hookcallers(hermes_fs) or []}
+    assert "hermes_tools" in hooks  # registered, with its hooks
+    assert set(asked) <= {name for name in dir(hermes_fs) if name.startswith("hermes_")}
+    assert len(dir(hermes_fs)) > 5 * len(set(asked))  # the module's other names, many more, were passed over

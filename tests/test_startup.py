@@ -91,6 +91,9 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     # set up reads the loader's records), packaging (the plugins' requirements are plain release numbers).
     late = {m for m in modules if m.split(".")[0] in ("importlib_metadata", "re2", "logging", "packaging", "secrets")}
     assert not late, sorted(late)
+    # Nor the call path: a listing makes no runtime (PluginSet.runtime() imports it).
+    call_path = {f"hermes_core.{name}" for name in ("_runtime", "_calls", "_entries", "_repairing", "_context")}
+    assert not modules & call_path, sorted(modules & call_path)
     # And what the standard library would bring along, each a millisecond or more: importlib.metadata (email,
     # zipfile, csv; discovery reads the same files itself), shutil (argparse asks it the terminal's width;
     # tempfile imports it), the modules of JSON Schema formats, suggestions, TOML files no one wrote, long
