@@ -128,6 +128,29 @@ def nested_long_keys(size: int) -> Document:
     return deep
 
 
+def anchors_under_a_long_id(size: int) -> Document:
+    """A base URI of a fifth of the document, and a $anchor in each property: each anchor's key was base and all."""
+    count = _count(size * 4 // 5, 50)
+    return {
+        "$id": "https://example.com/" + "a" * (size // 5),
+        "type": "object",
+        "properties": {f"p{i}": {"$anchor": f"x{i}", "type": "string"} for i in range(count)},
+        "required": ["p0"],
+        "$defs": {"back": {"$ref": "#x0"}},
+    }
+
+
+def refs_under_a_long_id(size: int) -> Document:
+    """A base URI of a fifth of the document, and a $ref in each property: resolved against the base each time."""
+    count = _count(size * 4 // 5, 30)
+    return {
+        "$id": "https://example.com/" + "a" * (size // 5),
+        "type": "object",
+        "properties": {f"p{i}": {"$ref": "#/$defs/s"} for i in range(count)},
+        "$defs": {"s": {"type": "string"}},
+    }
+
+
 def anyof_wide(size: int) -> Document:
     return _object({"x": {"anyOf": [_object({f"a{i}": {"type": "string"}}) for i in range(_count(size, 60))]}})
 
@@ -173,6 +196,8 @@ MEMBERS: dict[str, Callable[[int], Document]] = {
         examples_large,
         nested_deep,
         nested_long_keys,
+        anchors_under_a_long_id,
+        refs_under_a_long_id,
         anyof_wide,
         oneof_wide,
         allof_wide,

@@ -225,7 +225,8 @@ class _Importer:
         # Where refs lead: each schema's base URI, and the pointer of each $id's resource and $anchor.
         self.bases: dict[str, str] = {}
         self.resources: dict[str, str] = {_ROOT_BASE: ""}
-        self.anchors: dict[str, str] = {}
+        # By (base URI, anchor): the base is the one string its schemas share, never copied into a key of each.
+        self.anchors: dict[tuple[str, str], str] = {}
         self.index(document, "", _ROOT_BASE)
 
     # -- problems ---------------------------------------------------------------------------
@@ -412,7 +413,10 @@ class _Importer:
     def ref(self, target: Any, pointer: str) -> Schema:
         if not isinstance(target, str):
             raise self.malformed(pointer, "$ref", "must be a string")
-        found = self.locate(target, self.bases.get(pointer, _ROOT_BASE))
+        base = self.bases.get(pointer, _ROOT_BASE)
+        if not target.startswith("#"):
+            self.spend(len(base))  # what resolving a URI against the base writes (a fragment alone writes nothing)
+        found = self.locate(target, base)
         if found is None:
             self.skip(
                 pointer,
@@ -440,7 +444,7 @@ class _Importer:
             return resource
         if fragment.startswith("/"):
             return resource + fragment
-        return self.anchors.get(f"{uri}#{fragment}")
+        return self.anchors.get((uri, fragment))
 
     def index(self, doc: Any, pointer: str, base: str, depth: int = 1) -> None:
         """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is."""
@@ -455,13 +459,14 @@ class _Importer:
         if isinstance(own, str) and not (self.draft7 and "$ref" in doc):
             base = urljoin(base, own) if not urlsplit(own).scheme else own
             base = base.split("#")[0] if not own.startswith("#") else base
+            self.spend(2 * len(base))  # a base of its own, for each schema below it (and for a draft-07 anchor)
             if own.startswith("#") and self.draft7:  # draft-07's anchors are written as "$id": "#name"
-                self.anchors[f"{base.split('#')[0]}{own}"] = pointer
+                self.anchors[(base.split("#")[0], own[1:])] = pointer
             else:
                 self.resources.setdefault(base, pointer)
         anchor = doc.get("$anchor")
         if isinstance(anchor, str):
-            self.anchors[f"{base}#{anchor}"] = pointer
+            self.anchors[(base, anchor)] = pointer
         self.bases[pointer] = base
         for keyword, value in doc.items():
             if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
@@ -908,7 +913,10 @@ class _Importer:
         target = doc.get("$ref")
         if not isinstance(target, str):
             return ()
-        found = self.locate(target, self.bases.get(pointer, _ROOT_BASE))
+        base = self.bases.get(pointer, _ROOT_BASE)
+        if not target.startswith("#"):
+            self.spend(len(base))  # what resolving a URI against the base writes (a fragment alone writes nothing)
+        found = self.locate(target, base)
         if found is None:
             return ()
         from urllib.parse import unquote  # noqa: PLC0415 - a reference followed only: start-up
