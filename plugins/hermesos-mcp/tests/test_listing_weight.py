@@ -107,6 +107,24 @@ def test_each_shape_listed_by_a_server_takes_at_most_300_bytes_of_memory_for_eac
     assert ratio <= RATIO_MAX, f"{member}: {listed:,} bytes listed took {found['grew']:,} ({ratio:.0f} per byte)"
 
 
+@pytest.mark.scale
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak memory is read as Linux reports it")
+def test_many_small_listings_take_what_they_weigh_together(tmp_path: Path) -> None:
+    """Eight servers of small tools: each listing within its budget, together held in proportion to their bytes."""
+    entries = "".join(
+        _entry(
+            f"w{index}", [sys.executable, WEIGHTY], env='{ WEIGHTY_TOOLS = "tools_many:60000" }', startup_timeout=300
+        )
+        for index in range(8)
+    )
+    found = _mounted("cache_ttl = 0\n" + entries, tmp_path)
+    assert not found["problems"]
+    assert len(found["tools"]) == 8 * 601  # each server's ok, and its 600 small tools
+    listed = 8 * (_listed_bytes("tools_many", 60_000) + TOOL_BYTES_MIN)
+    ratio = found["grew"] / listed
+    assert ratio <= RATIO_MAX, f"{listed:,} bytes listed took {found['grew']:,} ({ratio:.0f} per byte)"
+
+
 # -- the command, with the attack's listing beside a good server -------------------------------------------------
 
 # Runs the command, then writes the peak memory of the largest process it waited for (hermesos): on Linux, a
