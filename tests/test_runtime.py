@@ -359,6 +359,34 @@ def test_a_sync_handler_returning_a_coroutine_is_awaited() -> None:
     assert asyncio.run(runtime.call("t", {})) == 7
 
 
+def test_an_async_handlers_result_is_its_output_under_call_sync_as_under_await_call() -> None:
+    made: list[Any] = []
+
+    async def later() -> int:
+        return 7
+
+    async def returning_a_coroutine(args: Any) -> Any:
+        made.append(later())
+        return made[-1]
+
+    async def returning_seven(args: Any) -> int:
+        return 7
+
+    def make(name: str, handler: Any) -> Tool:
+        return define_tool(
+            name=name, description="d", version="1.0.0", input=s.object({}), output=s.integer(), handler=handler
+        )
+
+    runtime = Runtime([make("t.coroutine", returning_a_coroutine), make("t.seven", returning_seven)])
+    assert runtime.call_sync("t.seven", {}) == asyncio.run(runtime.call("t.seven", {})) == 7
+    with pytest.raises(OutputInvalidError, match=r"t\.coroutine"):
+        runtime.call_sync("t.coroutine", {})
+    with pytest.raises(OutputInvalidError, match=r"t\.coroutine"):
+        asyncio.run(runtime.call("t.coroutine", {}))
+    for coroutine in made:  # checked as the output, never run
+        coroutine.close()
+
+
 # -- permissions ------------------------------------------------------------------------
 
 

@@ -386,6 +386,23 @@ def test_the_handler_is_given_what_the_checks_left_of_the_limit() -> None:
     assert runtime.call_sync("t.slow_check", {"text": "aaa"}, timeout=limit) == "done"
 
 
+def test_a_coroutine_a_plain_handler_returns_past_the_limit_is_reported_against_the_calls_limit() -> None:
+    async def later(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "done"
+
+    def handler(args: Any) -> Any:
+        time.sleep(0.2)  # a fifth of the limit spent before the coroutine is returned
+        return later(args["n"])
+
+    runtime = Runtime([tool(handler)])
+    assert runtime.call_sync("t.run", {"n": 0}, timeout=1.0) == "done"
+    with pytest.raises(ToolFailedError) as caught:
+        runtime.call_sync("t.run", {"n": 30}, timeout=1.0)
+    assert (caught.value.reason, caught.value.retryable) == ("timeout", True)
+    assert "did not finish within 1 second" in caught.value.message  # the call's limit, not what was left of it
+
+
 def test_an_output_check_that_outlasts_the_limit_drops_the_result() -> None:
     text, _ = slow_text()
     runtime = Runtime(
