@@ -140,8 +140,24 @@ class AppliedSchema(Schema):
         return BAD if failed or len(issues) > before else result
 
 
+class _InPlace(_Branching):
+    """The base of a keyword applied to the value in place, beside the node of its type.
+
+    It says nothing of what type the value is (:meth:`expected` is empty) and
+    admits every value: :meth:`_check` says what is wrong with it.
+    """
+
+    __slots__ = ()
+
+    def expected(self, ctx: Context | None = None) -> str:
+        return ""
+
+    def _admits(self, value: Any, ctx: Context) -> bool:
+        return True
+
+
 @frozen
-class NotSchema(_Branching):
+class NotSchema(_InPlace):
     """``not``: a value ``schema`` refuses.
 
     ``said`` is what the value must not do, to follow "must not" (``have
@@ -172,9 +188,6 @@ class NotSchema(_Branching):
         said = self._words(ctx)
         return f"anything but {said[3:]}" if said.startswith("be ") else f"a value that does not {said}"
 
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
-
     def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if _holds(self.schema, value, path, ctx):
             issues.append(Issue(path, "invalid", f"must not {self._words(ctx)}"))
@@ -183,7 +196,7 @@ class NotSchema(_Branching):
 
 
 @frozen
-class ConditionalSchema(_Branching):
+class ConditionalSchema(_InPlace):
     """``if``/``then``/``else``: ``then`` applies to a value ``condition`` accepts, ``otherwise`` to any other.
 
     Either branch may be None (no ``then``, no ``else``): nothing more is
@@ -211,12 +224,6 @@ class ConditionalSchema(_Branching):
             out["else"] = self.otherwise._json()
         return self._with_description(out)
 
-    def expected(self, ctx: Context | None = None) -> str:
-        return ""
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
-
     def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         holds = _holds(self.condition, value, path, ctx)
         branch, reason = (self.then, self.because) if holds else (self.otherwise, self.unless)
@@ -230,7 +237,7 @@ class ConditionalSchema(_Branching):
 
 
 @frozen
-class DependentSchema(_Branching):
+class DependentSchema(_InPlace):
     """``dependentRequired`` and ``dependentSchemas`` (draft-07's ``dependencies``): what a present key brings.
 
     ``required`` maps a key to the keys that must be there with it;
@@ -254,12 +261,6 @@ class DependentSchema(_Branching):
         if self.schemas:
             out["dependentSchemas"] = {key: schema._json() for key, schema in self.schemas}
         return self._with_description(out)
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return ""
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
 
     def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, dict):
@@ -285,7 +286,7 @@ class DependentSchema(_Branching):
 
 
 @frozen
-class PropertyNamesSchema(_Branching):
+class PropertyNamesSchema(_InPlace):
     """``propertyNames``: every key of an object matches ``names`` (a schema for strings)."""
 
     kind = "property_names"
@@ -301,12 +302,6 @@ class PropertyNamesSchema(_Branching):
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"propertyNames": self.names._json()})
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return ""
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
 
     def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, dict):
@@ -342,7 +337,7 @@ class PropertyNamesSchema(_Branching):
 
 
 @frozen
-class ContainsSchema(_Branching):
+class ContainsSchema(_InPlace):
     """``contains``, ``minContains``, ``maxContains``: how many items of an array match ``schema``.
 
     At least ``minimum`` (1 unless ``minContains`` says) and at most
@@ -365,12 +360,6 @@ class ContainsSchema(_Branching):
         if self.maximum is not None:
             out["maxContains"] = self.maximum
         return self._with_description(out)
-
-    def expected(self, ctx: Context | None = None) -> str:
-        return ""
-
-    def _admits(self, value: Any, ctx: Context) -> bool:
-        return True
 
     def _check(self, value: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
         if not isinstance(value, list) or (self.minimum == 0 and self.maximum is None):
