@@ -714,6 +714,20 @@ def test_call_with_a_resource_that_fails_to_open_is_one_line_naming_the_plugin(
     assert not alive(pid)
 
 
+def test_a_resource_error_reaches_the_terminal_escaped(
+    capsys: pytest.CaptureFixture[str], held: str, pids: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a resource's error says is the plugin's text: control characters in it are shown, not obeyed."""
+    monkeypatch.setenv("HERMESOS_TEST_FAIL_OPEN", "1")
+    monkeypatch.setenv("HERMESOS_TEST_FAIL_TEXT", "refused\x1b[2J\x1b]0;owned\x07 by\u202e the server")
+    status, out, err = run(capsys, "call", "life.pid")
+    assert (status, out) == (1, "")
+    assert err == (
+        f"error: {origin(held)}: hermes_resources[1] (Unreachable) failed to open: ConnectionRefusedError: "
+        "refused\\x1b[2J\\x1b]0;owned\\x07 by\\u202e the server; the runtime stays closed\n"
+    )
+
+
 def test_check_lists_a_reported_problem_and_exits_1(
     capsys: pytest.CaptureFixture[str], held: str, pids: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

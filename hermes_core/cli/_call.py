@@ -175,7 +175,10 @@ def _call(args: argparse.Namespace) -> int:
             try:
                 out.print_json(_content_summary(output, args.tool, args.save_media))
             except OSError as error:
-                print(f"hermesos call: error: could not save the media in {args.save_media}: {error}", file=sys.stderr)
+                print(
+                    out.printable(f"hermesos call: error: could not save the media in {args.save_media}: {error}"),
+                    file=sys.stderr,
+                )
                 return PROBLEMS
             return OK
         out.print_json(output)

@@ -99,7 +99,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             report = _check_stopping(args)
         except _WorkerFailed as failed:
-            print(f"hermesos check: error: {failed}", file=sys.stderr)
+            print(f"hermesos check: error: {out.printable(str(failed))}", file=sys.stderr)
             return PROBLEMS
     problems = report["problems"]
     if args.json:

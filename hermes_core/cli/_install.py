@@ -103,9 +103,13 @@ def _report_installed(before: list[dict[str, Any]], after: list[dict[str, Any]])
         print("no hermesos plugin was added or changed; 'hermesos plugins list' lists the installed ones")
     for row in changed:
         was = previous.get(_key(row))
-        name = f"{row['distribution']} {row['version']}" + (f" (replacing {was['version']})" if was else "")
+        name = out.printable(
+            f"{row['distribution']} {row['version']}" + (f" (replacing {was['version']})" if was else "")
+        )
         if row["state"] == "ok":
-            print(f"installed {name}: {_contributions(row) or 'no tools, schemas or permission providers'}")
+            print(
+                f"installed {name}: {out.printable(_contributions(row)) or 'no tools, schemas or permission providers'}"
+            )
         elif row["state"] == "disabled":
             print(f"installed {name}, disabled by {DISABLE_ENV}")
         else:
@@ -221,7 +225,11 @@ def _uninstall(args: argparse.Namespace) -> int:
     gone = [row for row in before if _key(row) not in remaining]
     for row in gone:
         contributed = _contributions(row)
-        print(f"uninstalled {row['distribution']} {row['version']}" + (f": {contributed}" if contributed else ""))
+        print(
+            out.printable(
+                f"uninstalled {row['distribution']} {row['version']}" + (f": {contributed}" if contributed else "")
+            )
+        )
     if not gone:
         print("no hermesos plugin was uninstalled")
     return OK

@@ -48,7 +48,7 @@ def _terminate_raises() -> Iterator[None]:
 
 def _resource_failed(error: ResourceError, args: argparse.Namespace) -> int:
     """One line on stderr for a resource that failed to open or close, naming its plugin; with --debug, the cause."""
-    print(f"{out.Style(sys.stderr).red('error')}: {error}", file=sys.stderr)
+    print(f"{out.Style(sys.stderr).red('error')}: {out.printable(str(error))}", file=sys.stderr)
     if args.debug and error.__cause__ is not None:
         out.print_traceback(error.__cause__)
     return PROBLEMS

@@ -143,9 +143,11 @@ def _tools_show(args: argparse.Namespace) -> int:
         out.print_json(data)
         return OK
     style = out.Style(sys.stdout)
-    print(f"{style.bold(tool.name)} {tool.version}")
+    print(f"{style.bold(tool.name)} {out.printable(tool.version)}")
     if origin:
-        print(style.dim(f"from {origin.distribution} {origin.version} (entry point {origin.entry_point})"))
+        print(
+            style.dim(out.printable(f"from {origin.distribution} {origin.version} (entry point {origin.entry_point})"))
+        )
     print(f"permissions: {', '.join(tool.permissions) or 'none'}\n")
     print(out.printable(tool.description.strip(), lines=True), end="\n\n")
     print(style.bold("input schema:"))
