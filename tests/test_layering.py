@@ -206,11 +206,6 @@ def test_every_module_outside_the_public_set_is_private() -> None:
         assert any(part.startswith("_") for part in parts), f"{dotted} is neither public nor private (_name)"
 
 
-# The one private name still shared across modules: the schema nodes' base of nodes that choose among
-# others, which the schema package's node modules extend (left to a change of the schema package).
-SHARED_PRIVATE = {("hermes_core.schema._nodes", "_Branching")}
-
-
 def test_no_module_imports_a_private_name_of_another() -> None:
     """A name two modules share is public in the module that defines it: no ``from ... import _name``.
 
@@ -228,7 +223,7 @@ def test_no_module_imports_a_private_name_of_another() -> None:
             where = PACKAGE.parent.joinpath(*node.module.split("."))
             for alias in node.names:
                 name = alias.name
-                if not name.startswith("_") or name.startswith("__") or (node.module, name) in SHARED_PRIVATE:
+                if not name.startswith("_") or name.startswith("__"):
                     continue
                 if (where / f"{name}.py").exists() or (where / name).is_dir():
                     continue  # a module of the package

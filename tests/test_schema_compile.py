@@ -9,7 +9,8 @@ from hermes_core.schema import _alternatives, _compile, _conditions, _containers
 
 
 def _node_classes() -> list[type[_nodes.Schema]]:
-    """Every public node class (the private bases ``_Numeric``, ``_Dict``, ``_Alternatives`` are never built)."""
+    """Every node class that is built (not the bases ``Schema`` and ``Branching``, nor the private ones such as
+    ``_Numeric``, ``_Dict``, ``_Alternatives``)."""
     return [
         value
         for module in (_nodes, _alternatives, _containers, _conditions, _evaluation)
@@ -17,7 +18,7 @@ def _node_classes() -> list[type[_nodes.Schema]]:
         if isinstance(value, type)
         and issubclass(value, _nodes.Schema)
         and value.__module__ == module.__name__
-        and name != "Schema"
+        and name not in ("Schema", "Branching")
         and name[0] != "_"
     ]
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from hermes_core._frozen import frozen
 from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues, shorten
-from hermes_core.schema._nodes import Schema, _Branching
+from hermes_core.schema._nodes import Branching, Schema
 from hermes_core.schema._shared import (
     BAD,
     MISSING,
@@ -74,7 +74,7 @@ class OptionalSchema(Schema):
 
 
 @frozen
-class _Alternatives(_Branching):
+class _Alternatives(Branching):
     """Shared by union and one-of: ``options``, each tried on the value with its own issues list."""
 
     options: tuple[Schema, ...]
@@ -267,7 +267,7 @@ def _ordinal(number: int) -> str:
 
 
 @frozen
-class AllOfSchema(_Branching):
+class AllOfSchema(Branching):
     """A value matching every one of ``parts`` (JSON Schema's ``allOf``); every part's issues are reported.
 
     The parsed value is the first part's, with the keys every other part
@@ -356,7 +356,7 @@ def _asked(ctx: Context, target: Schema, about: type | None, ask: Callable[[], A
     the next): asked once per target, not once per path to it, describing a
     value no option admits takes time linear in the document, not exponential.
     """
-    key = (id(target), about)  # never a _Branching node's key, whose second item is an id
+    key = (id(target), about)  # never a Branching node's key, whose second item is an id
     answer = ctx.tried.get(key, MISSING)
     if answer is MISSING:
         answer = ctx.tried[key] = ask()

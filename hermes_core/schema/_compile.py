@@ -169,7 +169,7 @@ class _Trial(list[Issue]):
     """The issues of one option a compiled union tries, holding the ``tried`` of the check (``c``) for those below.
 
     A union whose options reach a branching node keeps what it finds in a
-    ``Context.tried``, as the walk does (see ``_Branching`` in ``_nodes``); that
+    ``Context.tried``, as the walk does (see ``Branching`` in ``_nodes``); that
     dict goes down through the lists its options' issues go to.
     """
 

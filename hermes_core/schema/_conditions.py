@@ -30,7 +30,7 @@ from hermes_core._frozen import frozen
 from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues, shorten
 from hermes_core._names import suggest
 from hermes_core.schema._alternatives import NeverSchema
-from hermes_core.schema._nodes import AnySchema, EnumSchema, Schema, _Branching
+from hermes_core.schema._nodes import AnySchema, Branching, EnumSchema, Schema
 from hermes_core.schema._shared import BAD, Context, Path, as_json, because, path_key
 
 __all__ = [
@@ -140,7 +140,7 @@ class AppliedSchema(Schema):
         return BAD if failed or len(issues) > before else result
 
 
-class _InPlace(_Branching):
+class _InPlace(Branching):
     """The base of a keyword applied to the value in place, beside the node of its type.
 
     It says nothing of what type the value is (:meth:`expected` is empty) and

@@ -18,7 +18,7 @@ from hermes_core._frozen import frozen
 from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
 from hermes_core._names import suggest
 from hermes_core.schema._alternatives import NeverSchema, OptionalSchema
-from hermes_core.schema._nodes import Schema, _Branching
+from hermes_core.schema._nodes import Branching, Schema
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (
     BAD,
@@ -362,7 +362,7 @@ class PrefixArraySchema(Schema):
 
 
 @frozen
-class PatternPropertiesSchema(_Branching):
+class PatternPropertiesSchema(Branching):
     """An object whose keys that match a pattern also match that pattern's schema (``patternProperties``).
 
     ``base`` checks the declared fields and the keys no pattern matches (its

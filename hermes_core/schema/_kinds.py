@@ -152,7 +152,7 @@ class UnionNode(SchemaNode, Protocol):
     kind: Literal["union"]
     options: tuple[Node, ...]
 
-    # What the check found for a value before (see _Branching in _nodes), and keeping what it finds.
+    # What the check found for a value before (see Branching in _nodes), and keeping what it finds.
     def _recall(self, value: Any, path: Path, issues: list[Issue], tried: dict[Any, Any]) -> Any: ...
 
     def _keep(self, value: Any, path: Path, result: Any, tried: dict[Any, Any]) -> Any: ...
@@ -268,7 +268,7 @@ def as_node(schema: SchemaNode) -> Node:
     return cast("Node", schema)
 
 
-# The kinds of the nodes that check one value against several schemas (``_Branching`` in ``_nodes``).
+# The kinds of the nodes that check one value against several schemas (``Branching`` in ``_nodes``).
 _BRANCHING = frozenset(
     {"union", "one_of", "all_of", "pattern_properties", "not", "conditional", "dependent", "property_names", "contains"}
 )

@@ -50,6 +50,7 @@ from hermes_core.schema._shared import (
 __all__ = [
     "AnySchema",
     "BooleanSchema",
+    "Branching",
     "ConstSchema",
     "EnumSchema",
     "IntegerSchema",
@@ -204,7 +205,7 @@ class Schema:
         return BAD
 
 
-class _Branching(Schema):
+class Branching(Schema):
     """The base of the nodes that check one value against several schemas: union, one-of, all-of, patternProperties.
 
     Those schemas may each reach the same node at the same value: each option

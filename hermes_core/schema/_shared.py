@@ -90,7 +90,7 @@ class Context:
 
     refs: Mapping[str, Any]  # name to Schema; typed loosely, as this module may not import the nodes
     active: set[int] = field(default_factory=set)
-    # What the alternatives of one check found, so each (node, value) is tried once: see _nodes._Branching.
+    # What the alternatives of one check found, so each (node, value) is tried once: see _nodes.Branching.
     tried: dict[Any, Any] = field(default_factory=dict)
 
 
