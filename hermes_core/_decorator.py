@@ -24,9 +24,14 @@ from hermes_core._errors import InvalidDefinitionError
 from hermes_core._hints import needs_to_json, schema_from_hint, to_json
 from hermes_core._issues import shorten
 from hermes_core._names import check_name, suggest
-from hermes_core._toolhints import ToolHints
-from hermes_core._tools import Handler, Tool, gather_hints
+from hermes_core._toolhints import ToolHints, given_hints
+from hermes_core._tools import Handler, Tool
 from hermes_core.schema import Schema
+
+if typing.TYPE_CHECKING:
+    from typing import Unpack
+
+    from hermes_core._toolhints import HintKeywords
 
 __all__ = ["tool"]
 
@@ -40,12 +45,9 @@ def tool(
     timeout: float | None = None,
     inline: bool = False,
     hints: ToolHints | None = None,
-    title: str | None = None,
-    read_only: bool | None = None,
-    destructive: bool | None = None,
-    idempotent: bool | None = None,
-    open_world: bool | None = None,
     lenient: bool | None = None,
+    target: Callable[[Any], str] | None = None,
+    **deprecated_hints: Unpack[HintKeywords],
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Declare a tool from a plain or ``async`` function: its schemas come from its type hints.
 
@@ -69,6 +71,11 @@ def tool(
             \"\"\"Add a note; returns its number.\"\"\"
             return notes.add(text, tags)
 
+        @tool(name="notes.read", version="1.0.0", hints=ToolHints(read_only=True), target=lambda args: args["title"])
+        def read(title: str) -> str:
+            \"\"\"Read a note.\"\"\"
+            return notes.read(title)
+
     Args:
         name: as for :func:`define_tool`.
         version: as for :func:`define_tool`.
@@ -76,13 +83,15 @@ def tool(
         permissions: as for :func:`define_tool`.
         timeout: as for :func:`define_tool`.
         inline: as for :func:`define_tool`.
-        hints: as for :func:`define_tool`.
-        title: as for :func:`define_tool`.
-        read_only: as for :func:`define_tool`.
-        destructive: as for :func:`define_tool`.
-        idempotent: as for :func:`define_tool`.
-        open_world: as for :func:`define_tool`.
+        hints: as for :func:`define_tool`: ``hints=ToolHints(read_only=True)``.
         lenient: as for :func:`define_tool`.
+        target: as for :func:`define_tool`: a function of the checked input,
+            the dict of the parameters' values as the input's schema checked
+            them, defaults filled in (before they are converted to what the
+            annotations promise), returning what the call acts on, for a
+            person asked to approve it (:attr:`ApprovalRequest.target
+            <hermes_core.ApprovalRequest.target>`). It may refuse the input
+            with :func:`~hermes_core.reject`.
 
     Returns:
         A decorator turning the function into a :class:`Tool`, exactly as
@@ -96,15 +105,7 @@ def tool(
             docstring entry for a parameter the function does not have.
 
     """
-    client_hints = gather_hints(
-        name,
-        hints,
-        title=title,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
-    )
+    client_hints = given_hints("@tool", name, hints, deprecated_hints)
 
     def decorate(function: Callable[..., Any]) -> Tool:
         return _from_function(
@@ -117,6 +118,7 @@ def tool(
             inline=inline,
             client_hints=client_hints,
             lenient=lenient,
+            target=target,
         )
 
     return decorate
@@ -133,6 +135,7 @@ def _from_function(
     inline: bool,
     client_hints: ToolHints,
     lenient: bool | None = None,
+    target: Callable[[Any], str] | None = None,
 ) -> Tool:
     from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
 
@@ -214,6 +217,7 @@ def _from_function(
         media=media,
         context=contextual,
         lenient=lenient,
+        target=target,
     )
 
 

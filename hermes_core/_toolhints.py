@@ -3,19 +3,35 @@
 :class:`ToolHints` holds a tool's title and its four hints; :meth:`ToolHints.annotations`
 writes them as MCP's ``annotations`` object, and :meth:`ToolHints.from_annotations`
 reads one that an MCP server listed. They are hints: a runtime enforces
-permissions, never hints.
+permissions, never hints. ``define_tool`` and ``@tool`` take them as one value,
+``hints=ToolHints(...)``; :func:`given_hints` takes their old spelling, one
+keyword argument each, until 0.6, with a warning saying what to write instead.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
 from hermes_core._issues import shorten
 
-__all__ = ["ToolHints", "check_hints", "unchecked_hints"]
+if TYPE_CHECKING:  # for type checkers only: nothing reads the class at run time
+    from typing import TypedDict
+
+    class HintKeywords(TypedDict, total=False):
+        """The title and hints as keyword arguments of ``define_tool`` and ``@tool``: deprecated, until 0.6."""
+
+        title: str | None
+        read_only: bool | None
+        destructive: bool | None
+        idempotent: bool | None
+        open_world: bool | None
+
+
+__all__ = ["ToolHints", "check_hints", "given_hints", "unchecked_hints"]
 
 # Each hint's field, and its key in MCP's ToolAnnotations, in the order MCP lists them.
 _KEYS: Final = (
@@ -24,6 +40,8 @@ _KEYS: Final = (
     ("idempotent", "idempotentHint"),
     ("open_world", "openWorldHint"),
 )
+# The fields of ToolHints, in its order: what define_tool and @tool took as keyword arguments before hints=.
+_FIELDS: Final = ("title", *(name for name, _ in _KEYS))
 _TITLE_MAX: Final = 100
 
 
@@ -118,6 +136,70 @@ def check_hints(decl: str, hints: ToolHints) -> None:
 def unchecked_hints(**values: Any) -> ToolHints:
     """A ToolHints of *values* not yet checked, for a :class:`~hermes_core.Tool` to check naming itself."""
     hints = object.__new__(ToolHints)
-    for name in ("title", *(name for name, _ in _KEYS)):
+    for name in _FIELDS:
         object.__setattr__(hints, name, values.get(name))
     return hints
+
+
+def given_hints(caller: str, name: object, hints: ToolHints | None, keywords: Mapping[str, Any]) -> ToolHints:
+    """The hints a tool was given: *hints*, or the deprecated keyword arguments (``read_only=True``...) of *caller*.
+
+    The keyword arguments are the old spelling: they are taken until 0.6, with a
+    ``DeprecationWarning`` that spells out the replacement with their values
+    (``hints=ToolHints(read_only=True)``), pointing at the line that called
+    *caller* (``define_tool`` or ``@tool``, which call this directly). The
+    hints they make are left for the Tool to check, naming itself.
+
+    Raises:
+        TypeError: a keyword argument *caller* does not take, as Python says it.
+        InvalidDefinitionError: *hints* is given and so is a keyword argument: one spelling, not both.
+    """
+    if not keywords:
+        return unchecked_hints() if hints is None else hints
+    for keyword in keywords:
+        if keyword not in _FIELDS:
+            raise TypeError(f"{caller.lstrip('@')}() got an unexpected keyword argument {keyword!r}")
+    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+    ordered = [field for field in _FIELDS if field in keywords]  # in ToolHints' order, as a reader writes them
+    written = _and([f"{field}={_shown(keywords[field])}" for field in ordered])
+    if hints is not None:
+        raise InvalidDefinitionError(decl, "hints", _both(hints, keywords, ordered, written))
+    import warnings  # noqa: PLC0415 - only the old spelling needs it
+
+    replacement = ", ".join(f"{field}={_shown(keywords[field])}" for field in ordered)
+    warnings.warn(
+        f"{decl}: {caller}'s keyword argument{'s' if len(ordered) > 1 else ''} "
+        f"{_and([f'{field}=' for field in ordered])} {'are' if len(ordered) > 1 else 'is'} deprecated and will be "
+        f"removed in 0.6: write hints=ToolHints({replacement}) instead (ToolHints from hermes_core)",
+        DeprecationWarning,
+        stacklevel=3,  # the line calling define_tool or @tool: past this function and the caller
+    )
+    return unchecked_hints(**keywords)
+
+
+def _both(hints: object, keywords: Mapping[str, Any], ordered: list[str], written: str) -> str:
+    """Why hints given both ways are refused, and the one value to give instead where it is clear."""
+    said = f"is given, and so {'are' if len(ordered) > 1 else 'is'} {written}, which hints replaces: "
+    if not isinstance(hints, ToolHints):
+        return said + "give the title and hints once, in hints=ToolHints(...)"
+    merged = {field: getattr(hints, field) for field in _FIELDS if getattr(hints, field) is not None}
+    for field in ordered:
+        if keywords[field] is None:  # not said
+            continue
+        if field in merged and merged[field] != keywords[field]:
+            return said + (
+                f"{field} is {_shown(merged[field])} in hints and {_shown(keywords[field])} as {field}=; "
+                "give the one meant, once, in hints=ToolHints(...)"
+            )
+        merged[field] = keywords[field]
+    values = ", ".join(f"{field}={_shown(merged[field])}" for field in _FIELDS if field in merged)
+    return said + f"give the title and hints once, in hints=ToolHints({values})"
+
+
+def _shown(value: object) -> str:
+    return shorten(repr(value), 120)
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

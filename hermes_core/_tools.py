@@ -23,10 +23,15 @@ from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
 from hermes_core._issues import shorten
 from hermes_core._names import check_name
-from hermes_core._toolhints import ToolHints, check_hints, unchecked_hints
+from hermes_core._toolhints import ToolHints, check_hints, given_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
 from hermes_core.schema._inputs import input_schemas, shape_of, tool_input
 from hermes_core.schema._validators import Validator, closed_validator, compile_schema, default_problem
+
+if typing.TYPE_CHECKING:
+    from typing import Unpack
+
+    from hermes_core._toolhints import HintKeywords
 
 __all__ = [
     "PERMISSION_PATTERN",
@@ -360,15 +365,11 @@ def define_tool(
     timeout: float | None = None,
     inline: bool = False,
     hints: ToolHints | None = None,
-    title: str | None = None,
-    read_only: bool | None = None,
-    destructive: bool | None = None,
-    idempotent: bool | None = None,
-    open_world: bool | None = None,
     media: bool = False,
     context: bool = False,
     lenient: bool | None = None,
     target: Callable[[Any], str] | None = None,
+    **deprecated_hints: Unpack[HintKeywords],
 ) -> Tool:
     """Declare a tool, checking every field now.
 
@@ -393,16 +394,11 @@ def define_tool(
             the event loop's thread under ``await runtime.call(...)`` instead of
             a worker thread (which keeps a blocking handler from stalling every
             other call, for some 20 microseconds a call).
-        hints: the title and hints for clients, as one :class:`ToolHints`;
-            or give them one by one with the keyword arguments below (not both).
-        title: a short human-readable name for clients' user interfaces.
-        read_only: tell clients the tool changes nothing in its environment.
-        destructive: tell clients the tool may delete or overwrite things.
-        idempotent: tell clients a repeated call with the same input has no further effect.
-        open_world: tell clients the tool reaches an open world (the web), not a closed domain.
-            The title and the four hints are None (not said) unless given;
-            clients such as MCP hosts use them to decide what to confirm with
-            the user. They are hints: a runtime enforces permissions, not hints.
+        hints: the title and hints for clients, as one :class:`ToolHints`
+            (``hints=ToolHints(title="Read a file", read_only=True)``); None:
+            none said. Clients such as MCP hosts use them to decide what to
+            confirm with the user. They are hints: a runtime enforces
+            permissions, not hints.
         media: the handler returns content: a :class:`~hermes_core.Content`
             of text, images, audio and resources, a single block, a list of
             blocks, or a string; anything else is ``OUTPUT_INVALID``. *output*,
@@ -444,36 +440,12 @@ def define_tool(
         handler=handler,
         timeout=timeout,
         inline=inline,
-        hints=gather_hints(
-            name,
-            hints,
-            title=title,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-        ),
+        hints=given_hints("define_tool", name, hints, deprecated_hints),
         media=media,
         context=context,
         lenient=lenient,
         target=target,
     )
-
-
-def gather_hints(name: object, hints: ToolHints | None, **given: Any) -> ToolHints:
-    """*hints*, or the hints given one by one (checked by the Tool, which names itself); not both."""
-    said = [key for key, value in given.items() if value is not None]
-    if hints is None:
-        return unchecked_hints(**given)
-    if said:
-        decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
-        raise InvalidDefinitionError(
-            decl,
-            "hints",
-            f"is given, and so {'is' if len(said) == 1 else 'are'} {', '.join(said)}: give the title and hints "
-            "either as hints=ToolHints(...) or as keyword arguments, not both",
-        )
-    return hints
 
 
 def check_timeout(declaration: str, field: str, seconds: object) -> float | None:

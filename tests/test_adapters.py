@@ -10,12 +10,17 @@ from typing import Annotated, Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, ToolFailedError, define_tool, reject, tool
+from hermes_core import InvalidDefinitionError, Runtime, ToolFailedError, ToolHints, define_tool, reject, tool
 from hermes_core import schema as s
 from hermes_core.adapters import ARGUMENTS_MAX, AnthropicTools, OpenAITools, result_text
 
 
-@tool(name="notes.search", version="1.0.0", permissions=["notes:read"], title="Search notes", read_only=True)
+@tool(
+    name="notes.search",
+    version="1.0.0",
+    permissions=["notes:read"],
+    hints=ToolHints(title="Search notes", read_only=True),
+)
 def search(
     text: Annotated[str, s.string(min_length=1, max_length=80)], limit: int = 10, tag: str | None = None
 ) -> list[str]:

@@ -299,6 +299,56 @@ def test_approve_says_the_target_of_what_it_approved(site: Site, fs_policy: Path
     assert (site.path / "fs-root" / "notes" / "Makefile").exists()
 
 
+#: A tool declared with @tool naming its target, as define_tool's do: the path under notes/, normalised.
+FILING = """
+from hermes_core import reject, tool
+
+
+def under_notes(args):
+    names = [name for name in args["path"].split("/") if name not in ("", ".")]
+    if ".." in names:
+        raise reject("path", "contains '..'")
+    return "/".join(["notes", *names])
+
+
+@tool(name="unit.file", version="1.0.0", permissions=["unit:save"], target=under_notes)
+def file(path: str, copies: int = 1) -> dict[str, str]:
+    \"\"\"File a note under notes/.\"\"\"
+    return {"filed": path}
+
+
+@hookimpl
+def hermes_tools():
+    return [file]
+"""
+
+
+def test_a_tool_declared_with_the_decorator_names_its_target_on_the_prompt(site: Site, policy: Path) -> None:
+    site.install(site.plugin(FILING))
+    status, shown = on_a_terminal(
+        site, policy, "call", "unit.file", '{"path": "./todo//./list.txt"}', answers=(b"y\n",)
+    )
+    assert status == 0
+    assert asked(shown) == [
+        "hermesos: \033[1munit.file\033[0m needs your approval",
+        "  target: \033[1mnotes/todo/list.txt\033[0m",
+        f"  permission: unit:save ({reason(policy)})",
+        '  input: {"path": "./todo//./list.txt", "copies": 1}',
+        "\033[1m",
+    ]
+    assert shown.endswith('{\n  "filed": "./todo//./list.txt"\n}\n')
+    done = script(site, policy, "call", "unit.file", '{"path": "a.txt"}', "--approve")
+    assert (done.returncode, done.stderr) == (
+        0,
+        "hermesos: approved with --approve: unit.file (unit:save) on notes/a.txt\n",
+    )
+    # What the target refuses is refused before anyone is asked; the same tool's ordinary call above was asked.
+    status, shown = on_a_terminal(site, policy, "call", "unit.file", '{"path": "../Makefile"}')
+    assert status == out.EXIT_STATUSES["INPUT_INVALID"]
+    assert "Allow?" not in shown
+    assert "\"path\" contains '..'" in shown
+
+
 def test_a_target_the_tool_refuses_is_refused_before_anyone_is_asked(site: Site, fs_policy: Path) -> None:
     status, shown = on_a_terminal(site, fs_policy, *write_call("notes/../Makefile"))
     assert status == out.EXIT_STATUSES["INPUT_INVALID"]

@@ -33,7 +33,7 @@ import anyio
 import httpx2
 import pytest
 
-from hermes_core import Runtime, define_tool
+from hermes_core import Runtime, ToolHints, define_tool
 from hermes_core import schema as s
 from hermes_core.cli import main
 from hermes_core.serve import ERROR_META_KEY, check_exposure, is_loopback, mcp_tools
@@ -862,8 +862,7 @@ def test_mcp_tools_wraps_what_is_not_an_object_and_moves_its_defs_up() -> None:
                 input=s.object({"a": s.ref("point"), "b": s.ref("point")}),
                 output=s.nullable(s.ref("point")),
                 handler=lambda args: None,
-                title="Middle point",
-                read_only=True,
+                hints=ToolHints(title="Middle point", read_only=True),
             ),
             define_tool(
                 name="geo.far",

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -322,10 +324,9 @@ def test_replace_derives_what_is_derived_again() -> None:
 
 
 def test_a_tool_may_declare_a_title_and_hints_for_clients() -> None:
-    made = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
-    assert made.hints == ToolHints(
-        title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False
-    )
+    hints = ToolHints(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
+    made = make(hints=hints)
+    assert made.hints is hints
     assert made.hints.annotations() == {
         "title": "Write a file",
         "readOnlyHint": False,
@@ -340,27 +341,108 @@ def test_a_tool_may_declare_a_title_and_hints_for_clients() -> None:
     assert list(Runtime([make()]).definitions()[0]) == ["name", "description", "inputSchema", "outputSchema"]
 
 
-def test_hints_may_be_given_as_one_value_to_define_tool_and_tool() -> None:
+def test_hints_are_one_value_given_to_define_tool_and_tool_without_a_warning() -> None:
     hints = ToolHints(title="Read a file", read_only=True)
-    assert make(hints=hints).hints is hints
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the one spelling warns of nothing
+        made = make(hints=hints)
 
-    @tool(name="fs.read", version="1.0.0", hints=hints)
-    def read(path: str) -> str:
-        """Read a file."""
-        return path
+        @tool(name="fs.read", version="1.0.0", hints=hints)
+        def read(path: str) -> str:
+            """Read a file."""
+            return path
 
+    assert made.hints is hints
     assert read.hints is hints
     assert Runtime([read]).definitions()[0]["annotations"] == {"title": "Read a file", "readOnlyHint": True}
+    assert "read_only" not in inspect.signature(define_tool).parameters  # one spelling, in the signature too
+    assert "read_only" not in inspect.signature(tool).parameters
+    assert {"hints", "target"} <= set(inspect.signature(tool).parameters) & set(
+        inspect.signature(define_tool).parameters
+    )
+
+
+# -- the old spelling, keyword arguments one by one: taken until 0.6, with a warning ---------------------
+
+
+def test_hints_given_one_by_one_still_work_with_a_warning_spelling_out_the_replacement() -> None:
+    with pytest.warns(DeprecationWarning, match="deprecated") as caught:
+        made = make(title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False)
+    assert made.hints == ToolHints(
+        title="Write a file", read_only=False, destructive=True, idempotent=True, open_world=False
+    )
+    assert [str(warning.message) for warning in caught] == [
+        'tool "fs.write": define_tool\'s keyword arguments title=, read_only=, destructive=, idempotent= and '
+        "open_world= are deprecated and will be removed in 0.6: write hints=ToolHints(title='Write a file', "
+        "read_only=False, destructive=True, idempotent=True, open_world=False) instead (ToolHints from hermes_core)"
+    ]
+    # In ToolHints' order, whatever the caller's; @tool says so in its own name.
+    with pytest.warns(DeprecationWarning, match="deprecated") as caught:
+
+        @tool(name="fs.read", version="1.0.0", open_world=False, read_only=True)
+        def read(path: str) -> str:
+            """Read a file."""
+            return path
+
+    assert read.hints == ToolHints(read_only=True, open_world=False)
+    assert [str(warning.message) for warning in caught] == [
+        'tool "fs.read": @tool\'s keyword arguments read_only= and open_world= are deprecated and will be removed '
+        "in 0.6: write hints=ToolHints(read_only=True, open_world=False) instead (ToolHints from hermes_core)"
+    ]
+    with pytest.warns(
+        DeprecationWarning, match=r"argument idempotent= is deprecated .* hints=ToolHints\(idempotent=None\) instead"
+    ):
+        assert make(idempotent=None).hints == ToolHints()  # said as None, still the old spelling
+
+
+def test_the_warning_points_at_the_line_that_declares_the_tool_once_a_line() -> None:
+    fields: dict[str, Any] = {"description": "d", "version": "1.0.0", "input": s.object({}), "handler": echo}
+    here = inspect.currentframe()
+    assert here is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own: once a place (the module, the line, the message)
+        lines = [here.f_lineno + 2, here.f_lineno + 3]
+        for _ in range(3):
+            define_tool(name="fs.read", read_only=True, **fields)  # three times on this line: warned once
+        define_tool(name="fs.read", read_only=True, **fields)  # another line: warned again
+        lines.append(here.f_lineno + 2)
+
+        @tool(name="fs.read", version="1.0.0", read_only=True)  # the decorator's line
+        def read(path: str) -> str:
+            """Read a file."""
+            return path
+
+    assert [(warning.category, warning.filename, warning.lineno) for warning in caught] == [
+        (DeprecationWarning, __file__, line) for line in lines
+    ]
+    assert read.hints == ToolHints(read_only=True)
 
 
 def test_hints_given_both_ways_are_refused() -> None:
     error = definition_error(hints=ToolHints(read_only=True), title="Write", idempotent=True)
+    assert error.field == "hints"
     assert str(error) == (
-        'tool "fs.write": hints is given, and so are title, idempotent: give the title and hints either as '
-        "hints=ToolHints(...) or as keyword arguments, not both."
+        "tool \"fs.write\": hints is given, and so are title='Write' and idempotent=True, which hints replaces: "
+        "give the title and hints once, in hints=ToolHints(title='Write', read_only=True, idempotent=True)."
     )
-    with pytest.raises(InvalidDefinitionError, match="and so is read_only"):
+    # The same value said two ways that disagree: which one is meant is the author's to say.
+    assert str(definition_error(hints=ToolHints(read_only=False), read_only=True, idempotent=None)) == (
+        'tool "fs.write": hints is given, and so are read_only=True and idempotent=None, which hints replaces: '
+        "read_only is False in hints and True as read_only=; give the one meant, once, in hints=ToolHints(...)."
+    )
+    with pytest.raises(InvalidDefinitionError, match=r"and so is read_only=True, which hints replaces"):
         tool(name="fs.read", version="1.0.0", hints=ToolHints(), read_only=True)
+    # The control: each spelling alone is taken (the old one with its warning).
+    assert make(hints=ToolHints(read_only=True)).hints == ToolHints(read_only=True)
+    with pytest.warns(DeprecationWarning, match=r"hints=ToolHints\(read_only=True\) instead"):
+        assert make(read_only=True).hints == ToolHints(read_only=True)
+
+
+def test_a_keyword_neither_takes_is_a_type_error_as_python_says_it() -> None:
+    with pytest.raises(TypeError, match=r"^define_tool\(\) got an unexpected keyword argument 'raed_only'$"):
+        make(raed_only=True)
+    with pytest.raises(TypeError, match=r"^tool\(\) got an unexpected keyword argument 'titel'$"):
+        tool(name="fs.read", version="1.0.0", titel="Read")  # type: ignore[call-arg]
 
 
 def test_hints_that_are_not_a_tool_hints_are_refused() -> None:
@@ -428,5 +510,9 @@ def test_tool_hints_read_an_mcp_listing_leniently() -> None:
         ),
     ],
 )
-def test_a_malformed_title_or_hint_is_refused(overrides: dict[str, Any], message: str) -> None:
-    assert str(definition_error(**overrides)) == message
+def test_a_malformed_title_or_hint_given_the_old_way_is_refused_naming_the_tool(
+    overrides: dict[str, Any], message: str
+) -> None:
+    # Given in hints=ToolHints(...), the value refuses itself where it is made (test_tool_hints_check_themselves).
+    with pytest.warns(DeprecationWarning, match="deprecated and will be removed in 0.6"):
+        assert str(definition_error(**overrides)) == message

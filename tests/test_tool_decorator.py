@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict, Un
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, Tool, define_tool, tool
+from hermes_core import Approval, ApprovalRequest, Ask, InvalidDefinitionError, Runtime, Tool, define_tool, reject, tool
 from hermes_core import schema as s
 from hermes_core.testing import issues, raises_code
 
@@ -449,6 +449,111 @@ def test_an_explicit_description_wins_over_the_docstring() -> None:
         return x
 
     assert _tool(undocumented, description="Echo a number.").description == "Echo a number."
+
+
+# -- what a call acts on: target=, as define_tool takes it ---------------------------------------------
+
+
+class Person:
+    """An approver answering yes, remembering what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> Approval:
+        self.requests.append(request)
+        return Approval.once()
+
+
+class AskForWrites:
+    """A provider asking a person for every notes:write."""
+
+    def check(self, tool: Tool, permission: str) -> Ask | None:
+        return Ask("writes need a person") if permission == "notes:write" else None
+
+
+def normalised(args: dict[str, Any]) -> str:
+    """The path as the tool will use it, from the checked input: refuses '..'."""
+    seen.append(dict(args))
+    names = [name for name in args["path"].split("/") if name not in ("", ".")]
+    if ".." in names:
+        raise reject("path", "contains '..'")
+    return "/".join(names) or "."
+
+
+seen: list[dict[str, Any]] = []
+
+
+def note_tools(target: Any) -> list[Tool]:
+    """notes.write naming *target*, and notes.append naming none."""
+
+    @tool(name="notes.write", version="1.0.0", permissions=["notes:write"], target=target)
+    def write(path: str, color: Color = Color.RED) -> str:
+        """Write a note."""
+        return f"wrote {path} in {color.name}"
+
+    @tool(name="notes.append", version="1.0.0", permissions=["notes:write"])
+    def append(path: str) -> str:
+        """Append to a note."""
+        return f"appended to {path}"
+
+    return [write, append]
+
+
+def test_tool_names_what_a_call_acts_on_for_the_person_asked_from_the_checked_input() -> None:
+    seen.clear()
+    person = Person()
+    runtime = Runtime(note_tools(normalised), providers=[AskForWrites()], approver=person)
+    assert runtime.call_sync("notes.write", {"path": "notes/./" + "./" * 300 + "todo.txt"}) == (
+        "wrote notes/./" + "./" * 300 + "todo.txt in RED"
+    )
+    assert person.requests[0].target == "notes/todo.txt"
+    # The target reads the checked input, as define_tool's does: defaults filled in, not yet converted.
+    assert seen == [{"path": "notes/./" + "./" * 300 + "todo.txt", "color": "red"}]
+    # The control: a tool naming no target asks with none.
+    assert runtime.call_sync("notes.append", {"path": "notes/todo.txt"}) == "appended to notes/todo.txt"
+    assert person.requests[1].target is None
+    assert runtime.tools["notes.write"].target is normalised
+    assert runtime.tools["notes.append"].target is None
+
+
+def test_a_target_the_tool_refuses_is_input_invalid_and_nobody_is_asked() -> None:
+    person = Person()
+    runtime = Runtime(note_tools(normalised), providers=[AskForWrites()], approver=person)
+    result = runtime.observe_sync("notes.write", {"path": "notes/../Makefile"})
+    assert (result["error"]["code"], result["error"]["issues"][0]["path"]) == ("INPUT_INVALID", ["path"])
+    assert person.requests == []
+    # The control: the same tool, a path it takes: asked, and run.
+    assert runtime.call_sync("notes.write", {"path": "notes/Makefile"}) == "wrote notes/Makefile in RED"
+    assert [request.target for request in person.requests] == ["notes/Makefile"]
+
+
+def test_a_target_that_fails_fails_the_call_as_the_tools_fault() -> None:
+    person = Person()
+    runtime = Runtime(note_tools(lambda args: 7), providers=[AskForWrites()], approver=person)
+    with raises_code("TOOL_FAILED") as caught:
+        runtime.call_sync("notes.write", {"path": "a"})
+    assert "its target function returned int, not a string, so the call was not made" in caught.value.message
+    assert person.requests == []
+
+
+def test_tool_checks_its_target_as_define_tool_does() -> None:
+    def write(path: str) -> str:
+        """Write a note."""
+        return path
+
+    with pytest.raises(InvalidDefinitionError) as caught:
+        _tool(write, target="path")
+    with pytest.raises(InvalidDefinitionError) as explicit:
+        define_tool(name="demo.run", description="d", version="1.0.0", input=s.object({}), handler=dict, target="path")
+    assert caught.value.field == explicit.value.field == "target"
+    assert (
+        str(caught.value)
+        == str(explicit.value)
+        == ("tool \"demo.run\": target must be a function of the checked input returning a string, got 'path'.")
+    )
+    assert _tool(write, target=normalised).target is normalised  # the control: a function is taken
+    assert _tool(write).target is None
 
 
 # -- what it refuses, at decoration time ---------------------------------------------------------------

@@ -85,6 +85,7 @@ from hermes_core import (
     InvalidDefinitionError,
     Tool,
     ToolFailedError,
+    ToolHints,
     current_call,
     define_tool,
     hookimpl,
@@ -1512,31 +1513,17 @@ def _workspace(
 _REPORTING: Final = frozenset({"fs.read", "fs.list"})
 # What each tool tells clients (MCP hosts) about itself. Every one stays inside the workspace: none is open-world.
 # A repeated write, mkdir or delete with the same input has no further effect: all are idempotent.
-_HINTS: dict[str, dict[str, Any]] = {
-    "fs.read": {"title": "Read a text file", "read_only": True, "idempotent": True, "open_world": False},
-    "fs.write": {
-        "title": "Write a text file",
-        "read_only": False,
-        "destructive": True,
-        "idempotent": True,
-        "open_world": False,
-    },
-    "fs.list": {"title": "List a directory", "read_only": True, "idempotent": True, "open_world": False},
-    "fs.stat": {"title": "Describe a path", "read_only": True, "idempotent": True, "open_world": False},
-    "fs.mkdir": {
-        "title": "Create a directory",
-        "read_only": False,
-        "destructive": False,
-        "idempotent": True,
-        "open_world": False,
-    },
-    "fs.delete": {
-        "title": "Delete a path",
-        "read_only": False,
-        "destructive": True,
-        "idempotent": True,
-        "open_world": False,
-    },
+_HINTS: Final[dict[str, ToolHints]] = {
+    "fs.read": ToolHints(title="Read a text file", read_only=True, idempotent=True, open_world=False),
+    "fs.write": ToolHints(
+        title="Write a text file", read_only=False, destructive=True, idempotent=True, open_world=False
+    ),
+    "fs.list": ToolHints(title="List a directory", read_only=True, idempotent=True, open_world=False),
+    "fs.stat": ToolHints(title="Describe a path", read_only=True, idempotent=True, open_world=False),
+    "fs.mkdir": ToolHints(
+        title="Create a directory", read_only=False, destructive=False, idempotent=True, open_world=False
+    ),
+    "fs.delete": ToolHints(title="Delete a path", read_only=False, destructive=True, idempotent=True, open_world=False),
 }
 
 
@@ -1565,7 +1552,7 @@ def _tools(ws: _Workspace) -> list[Tool]:
             handler=_handler(name, operation),
             context=name in _REPORTING,
             target=_target,
-            **_HINTS[name],
+            hints=_HINTS[name],
         )
 
     return [

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
-from hermes_core import IssueKind, Tool, hookimpl, reject, shorten, tool
+from hermes_core import IssueKind, Tool, ToolHints, hookimpl, reject, shorten, tool
 from hermes_core import schema as s
 
 __all__ = [
@@ -468,10 +468,7 @@ def evaluate(expression: str) -> Number:
     name=_TOOL,
     version="1.0.0",
     inline=True,
-    title="Evaluate arithmetic",
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    hints=ToolHints(title="Evaluate arithmetic", read_only=True, idempotent=True, open_world=False),
 )  # bounded arithmetic that never blocks: on the loop's thread
 def math_eval(
     expression: Annotated[str, s.string(min_length=1, max_length=MAX_LENGTH)],
