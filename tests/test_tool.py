@@ -3,14 +3,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
+import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolHints, define_tool, tool
 from hermes_core import schema as s
+
+if TYPE_CHECKING:
+    from conftest import Site
 
 
 def echo(args: dict[str, Any]) -> dict[str, Any]:
@@ -416,6 +424,52 @@ def test_the_warning_points_at_the_line_that_declares_the_tool_once_a_line() -> 
         (DeprecationWarning, __file__, line) for line in lines
     ]
     assert read.hints == ToolHints(read_only=True)
+
+
+def test_the_bundled_plugins_declare_their_hints_in_the_one_spelling(site: Site) -> None:
+    def export(*options: str) -> subprocess.CompletedProcess[str]:
+        """hermesos export --format mcp, where a DeprecationWarning is an error."""
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMESOS_", "PYTHON"))}
+        environment.update(
+            PYTHONPATH=str(site.path),
+            HERMESOS_FS_ROOT=str(site.path / "fs-root"),
+            PYTHONWARNINGS="error::DeprecationWarning",
+        )
+        command = [str(Path(sys.executable).with_name("hermesos")), "export", "--format", "mcp", *options]
+        return subprocess.run(command, capture_output=True, text=True, env=environment, cwd=site.path, check=False)
+
+    # The control: a plugin in the old spelling is broken where deprecations are errors, saying what to write.
+    old = site.install(site.plugin("@hookimpl\ndef hermes_tools():\n    return [make('old.one', read_only=True)]\n"))
+    done = export()
+    assert done.returncode == 1
+    assert f'broken plugin {old} 1.0.0 (entry point "unit{old.rsplit("-", 1)[1]}" = hermesos_unit_' in done.stderr
+    assert (
+        'raised DeprecationWarning: tool "old.one": define_tool\'s keyword argument read_only= is deprecated and '
+        "will be removed in 0.6: write hints=ToolHints(read_only=True) instead (ToolHints from hermes_core)\n"
+    ) in done.stderr
+    # Without it, every bundled plugin loads, its hints as it declares them.
+    done = export("--disable", old)
+    assert (done.returncode, done.stderr) == (0, "")
+    listed = {item["name"]: item.get("annotations") for item in json.loads(done.stdout)}
+    assert listed["fs_read"] == {
+        "title": "Read a text file",
+        "readOnlyHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert listed["fs_delete"] == {
+        "title": "Delete a path",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert listed["math_eval"] == {
+        "title": "Evaluate arithmetic",
+        "readOnlyHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
 
 
 def test_hints_given_both_ways_are_refused() -> None:
