@@ -88,6 +88,7 @@ SCHEMA_LAYERS = [
     "_evaluation",
     "_validators",
     "_strict",
+    "_dynamic",
     "_import",
     "_inputs",
     "_repair",

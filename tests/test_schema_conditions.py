@@ -226,13 +226,20 @@ def test_strict_mode_names_every_keyword_it_cannot_carry() -> None:
     )
 
 
-def test_dynamic_refs_stay_refused_and_listed() -> None:
+def test_a_dynamic_ref_is_checked_and_named_when_strict_mode_cannot_carry_it() -> None:
+    # The issue's own example, listed as unsupported before: a tree whose children are its own nodes.
     doc = {"$dynamicAnchor": "node", "type": "object", "properties": {"child": {"$dynamicRef": "#node"}}}
-    imported = s.from_json_schema(doc)
-    assert [(note.keyword, note.pointer) for note in imported.unsupported] == [("$dynamicRef", "/properties/child")]
-    with pytest.raises(InvalidDefinitionError, match=r"\$dynamicRef at /properties/child is not supported"):
-        s.from_json_schema(doc, strict=True)
-    s.from_json_schema({"type": "object"}, strict=True)  # the positive control
+    imported = s.from_json_schema(doc, strict=True)
+    assert imported.unsupported == ()
+    assert imported.parse({"child": {"child": {}}}) == {"child": {"child": {}}}
+    assert _issues(imported, {"child": {"child": 3}}) == ['"child.child" must be an object, got integer']
+    tool = define_tool(name="t.x", description="d", version="1.0.0", input=imported, handler=lambda args: "ok")
+    with pytest.raises(InvalidDefinitionError) as caught:
+        OpenAITools(Runtime([tool]), strict=True)
+    assert str(caught.value) == (
+        'tool "t.x": input cannot be given to OpenAI\'s strict mode: field "child" uses $dynamicRef, which strict '
+        "mode cannot carry."
+    )
 
 
 @pytest.mark.parametrize(

@@ -368,7 +368,9 @@ class LinkSchema(Schema):
     """A local ``$ref`` of an imported document: ``target`` is the node at ``pointer``, set once when linked.
 
     It holds no child (``target`` may reach back to it), so :meth:`Schema.walk`
-    stops here; the checks go on through :meth:`follow`.
+    stops here; the checks go on through :meth:`follow`. ``dynamic``: it is a
+    ``$dynamicRef``, resolved to ``pointer`` in the dynamic scope it was
+    reached in (another scope may have another link to another target).
     """
 
     kind = "link"
@@ -376,6 +378,7 @@ class LinkSchema(Schema):
     pointer: str
     description: str | None = None
     target: Schema | None = field(default=None, repr=False, compare=False)
+    dynamic: bool = False
 
     def _json(self) -> dict[str, Any]:
         return self._with_description({"$ref": self.pointer})

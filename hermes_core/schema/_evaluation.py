@@ -17,6 +17,11 @@ made where an ``unevaluated*`` keyword needs it, and only asked when a value
 reaches that keyword: the common path pays nothing. What it finds for one
 value is kept for the check (``Context.tried``), so each (evaluation, value)
 pair is worked out once, and a ``$ref`` back to itself in place stops.
+
+Evaluations are known by the schema object's pointer and the dynamic scope it
+is reached in (see :mod:`._dynamic`; 0 in a document whose ``$dynamicRef`` s
+all resolve as ``$ref`` s do): a ``$dynamicRef`` evaluates what its target in
+that scope does.
 """
 
 from __future__ import annotations
@@ -71,8 +76,8 @@ class Evaluation:
         options: each option of ``anyOf`` and ``oneOf``: its node, and its evaluation.
         condition: ``if``'s node and evaluation, then ``then``'s and ``else``'s evaluations (None if absent).
         dependent: each key of ``dependentSchemas`` with its evaluation.
-        refs: the pointers of what ``$ref`` names (its evaluation is ``table[pointer]``).
-        table: every evaluation of the document by pointer, shared, filled once at import.
+        refs: where ``$ref`` and ``$dynamicRef`` go, as (pointer, dynamic scope): their evaluations are in ``table``.
+        table: every evaluation of the document by pointer and dynamic scope, shared, filled once at import.
     """
 
     pointer: str
@@ -88,8 +93,8 @@ class Evaluation:
     options: tuple[tuple[Schema, Evaluation], ...] = ()
     condition: tuple[Schema, Evaluation, Evaluation | None, Evaluation | None] | None = None
     dependent: tuple[tuple[str, Evaluation], ...] = ()
-    refs: tuple[str, ...] = ()
-    table: Mapping[str, Evaluation] = field(default_factory=dict, repr=False, compare=False)
+    refs: tuple[tuple[str, int], ...] = ()
+    table: Mapping[tuple[str, int], Evaluation] = field(default_factory=dict, repr=False, compare=False)
 
     def keys(self, value: dict[Any, Any], path: Path, ctx: Context, own: bool = True) -> set[Any] | _Every:
         """The keys of *value* evaluated here (``EVERY`` for all); *own*: counting ``unevaluatedProperties`` too."""
@@ -115,7 +120,7 @@ class Evaluation:
             if evaluation.condition is not None:
                 pending.extend(sub for sub in evaluation.condition[1:] if isinstance(sub, Evaluation))
             pending.extend(sub for _, sub in evaluation.dependent)
-            pending.extend(self.table[pointer] for pointer in evaluation.refs if pointer in self.table)
+            pending.extend(self.table[key] for key in evaluation.refs if key in self.table)
         return list(names)[:_NAMES_MAX]
 
     def _found(self, value: Any, path: Path, ctx: Context, own: bool, what: str) -> set[Any] | _Every:
@@ -157,7 +162,7 @@ class Evaluation:
             elif otherwise is not None:
                 subs.append(otherwise)
         subs.extend(sub for key, sub in self.dependent if key in value)
-        subs.extend(self.table[pointer] for pointer in self.refs if pointer in self.table)
+        subs.extend(self.table[key] for key in self.refs if key in self.table)
         for sub in subs:
             more = sub._found(value, path, ctx, True, what)
             if more is EVERY:
@@ -183,22 +188,24 @@ class UnevaluatedSchema(Schema):
     ``properties`` checks each key of an object that ``evaluation`` (of the
     same schema object) does not evaluate, ``items`` each such index of an
     array; either may be None. ``names`` are the property names the schema
-    object's evaluation knows of, for "did you mean".
+    object's evaluation knows of, for "did you mean". ``scope`` is the
+    dynamic scope the schema object was reached in (see :mod:`._dynamic`).
     """
 
     kind = "unevaluated"
 
     base: Schema
     pointer: str
-    table: Mapping[str, Evaluation] = field(repr=False, compare=False)
+    table: Mapping[tuple[str, int], Evaluation] = field(repr=False, compare=False)
     properties: Schema | None = None
     items: Schema | None = None
     description: str | None = None
+    scope: int = 0
 
     @property
     def evaluation(self) -> Evaluation:
-        """What the schema object holding the keywords evaluates (``table[pointer]``, filled at import)."""
-        return self.table[self.pointer]
+        """What the schema object holding the keywords evaluates (``table[pointer, scope]``, filled at import)."""
+        return self.table[(self.pointer, self.scope)]
 
     def children(self) -> tuple[Schema, ...]:
         return tuple(node for node in (self.base, self.properties, self.items) if node is not None)

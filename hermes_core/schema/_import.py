@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._issues import Issue, TooManyIssues, shorten
@@ -50,6 +50,7 @@ from hermes_core.schema._containers import (
     RecordSchema,
     TupleSchema,
 )
+from hermes_core.schema._dynamic import Scopes
 from hermes_core.schema._evaluation import Evaluation, UnevaluatedSchema
 from hermes_core.schema._nodes import (
     AnySchema,
@@ -64,6 +65,7 @@ from hermes_core.schema._nodes import (
 from hermes_core.schema._patterns import Searcher, foreign_pattern
 from hermes_core.schema._shared import (
     BAD,
+    FORMATS,
     MISSING,
     NESTING_MAX,
     Context,
@@ -123,9 +125,77 @@ _SCHEMA_URIS = {
 
 # Keywords that assert something this module does not check: reported, never silently dropped.
 _UNSUPPORTED = {
-    "$dynamicRef": "dynamic refs",
-    "$recursiveRef": "recursive refs",
+    "$recursiveRef": "2019-09's recursive refs; 2020-12 writes them $dynamicRef, which is supported",
 }
+# In a draft-07 document, what only 2020-12 defines: not a keyword of its dialect, and not checked.
+_UNSUPPORTED_DRAFT7 = {
+    **_UNSUPPORTED,
+    "$dynamicRef": "a dynamic ref of 2020-12, which a document read as draft-07 cannot use",
+}
+
+# The vocabularies a meta-schema's $vocabulary may name (2020-12's, and 2019-09's), each with the keywords
+# it defines that this module reads; core (refs, ids, anchors) is always in force, as JSON Schema says.
+_VOCABULARY = "https://json-schema.org/draft/{}/vocab/{}"
+_APPLICATOR = frozenset(
+    {
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "additionalProperties",
+        "properties",
+        "patternProperties",
+        "dependentSchemas",
+        "dependencies",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+    }
+)
+_UNEVALUATED = frozenset({"unevaluatedItems", "unevaluatedProperties"})
+_VALIDATION = frozenset(
+    {
+        "type",
+        "nullable",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+    }
+)
+_VOCABULARIES: dict[str, frozenset[str]] = {
+    **{_VOCABULARY.format("2020-12", name): frozenset() for name in ("core", "meta-data", "content")},
+    _VOCABULARY.format("2020-12", "applicator"): _APPLICATOR,
+    _VOCABULARY.format("2020-12", "unevaluated"): _UNEVALUATED,
+    _VOCABULARY.format("2020-12", "validation"): _VALIDATION,
+    _VOCABULARY.format("2020-12", "format-annotation"): frozenset({"format"}),
+    _VOCABULARY.format("2020-12", "format-assertion"): frozenset({"format"}),
+    **{_VOCABULARY.format("2019-09", name): frozenset() for name in ("core", "meta-data", "content")},
+    _VOCABULARY.format("2019-09", "applicator"): _APPLICATOR | _UNEVALUATED,
+    _VOCABULARY.format("2019-09", "validation"): _VALIDATION,
+    _VOCABULARY.format("2019-09", "format"): frozenset({"format"}),
+}
+_FORMAT_ASSERTION = _VOCABULARY.format("2020-12", "format-assertion")
 # The keywords that apply a subschema to the value itself, beside its type's: their subschemas are parts of a
 # schema, never closed on their own (a closed import closes the schema object that holds them instead).
 _IN_PLACE = ("if", "then", "else", "not", "dependentSchemas")
@@ -170,6 +240,15 @@ _SCHEMA_VALUES = frozenset(
 )
 
 
+def _split(target: str, base: str) -> tuple[str, str]:
+    """The absolute URI and the fragment (unquoted) that the ref *target* names from *base*."""
+    from urllib.parse import unquote, urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
+
+    uri, _, fragment = target.partition("#")
+    uri = (uri if urlsplit(uri).scheme else urljoin(base, uri)) if uri else base
+    return uri, unquote(fragment)
+
+
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -200,10 +279,53 @@ def _too_deep(pointer: str) -> InvalidDefinitionError:
     )
 
 
+class _Reading(NamedTuple):
+    """How a document is read: what its meta-schema's ``$vocabulary`` leaves out, and whether format is asserted."""
+
+    ignored: frozenset[str] = frozenset()  # the keywords of the vocabularies not in force
+    formats: bool = True  # format is asserted, for the formats FORMATS knows
+    every_format: bool = False  # the format-assertion vocabulary is in force: a format not known is reported
+
+
+def _reading(uri: str, meta: Any, formats: bool) -> _Reading:
+    """How a document whose ``$schema`` names the meta-schema *meta* (at *uri*) is read.
+
+    Raises:
+        InvalidDefinitionError: *meta*'s ``$vocabulary`` is malformed, or requires a vocabulary not known here.
+    """
+    vocabulary = meta.get("$vocabulary", MISSING) if isinstance(meta, Mapping) else MISSING
+    if vocabulary is MISSING:  # every vocabulary of its dialect, as JSON Schema says for one without $vocabulary
+        return _Reading(formats=formats)
+    where = f"$vocabulary of the meta-schema {shorten(uri, 80)!r}"
+    if not isinstance(vocabulary, Mapping) or not all(
+        isinstance(name, str) and isinstance(required, bool) for name, required in vocabulary.items()
+    ):
+        raise InvalidDefinitionError(
+            "from_json_schema()", where, "must be an object of vocabulary URIs, each true (required) or false"
+        )
+    for name, required in vocabulary.items():
+        if required and name not in _VOCABULARIES:
+            raise InvalidDefinitionError(
+                "from_json_schema()",
+                where,
+                f"requires the vocabulary {shorten(name, 120)!r}, which this import does not know; JSON Schema "
+                "says a document whose meta-schema requires an unknown vocabulary must not be read. The known "
+                "ones are 2020-12's and 2019-09's (" + _VOCABULARY.format("2020-12", "validation") + ", ...)",
+            )
+    used: set[str] = set()
+    for name in vocabulary:
+        used.update(_VOCABULARIES.get(name, ()))
+    every = _APPLICATOR | _UNEVALUATED | _VALIDATION | {"format"}
+    assertion = _FORMAT_ASSERTION in vocabulary
+    return _Reading(frozenset(every - used), formats or assertion, assertion)
+
+
 class _Importer:
     """One document's conversion: nodes by pointer, the links to fill in, what was not converted."""
 
-    def __init__(self, document: Any, dialect: str, strict: bool, closed: bool, size: int) -> None:
+    def __init__(
+        self, document: Any, dialect: str, strict: bool, closed: bool, size: int, *, reading: _Reading | None = None
+    ) -> None:
         self.document = document
         self.size = size
         self.weight = 0  # what the import holds so far, in bytes, about (see WEIGHT_PER_BYTE)
@@ -211,14 +333,21 @@ class _Importer:
         self.draft7 = dialect == "draft-07"
         self.strict = strict
         self.closed = closed
+        reading = reading if reading is not None else _Reading()
+        self.ignored = reading.ignored  # the keywords of the vocabularies its meta-schema leaves out
+        self.formats = reading.formats  # whether format is asserted (the formats FORMATS knows)
+        self.every_format = reading.every_format  # format-assertion is in force: a format not known is not checked
         self.depth = 0  # how many schemas hold the one being converted
         self.unsupported: list[Unsupported] = []
         self.partial: set[str] = set()  # the pointers of subschemas applied in place (see part())
         self.closing_late: set[str] = set()  # objects a closed import closes as unevaluatedProperties: false
-        self.holders: list[tuple[Any, str]] = []  # the schema objects holding unevaluated*, and their pointers
-        self.table: dict[str, Evaluation] = {}  # what each schema object evaluates, where unevaluated* asks
-        self.nodes: dict[str, Schema] = {}  # converted subschemas, by pointer (what $ref targets)
-        self.links: list[LinkSchema] = []
+        # The schema objects holding unevaluated*, with their pointers and dynamic scopes.
+        self.holders: list[tuple[Any, str, int]] = []
+        # What each schema object evaluates, where unevaluated* asks, by pointer and dynamic scope.
+        self.table: dict[tuple[str, int], Evaluation] = {}
+        # Converted subschemas, by pointer and dynamic scope (what $ref targets): one node each, in most documents.
+        self.nodes: dict[tuple[str, int], Schema] = {}
+        self.links: list[tuple[LinkSchema, int]] = []  # each $ref's link, and the dynamic scope it is in
         self.defaults: list[tuple[str, OptionalSchema]] = []
         self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
         self.silent: list[str] = []  # objects listing properties, open only because additionalProperties is unsaid
@@ -227,7 +356,12 @@ class _Importer:
         self.resources: dict[str, str] = {_ROOT_BASE: ""}
         # By (base URI, anchor): the base is the one string its schemas share, never copied into a key of each.
         self.anchors: dict[tuple[str, str], str] = {}
+        # $dynamicRef (see _dynamic): each $dynamicAnchor by (base URI, name), and each $dynamicRef as written.
+        self.dynamic: dict[tuple[str, str], str] = {}
+        self.dynamic_refs: list[tuple[str, str]] = []
         self.index(document, "", _ROOT_BASE)
+        self.scopes = Scopes(self.bases, self.live_anchors(), self.spend)
+        self.scope = 0  # the dynamic scope of the schema being converted (see _dynamic); 0 in most documents
 
     # -- problems ---------------------------------------------------------------------------
 
@@ -258,7 +392,10 @@ class _Importer:
     # -- the walk ----------------------------------------------------------------------------
 
     def convert(self, doc: Any, pointer: str) -> Schema:
+        """The node of *doc* at *pointer*, reached in the dynamic scope ``self.scope``."""
         self.spend(_NODE_WEIGHT + len(pointer))
+        outer = self.scope
+        self.scope = scope = self.scopes.enter(outer, pointer)
         self.depth += 1
         try:
             if self.depth > SCHEMA_DEPTH_MAX:
@@ -266,8 +403,15 @@ class _Importer:
             node = self._convert(doc, pointer)
         finally:
             self.depth -= 1
-        self.nodes[pointer] = node
+            self.scope = outer
+        self.nodes[(pointer, scope)] = node
         return node
+
+    def read(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
+        """*doc* without the keywords of the vocabularies its meta-schema leaves out (as it is, in most documents)."""
+        if not self.ignored or self.ignored.isdisjoint(doc):
+            return doc
+        return {keyword: value for keyword, value in doc.items() if keyword not in self.ignored}
 
     def _convert(self, doc: Any, pointer: str) -> Schema:
         if doc is True:
@@ -280,12 +424,14 @@ class _Importer:
                 pointer or "the document",
                 f"must be a schema (an object or a boolean), got {type(doc).__name__}",
             )
+        doc = self.read(doc)
+        unsupported = _UNSUPPORTED_DRAFT7 if self.draft7 else _UNSUPPORTED
         for keyword in doc:
-            if keyword in _UNSUPPORTED:
+            if keyword in unsupported:
                 self.skip(
                     pointer,
                     keyword,
-                    f"is not supported ({_UNSUPPORTED[keyword]}), so values it would refuse are accepted",
+                    f"is not supported ({unsupported[keyword]}), so values it would refuse are accepted",
                 )
         for keyword in ("$defs", "definitions"):
             defs = doc.get(keyword)
@@ -293,10 +439,14 @@ class _Importer:
                 raise self.malformed(pointer, keyword, "must be an object of schemas")
         description = doc.get("description") if isinstance(doc.get("description"), str) else None
         parts: list[Schema] = []
-        if "$ref" in doc:
-            parts.append(self.ref(doc["$ref"], pointer))
+        for keyword in ("$ref", "$dynamicRef"):
+            if keyword not in doc or (keyword == "$dynamicRef" and self.draft7):
+                continue
+            linked = self.ref(doc[keyword], pointer, keyword)
             if self.draft7:  # before 2019-09, $ref's siblings are ignored
-                return parts[0]
+                return linked
+            if not isinstance(linked, AnySchema):  # one that names nothing here is listed, and adds nothing
+                parts.append(linked)
         if (
             self.closed
             and pointer not in self.partial
@@ -410,36 +560,61 @@ class _Importer:
 
     # -- $ref -------------------------------------------------------------------------------
 
-    def ref(self, target: Any, pointer: str) -> Schema:
+    def ref(self, target: Any, pointer: str, keyword: str = "$ref") -> Schema:
+        """A link to what the ``$ref`` (or ``$dynamicRef``, in this dynamic scope) *target* at *pointer* names."""
         if not isinstance(target, str):
-            raise self.malformed(pointer, "$ref", "must be a string")
-        base = self.bases.get(pointer, _ROOT_BASE)
-        if not target.startswith("#"):
-            self.spend(len(base))  # what resolving a URI against the base writes (a fragment alone writes nothing)
-        found = self.locate(target, base)
+            raise self.malformed(pointer, keyword, "must be a string")
+        found = self.target(target, pointer, keyword, self.scope)
         if found is None:
+            uri, _ = _split(target, self.bases.get(pointer, _ROOT_BASE))
+            elsewhere = uri.rstrip("#") not in self.resources
             self.skip(
                 pointer,
-                "$ref",
-                f"{target!r} is not supported: it names nothing in this document (a remote or dynamic "
-                "reference), so anything is accepted there",
+                keyword,
+                f"{target!r} is not supported: it names "
+                + ("a document elsewhere, which the import never fetches" if elsewhere else "nothing in this document")
+                + ", so anything is accepted there",
             )
             return AnySchema()
         self.spend(_NODE_WEIGHT + len(found))
-        link = LinkSchema("#" + found)
-        self.links.append(link)
+        link = LinkSchema("#" + found, dynamic=keyword == "$dynamicRef")
+        self.links.append((link, self.scope))
         return link
 
-    def locate(self, target: str, base: str) -> str | None:
-        """The JSON pointer, in the document, of what the ``$ref`` *target* names from *base*; None if outside it."""
-        from urllib.parse import unquote, urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
+    def target(self, target: str, pointer: str, keyword: str, scope: int) -> str | None:
+        """The pointer of what *keyword* (``$ref``, ``$dynamicRef``) at *pointer* names in *scope*; None if outside.
 
-        uri, _, fragment = target.partition("#")
-        uri = (uri if urlsplit(uri).scheme else urljoin(base, uri)) if uri else base
+        A ``$dynamicRef`` whose URI names a ``$dynamicAnchor`` of that name
+        goes to the outermost schema resource of the dynamic scope that has
+        one (see :class:`_Scopes`); any other is a ``$ref``, as 2020-12 says.
+        """
+        base = self.bases.get(pointer, _ROOT_BASE)
+        if not target.startswith("#"):
+            self.spend(len(base))  # what resolving a URI against the base writes (a fragment alone writes nothing)
+        uri, fragment = _split(target, base)
+        found = self.locate(uri, fragment)
+        if keyword == "$dynamicRef" and found is not None and self.dynamic.get((uri, fragment)) == found:
+            return self.scopes.anchor(scope, fragment, found)
+        return found
+
+    def live_anchors(self) -> dict[tuple[str, str], str]:
+        """The ``$dynamicAnchor`` s of the names some ``$dynamicRef`` resolves dynamically (see :mod:`._dynamic`)."""
+        live: set[str] = set()
+        for pointer, written in self.dynamic_refs:
+            base = self.bases.get(pointer, _ROOT_BASE)
+            if not written.startswith("#"):
+                self.spend(len(base))  # as target() counts it
+            uri, fragment = _split(written, base)
+            found = self.locate(uri, fragment)
+            if found is not None and self.dynamic.get((uri, fragment)) == found:
+                live.add(fragment)
+        return {key: pointer for key, pointer in self.dynamic.items() if key[1] in live}
+
+    def locate(self, uri: str, fragment: str) -> str | None:
+        """The JSON pointer, in the document, of *fragment* in the resource *uri*; None if outside it."""
         resource = self.resources.get(uri.rstrip("#"))
         if resource is None:
             return None
-        fragment = unquote(fragment)
         if not fragment:
             return resource
         if fragment.startswith("/"):
@@ -467,6 +642,13 @@ class _Importer:
         anchor = doc.get("$anchor")
         if isinstance(anchor, str):
             self.anchors[(base, anchor)] = pointer
+        if not self.draft7:
+            dynamic = doc.get("$dynamicAnchor")
+            if isinstance(dynamic, str):  # an anchor for $ref as well
+                self.anchors.setdefault((base, dynamic), pointer)
+                self.dynamic[(base, dynamic)] = pointer
+            if isinstance(doc.get("$dynamicRef"), str):
+                self.dynamic_refs.append((pointer, doc["$dynamicRef"]))
         self.bases[pointer] = base
         for keyword, value in doc.items():
             if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
@@ -482,14 +664,15 @@ class _Importer:
                 else:
                     self.index(value, _at(pointer, keyword), base, depth + 1)
 
-    def resolve(self, link: LinkSchema) -> Schema:
-        """The node at *link*'s pointer, converting that part of the document on first use."""
+    def resolve(self, link: LinkSchema, scope: int) -> Schema:
+        """The node at *link*'s pointer, reached from the dynamic *scope*: converting that part on first use."""
         from urllib.parse import unquote  # noqa: PLC0415 - a reference followed only: start-up
 
         tokens = [] if link.pointer == "#" else link.pointer[2:].split("/")
         pointer = "".join("/" + unquote(token) for token in tokens)
-        if pointer in self.nodes:
-            return self.nodes[pointer]
+        found = self.nodes.get((pointer, self.scopes.enter(scope, pointer)))
+        if found is not None:
+            return found
         doc: Any = self.document
         for token in tokens:
             doc = _child(doc, unquote(token))
@@ -497,7 +680,16 @@ class _Importer:
                 raise InvalidDefinitionError(
                     "from_json_schema()", f"$ref {link.pointer!r}", "points to nothing in the document"
                 )
-        return self.convert(doc, pointer)
+        return self.convert_in(doc, pointer, scope)
+
+    def convert_in(self, doc: Any, pointer: str, scope: int) -> Schema:
+        """:meth:`convert`, reached from the dynamic *scope* (a ref's, not the walk's)."""
+        outer = self.scope
+        self.scope = scope
+        try:
+            return self.convert(doc, pointer)
+        finally:
+            self.scope = outer
 
     # -- allOf of objects -------------------------------------------------------------------
 
@@ -509,7 +701,10 @@ class _Importer:
         parts = doc.get("allOf")
         if not isinstance(parts, list) or not parts:
             return None
-        if not all(isinstance(part, Mapping) and part.keys() <= _MERGEABLE for part in parts):
+        if not all(isinstance(part, Mapping) for part in parts):
+            return None
+        parts = [self.read(part) for part in parts]
+        if not all(part.keys() <= _MERGEABLE for part in parts):
             return None
         if any(part.get("type", "object") != "object" for part in parts):
             return None
@@ -655,6 +850,15 @@ class _Importer:
         fmt = doc.get("format")
         if fmt is not None and not (isinstance(fmt, str) and fmt and unicode_ok(fmt)):
             raise self.malformed(pointer, "format", "must be a format name")
+        if not self.formats:
+            fmt = None  # an annotation, as 2020-12's format-annotation vocabulary has it
+        elif fmt is not None and self.every_format and fmt not in FORMATS:
+            self.skip(
+                pointer,
+                "format",
+                f"names {shorten(fmt, 80)!r}, a format this import cannot check, though the meta-schema's "
+                f"format-assertion vocabulary asks for every format to be; the import checks {', '.join(FORMATS)}",
+            )
         return StringSchema(
             min_length=self.count(doc, pointer, "minLength"),
             max_length=self.count(doc, pointer, "maxLength"),
@@ -810,8 +1014,8 @@ class _Importer:
         items = None if isinstance(items, AnySchema) else items
         if properties is None and items is None:
             return node
-        self.holders.append((doc, pointer))
-        return UnevaluatedSchema(node, pointer, self.table, properties, items)
+        self.holders.append((doc, pointer, self.scope))
+        return UnevaluatedSchema(node, pointer, self.table, properties, items, scope=self.scope)
 
     def finish(self) -> None:
         """Link every ``$ref``, and read what each schema object an ``unevaluated*`` reaches evaluates.
@@ -829,23 +1033,31 @@ class _Importer:
                 pending = [self.holders[evaluated]]
                 evaluated += 1
                 while pending:
-                    doc, pointer = pending.pop()
-                    self.evaluation(doc, pointer, pending)
+                    doc, pointer, scope = pending.pop()
+                    self.evaluation(doc, pointer, scope, pending)
 
-    def evaluation(self, doc: Any, pointer: str, pending: list[tuple[Any, str]], depth: int = 0) -> Evaluation:
-        """What the schema object *doc* at *pointer* evaluates (the targets of its refs go to *pending*)."""
-        known = self.table.get(pointer)
+    def evaluation(
+        self, doc: Any, pointer: str, reached: int, pending: list[tuple[Any, str, int]], depth: int = 0
+    ) -> Evaluation:
+        """What the schema object *doc* at *pointer* evaluates, reached in the dynamic scope *reached*.
+
+        The targets of its refs go to *pending*, each with the scope it is reached in.
+        """
+        scope = self.scopes.enter(reached, pointer)
+        key = (pointer, scope)
+        known = self.table.get(key)
         if known is not None:
             return known
         if depth > SCHEMA_DEPTH_MAX:
             raise _too_deep(pointer)
         self.spend(_NODE_WEIGHT + len(pointer))
         if not isinstance(doc, Mapping):  # true evaluates nothing; false passes nothing
-            made = self.table[pointer] = Evaluation(pointer, table=self.table)
+            made = self.table[key] = Evaluation(pointer, table=self.table)
             return made
+        doc = self.read(doc)
         if self.draft7 and "$ref" in doc:  # before 2019-09, $ref's siblings are ignored
-            made = self.table[pointer] = Evaluation(
-                pointer, refs=self.evaluated_refs(doc, pointer, pending), table=self.table
+            made = self.table[key] = Evaluation(
+                pointer, refs=self.evaluated_refs(doc, pointer, scope, pending), table=self.table
             )
             return made
 
@@ -854,7 +1066,14 @@ class _Importer:
             held: Any = doc[keyword]
             for token in tokens:
                 held = held[token]
-            return self.evaluation(held, where, pending, depth + 1)
+            return self.evaluation(held, where, scope, pending, depth + 1)
+
+        def node(keyword: str, *tokens: str | int) -> Schema:
+            where = _at(pointer, keyword, *tokens)
+            held: Any = doc[keyword]
+            for token in tokens:
+                held = held[token]
+            return self.node(held, where, scope)
 
         properties = doc.get("properties")
         patterns = doc.get("patternProperties")
@@ -864,11 +1083,11 @@ class _Importer:
         options: list[tuple[Schema, Evaluation]] = []
         for keyword in ("anyOf", "oneOf"):
             for index in range(len(doc.get(keyword, ()))):
-                options.append((self.node(doc[keyword][index], _at(pointer, keyword, index)), sub(keyword, index)))
+                options.append((node(keyword, index), sub(keyword, index)))
         condition = None
         if "if" in doc:
             condition = (
-                self.node(doc["if"], _at(pointer, "if")),
+                node("if"),
                 sub("if"),
                 sub("then") if "then" in doc else None,
                 sub("else") if "else" in doc else None,
@@ -880,7 +1099,7 @@ class _Importer:
             for key, value in doc[keyword].items()
             if keyword == "dependentSchemas" or not isinstance(value, list)
         ]
-        made = self.table[pointer] = Evaluation(
+        made = self.table[key] = Evaluation(
             pointer,
             properties=frozenset(properties) if isinstance(properties, Mapping) else frozenset(),
             patterns=tuple(
@@ -893,62 +1112,66 @@ class _Importer:
             prefix=len(prefix) if isinstance(prefix, list) else 0,
             every_item=every_item,
             unevaluated_items="unevaluatedItems" in doc,
-            contains=self.node(doc["contains"], _at(pointer, "contains")) if "contains" in doc else None,
+            contains=node("contains") if "contains" in doc else None,
             all_of=tuple(sub("allOf", index) for index in range(len(doc.get("allOf", ())))),
             options=tuple(options),
             condition=condition,
             dependent=tuple(dependent),
-            refs=self.evaluated_refs(doc, pointer, pending),
+            refs=self.evaluated_refs(doc, pointer, scope, pending),
             table=self.table,
         )
         return made
 
-    def node(self, doc: Any, pointer: str) -> Schema:
-        """The node converted at *pointer* (every subschema an evaluation asks of was converted with its holder)."""
-        found = self.nodes.get(pointer)
-        return found if found is not None else self.convert(doc, pointer)
+    def node(self, doc: Any, pointer: str, reached: int) -> Schema:
+        """The node at *pointer* reached in the dynamic scope *reached* (converted with its holder, most often)."""
+        found = self.nodes.get((pointer, self.scopes.enter(reached, pointer)))
+        return found if found is not None else self.convert_in(doc, pointer, reached)
 
-    def evaluated_refs(self, doc: Mapping[str, Any], pointer: str, pending: list[tuple[Any, str]]) -> tuple[str, ...]:
-        """The pointer of what *doc*'s ``$ref`` names, its evaluation queued in *pending*; none for a remote one."""
-        target = doc.get("$ref")
-        if not isinstance(target, str):
-            return ()
-        base = self.bases.get(pointer, _ROOT_BASE)
-        if not target.startswith("#"):
-            self.spend(len(base))  # what resolving a URI against the base writes (a fragment alone writes nothing)
-        found = self.locate(target, base)
-        if found is None:
-            return ()
+    def evaluated_refs(
+        self, doc: Mapping[str, Any], pointer: str, scope: int, pending: list[tuple[Any, str, int]]
+    ) -> tuple[tuple[str, int], ...]:
+        """Where *doc*'s ``$ref`` and ``$dynamicRef`` go in *scope*, their evaluations queued; none for a remote one."""
         from urllib.parse import unquote  # noqa: PLC0415 - a reference followed only: start-up
 
-        held: Any = self.document
-        for token in found.split("/")[1:]:
-            held = _child(held, unquote(token))
-            if held is MISSING:
-                return ()
-        if found not in self.table:
-            pending.append((held, found))
-        return (found,)
+        keys: list[tuple[str, int]] = []
+        for keyword in ("$ref", "$dynamicRef"):
+            target = doc.get(keyword)
+            if not isinstance(target, str) or (keyword == "$dynamicRef" and self.draft7):
+                continue
+            found = self.target(target, pointer, keyword, scope)
+            if found is None:
+                continue
+            held: Any = self.document
+            for token in found.split("/")[1:]:
+                held = _child(held, unquote(token))
+                if held is MISSING:
+                    break
+            else:
+                key = (found, self.scopes.enter(scope, found))
+                if key not in self.table:
+                    pending.append((held, found, scope))
+                keys.append(key)
+        return tuple(keys)
 
     # -- after the walk ---------------------------------------------------------------------
 
     def link(self) -> None:
         done = 0
         while done < len(self.links):  # resolving may convert more of the document, with more links
-            link = self.links[done]
-            object.__setattr__(link, "target", self.resolve(link))
+            link, scope = self.links[done]
+            object.__setattr__(link, "target", self.resolve(link, scope))
             done += 1
         # A link whose target is a link (a $ref to a $ref...) is pointed at the end of its chain, each chain
         # followed once: checks and messages then take one step, however long the chain (a document of
         # 50,000 $defs, each a $ref to the next, was followed from each of them: quadratic time).
         ends: dict[int, Schema] = {}
-        for link in self.links:
+        for link, _ in self.links:
             chain: list[LinkSchema] = []
             seen: set[int] = set()
             node: Schema = link
             while isinstance(node, LinkSchema) and id(node) not in ends:
                 if id(node) in seen:
-                    raise self_ref(link.pointer)
+                    raise self_ref(link.pointer, "$dynamicRef" if link.dynamic else "$ref")
                 seen.add(id(node))
                 chain.append(node)
                 node = node.follow()
@@ -1002,6 +1225,8 @@ def from_json_schema(
     strict: bool = False,
     closed: bool = False,
     max_bytes: int = SCHEMA_BYTES_MAX,
+    metaschemas: Mapping[str, Mapping[str, Any]] | None = None,
+    formats: bool = True,
 ) -> ImportedSchema:
     """A schema that checks values as the JSON Schema *document* does, with hermes' located messages.
 
@@ -1022,6 +1247,17 @@ def from_json_schema(
         max_bytes: the most bytes the document may take written as compact
             JSON (at most, and by default, :data:`SCHEMA_BYTES_MAX`): a larger
             one is refused before anything of it is read.
+        metaschemas: meta-schemas the caller holds, by URI. A document whose
+            ``$schema`` names one is read with the vocabularies its
+            ``$vocabulary`` declares (one left out, its keywords are not
+            checked; an unknown one required refuses the document). The
+            import fetches nothing: a ``$schema`` it neither knows nor is
+            given is read as 2020-12 and listed in ``unsupported``.
+        formats: check the formats the import knows (``date-time``,
+            ``date``, ``time``, ``email``, ``uri``, ``uuid``, ``ipv4``,
+            ``ipv6``), as by default; False reads ``format`` as an annotation
+            only, as 2020-12's format-annotation vocabulary does (a
+            meta-schema declaring format-assertion asserts them either way).
 
     What importing costs is bounded by the document's size: it holds about
     :data:`WEIGHT_PER_BYTE` bytes of memory at most for each byte of it, and a
@@ -1045,9 +1281,34 @@ def from_json_schema(
             imported, or, with *strict*, a part cannot be checked; the message
             gives its JSON pointer.
     """
-    if dialect is None:
-        uri = document.get("$schema") if isinstance(document, Mapping) else None
-        dialect = _SCHEMA_URIS.get(uri.rstrip("#"), "2020-12") if isinstance(uri, str) else "2020-12"
+    if metaschemas is not None and not (
+        isinstance(metaschemas, Mapping) and all(isinstance(uri, str) for uri in metaschemas)
+    ):
+        raise InvalidDefinitionError(
+            "from_json_schema()",
+            "metaschemas",
+            f"must be a mapping of meta-schema URIs to meta-schemas, got {type(metaschemas).__name__}",
+        )
+    if not isinstance(formats, bool):
+        raise InvalidDefinitionError("from_json_schema()", "formats", f"must be True or False, got {formats!r}")
+    uri = document.get("$schema") if isinstance(document, Mapping) else None
+    uri = uri.rstrip("#") if isinstance(uri, str) else None
+    held = {key.rstrip("#"): meta for key, meta in (metaschemas or {}).items()}
+    reading = _Reading(formats=formats)
+    unknown = None  # a $schema neither known nor held, which decides how the document is read
+    if uri is not None and uri not in _SCHEMA_URIS and uri in held:
+        meta = held[uri]
+        if not isinstance(meta, Mapping):
+            raise InvalidDefinitionError(
+                "from_json_schema()", f"metaschemas[{shorten(uri, 80)!r}]", "must be a meta-schema (a dict)"
+            )
+        reading = _reading(uri, meta, formats)
+        if dialect is None:
+            named = meta.get("$schema")
+            dialect = _SCHEMA_URIS.get(named.rstrip("#"), "2020-12") if isinstance(named, str) else "2020-12"
+    elif dialect is None:
+        dialect = _SCHEMA_URIS.get(uri, "2020-12") if uri is not None else "2020-12"
+        unknown = uri if uri is not None and uri not in _SCHEMA_URIS else None
     if dialect not in DIALECTS:
         raise InvalidDefinitionError(
             "from_json_schema()", "dialect", f"must be one of {', '.join(map(repr, DIALECTS))}, got {dialect!r}"
@@ -1067,7 +1328,15 @@ def from_json_schema(
             "from_json_schema()", "document", f"is more than {max_bytes:,} bytes of JSON, the most {most}"
         )
     try:
-        importer = _Importer(document, dialect, strict, closed, size)
+        importer = _Importer(document, dialect, strict, closed, size, reading=reading)
+        if unknown is not None:
+            importer.skip(
+                "",
+                "$schema",
+                f"names {shorten(unknown, 80)!r}, a meta-schema this import neither knows nor was given in "
+                "metaschemas= (it fetches nothing): the document is read as 2020-12, with all its vocabularies, "
+                "so a keyword of a vocabulary of that meta-schema's own is not checked",
+            )
         root = importer.convert(document, "")
         importer.finish()
         importer.check_defaults()

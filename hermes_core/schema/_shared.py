@@ -689,8 +689,8 @@ FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
 }
 
 
-def self_ref(pointer: str) -> InvalidDefinitionError:
-    """The error for an imported ``$ref`` that reaches only itself, through refs alone."""
+def self_ref(pointer: str, keyword: str = "$ref") -> InvalidDefinitionError:
+    """The error for an imported ``$ref`` (or ``$dynamicRef``) that reaches only itself, through refs alone."""
     return InvalidDefinitionError(
-        "from_json_schema()", f"$ref {pointer!r}", "only refers to itself; it must describe a value"
+        "from_json_schema()", f"{keyword} {pointer!r}", "only refers to itself; it must describe a value"
     )

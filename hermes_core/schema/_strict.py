@@ -176,6 +176,8 @@ def strict_problem(
             return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}"
         return strict_problem(schema.root, refs, path, seen)
     if isinstance(schema, LinkSchema):
+        if schema.dynamic:  # strict mode takes $ref to $defs alone: resolved in a dynamic scope, it is not one
+            return f'field "{path or "(the input)"}" uses $dynamicRef, which strict mode cannot carry'
         if schema.target is None:
             return None
         return strict_problem(schema.target, refs, path, seen)
