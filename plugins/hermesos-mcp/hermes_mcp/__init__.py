@@ -16,19 +16,23 @@ When plugins load, each server's listing is read from the cache or, for a
 server whose listing is not cached (or is stale), from the server itself: all
 of those are started and listed at once, then stopped. Each tool is mounted
 (:mod:`hermes_mcp._mount`); a server that fails leaves its tools out, with a
-problem naming it and the cause (``hermesos check``). The plugin's resource,
+problem naming it and the cause (``hermesos check``), and is not started
+again for its ``retry_after`` seconds (:mod:`hermes_mcp._remembered`): the
+command that failed it says so on stderr, once. The plugin's resource,
 a :class:`Pool`, starts a server on the first call of one of its tools (a
 call of a local tool starts none), keeps it for the next call while the
 runtime is open, and stops every server it started when the runtime closes;
 a runtime that is never opened connects for each call. ``hermesos check``
-starts each server whose listing came from the cache and compares the two
-(:meth:`Pool.check`). While a call runs, the server's progress and log
-messages are the call's, and its questions (elicitation) are put to the
-runtime's approver when a yes or a no answers them (:mod:`hermes_mcp._elicit`).
+starts each server whose listing came from the cache and compares the two,
+and tries each server whose failure was remembered again (:meth:`Pool.check`).
+While a call runs, the server's progress and log messages are the call's,
+and its questions (elicitation) are put to the runtime's approver when a yes
+or a no answers them (:mod:`hermes_mcp._elicit`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +56,7 @@ if TYPE_CHECKING:
     # MCP SDK), which a load without a configuration file has no use for.
     from hermes_mcp._connect import Pool
     from hermes_mcp._failure import Listing, ServerFailure
+    from hermes_mcp._remembered import Remembered
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -106,59 +111,83 @@ class Mounted:
             runtime holding it) to keep the servers running between calls.
         problems: one message for each server, entry or tool left out, and
             each schema keyword that is not checked.
+        failed: the servers left out for a failure, each with what it was:
+            one of this mount (``new``), or one remembered from an earlier mount.
 
     """
 
     tools: tuple[Tool, ...]
     pool: Pool
     problems: tuple[str, ...]
+    failed: tuple[Remembered, ...] = ()
 
 
 def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str | Path | None = None) -> Mounted:
     """Mount the servers of *config*: their listings from the cache, else from the servers, all at once.
 
+    A server that could not be started or listed is left out, and its failure
+    recorded in the cache directory: for its ``retry_after`` seconds, the
+    next mounts leave it out without starting it (:mod:`hermes_mcp._remembered`).
+
     Args:
         config: the checked configuration (:func:`load_config`, :func:`parse_config`).
-        refresh: list every server live, ignoring the cache (and rewriting it).
-        cache_directory: where listings are cached (default: :func:`cache_dir`).
+        refresh: list every server live, ignoring the cache (and rewriting it) and the failures remembered.
+        cache_directory: where listings and failures are kept (default: :func:`cache_dir`).
 
     Returns:
         The tools, the pool to open, and the problems.
     """
     from hermes_mcp._connect import Pool, list_servers  # noqa: PLC0415 - see the imports above
     from hermes_mcp._mount import drop_clashes, mount  # noqa: PLC0415
+    from hermes_mcp._remembered import forget, recall, remember  # noqa: PLC0415
 
     directory = cache_dir() if cache_directory is None else Path(cache_directory)
     listings: dict[str, Listing] = {}
     from_cache: dict[str, Listing] = {}
+    failed: dict[str, Remembered] = {}
     unlisted: list[ServerConfig] = []
     for server in config.servers:
         cached = None if refresh else _cache.read(directory, server, config.cache_ttl)
-        if cached is None:
-            unlisted.append(server)
-        else:
+        remembered = None if refresh or cached is not None else recall(directory, server)
+        if cached is not None:
             listings[server.name] = from_cache[server.name] = cached
+        elif remembered is not None:  # not started: it failed a moment ago, its entry as it is now
+            failed[server.name] = remembered
+        else:
+            unlisted.append(server)
     live, failures = list_servers(unlisted)
-    problems = list(config.problems)
     for server in unlisted:
         if server.name in live:
             listings[server.name] = live[server.name]
+            forget(directory, server)
             if config.cache_ttl > 0:
                 _cache.write(directory, server, live[server.name])
         elif server.name in failures:
-            problems.append(f'MCP server "{server.name}" {failures[server.name]}; its tools are left out')
+            failed[server.name] = remember(directory, server, str(failures[server.name]))
+    problems = list(config.problems)
+    problems.extend(failed[server.name].problem(config.source) for server in config.servers if server.name in failed)
 
     def on_listed(server: ServerConfig, listing: Listing) -> None:
-        # A server started: the live listing refreshes the cache when it differs (the tools change at the next load).
+        # A server started: its failure is forgotten, and the live listing refreshes the cache when it differs
+        # (the tools change at the next load).
+        forget(directory, server)
         if config.cache_ttl > 0 and listing != _cache.cached_tools(directory, server):
             _cache.write(directory, server, listing)
 
-    pool = Pool(config.servers, on_listed, from_cache)
+    def on_failed(server: ServerConfig, failure: ServerFailure) -> str | None:
+        # A remembered server that check tried again failed again: remembered anew, from now; a problem of its
+        # own if it failed otherwise than the load's problem says.
+        again = remember(directory, server, str(failure))
+        return None if again.detail == failed[server.name].detail else again.problem(config.source)
+
+    earlier = [name for name, failure in failed.items() if not failure.new]
+    pool = Pool(config.servers, on_listed, from_cache, earlier, on_failed)
     tools: list[Tool] = []
     for server in config.servers:
         if server.name in listings:
             tools.extend(mount(pool, server, listings[server.name], problems))
-    return Mounted(tuple(drop_clashes(tools, problems)), pool, tuple(problems))
+    ordered = tuple(failed[server.name] for server in config.servers if server.name in failed)
+    return Mounted(tuple(drop_clashes(tools, problems)), pool, tuple(problems), ordered)
 
 
 # -- the hooks -----------------------------------------------------------------------------
@@ -177,7 +206,29 @@ def _load(environ: Mapping[str, str] | None = None) -> Mounted | None:
         return None
     guarded, _guarded = _guarded, None
     config = guarded[1] if guarded is not None and guarded[0] == path else load_config(path)
-    return mount_servers(config, refresh=_cache.refresh_asked(environ))
+    mounted = mount_servers(config, refresh=_cache.refresh_asked(environ))
+    for failed in mounted.failed:
+        if failed.new:  # said once, by the command that found it; later ones leave it to check and tools list
+            _say(failed.notice(config.source))
+    return mounted
+
+
+def _say(line: str) -> None:
+    """*line* on stderr, made plain, alone on its line: a terminal's live line (the clock of hermesos) is erased first.
+
+    The clock draws its line again under it at its next tick.
+    """
+    from hermes_mcp._failure import plain  # noqa: PLC0415 - imported with the servers, as in mount_servers
+
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        erase = "\r\033[K" if stream.isatty() else ""
+        stream.write(f"{erase}{plain(line)}\n")
+        stream.flush()
+    except (OSError, ValueError):  # closed, or a broken pipe: nothing to say it on
+        pass
 
 
 @hookimpl

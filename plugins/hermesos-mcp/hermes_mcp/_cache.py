@@ -9,7 +9,9 @@ listing is used when all of these hold, and the server is listed live otherwise:
 * it was written by this cache format.
 
 A live listing, at load or when a runtime opens, rewrites the file when it
-differs from what it holds. Nothing is cached for a server that failed.
+differs from what it holds. Nothing is cached for a server that failed: what
+is kept of it, beside the listings, is the record of its failure
+(:mod:`hermes_mcp._remembered`), written as a listing is (:func:`store`).
 """
 
 from __future__ import annotations
@@ -26,18 +28,28 @@ from hermes_core import schema as s
 from hermes_core import setting
 from hermes_mcp._config import ServerConfig
 
-__all__ = ["CACHE_DIR_ENV", "REFRESH_ENV", "cache_dir", "cached_tools", "clear", "read", "refresh_asked", "write"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "REFRESH_ENV",
+    "cache_dir",
+    "cached_tools",
+    "clear",
+    "read",
+    "refresh_asked",
+    "store",
+    "write",
+]
 
 #: Set (to a path) to keep the cache there instead of the user's cache directory.
 CACHE_DIR_ENV: Final = "HERMESOS_MCP_CACHE_DIR"
-#: Set to 1 (or true) to list every server live at load, ignoring (and rewriting) the cache.
+#: Set to 1 (or true) to list every server live at load, ignoring (and rewriting) the cache and the failures remembered.
 REFRESH_ENV: Final = "HERMESOS_MCP_REFRESH"
 _FORMAT = 1
 
 _DIR_SETTING = s.string(min_length=1, description="the directory to keep MCP tool listings in")
 _REFRESH_SETTING = s.string(
     pattern=r"^(1|0|true|false|True|False|TRUE|FALSE|yes|no|on|off)$",
-    description="1 to list every MCP server again, ignoring the cache",
+    description="1 to list every MCP server again, ignoring the cache and the failures remembered",
 )
 
 
@@ -102,15 +114,26 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
         "listed_at": time.time(),
         "tools": tools,
     }
+    store(_path(directory, server), data)
+
+
+def store(path: Path, data: Mapping[str, Any]) -> None:
+    """Write *data* as JSON at *path*, in the cache directory, atomically; a cache that cannot be written is no error.
+
+    The JSON goes to a new file beside *path*, which then replaces it: a
+    reader sees the old file or the new one, never part of one, and a
+    process stopped halfway leaves the old one.
+    """
     import tempfile  # noqa: PLC0415 - a listing written only: not on every start of hermesos (docs/performance.md)
 
+    directory = path.parent
     with contextlib.suppress(OSError):
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{server.name}-", suffix=".tmp")
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.stem}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:
                 json.dump(data, file, ensure_ascii=False)
-            os.replace(temporary, _path(directory, server))
+            os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -124,7 +147,7 @@ def cached_tools(directory: Path, server: ServerConfig) -> list[dict[str, Any]] 
 
 
 def clear(directory: Path) -> int:
-    """Remove every cached listing in *directory*; return how many there were."""
+    """Remove every cached listing and every failure record in *directory*; return how many there were."""
     removed = 0
     for path in directory.glob("*.json"):
         with contextlib.suppress(OSError):

@@ -26,32 +26,19 @@ import math
 from typing import TYPE_CHECKING, Final, final
 
 from hermes_core import ToolError, ToolFailedError, shorten
+from hermes_mcp._failure import plain
 
 if TYPE_CHECKING:
     from mcp_types import LoggingLevel
 
     from hermes_core import CallContext
 
-__all__ = ["MESSAGE_MAX", "PROGRESS_MESSAGE_MAX", "Caller", "plain"]
+__all__ = ["MESSAGE_MAX", "PROGRESS_MESSAGE_MAX", "Caller"]
 
 #: The most characters of a server's log message passed on; the rest is cut off with "...".
 MESSAGE_MAX: Final = 2000
 #: The most characters of a progress report's message passed on: a line under a bar.
 PROGRESS_MESSAGE_MAX: Final = 200
-
-
-def plain(text: str, *, lines: bool = False) -> str:
-    """*text* with every character that is not printable as a space: a server's words shown to a person.
-
-    Escape sequences and control characters (a terminal's colours, a carriage
-    return that rewrites the line, a right-to-left override) could make a
-    question or a log line read as something hermesos said. With *lines*, line
-    breaks and tabs are kept (a log message of several lines).
-    """
-    if text.isprintable():
-        return text
-    kept = "\n\t" if lines else ""
-    return "".join(char if char.isprintable() or char in kept else " " for char in text)
 
 
 @final

@@ -1,7 +1,7 @@
 """``hermesos-mcp``: refresh or clear the listing cache.
 
-hermesos-mcp refresh   # start and list every configured server now, rewriting the cache
-hermesos-mcp clear     # remove every cached listing
+hermesos-mcp refresh   # start and list every configured server now, rewriting the cache (failed ones too)
+hermesos-mcp clear     # remove every cached listing and every failure remembered
 hermesos-mcp where     # print the configuration file and the cache directory
 """
 
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cache directory: {directory}")
         return 0
     if args.command == "clear":
-        print(f"removed {_cache.clear(directory)} cached listings from {directory}")
+        print(f"removed {_cache.clear(directory)} cached listings and failures remembered from {directory}")
         return 0
     if path is None:
         print("hermesos-mcp: no configuration file: nothing to list", file=sys.stderr)

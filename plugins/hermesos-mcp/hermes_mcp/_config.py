@@ -29,9 +29,11 @@ __all__ = [
     "DEFAULT_MAX_LISTING_BYTES",
     "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_STDERR_BYTES",
+    "DEFAULT_RETRY_AFTER",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "INHERITED_ENV",
+    "RETRY_AFTER_MAX",
     "USER_FILE",
     "Config",
     "ServerConfig",
@@ -50,6 +52,11 @@ DEFAULT_TIMEOUT: Final = 60.0
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 #: Seconds a cached listing is used for, unless the file's ``cache_ttl`` says otherwise: one day.
 DEFAULT_CACHE_TTL: Final = 86400.0
+#: Seconds a server that could not be started or listed at load is not started again, unless the file's or its
+#: entry's ``retry_after`` says otherwise (hermes_mcp._remembered); 0 turns this off.
+DEFAULT_RETRY_AFTER: Final = 60.0
+#: The most seconds ``retry_after`` may be: one day (a server that should not be started for longer is disabled).
+RETRY_AFTER_MAX: Final = 86400.0
 #: Bytes one message from a server (a result, a listing page) may have, unless its ``max_result_bytes`` says otherwise.
 DEFAULT_MAX_RESULT_BYTES: Final = 16 * 1024 * 1024
 #: Bytes of a stdio server's stderr kept (the last ones), unless its ``max_stderr_bytes`` says otherwise.
@@ -85,7 +92,7 @@ INHERITED_ENV: Final = (
 _CONFIG_SETTING = s.string(min_length=1, description="the path of the TOML file listing MCP servers")
 _SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TOP_KEYS = ("cache_ttl", "servers")
+_TOP_KEYS = ("cache_ttl", "retry_after", "servers")
 _SERVER_KEYS = (
     "command",
     "args",
@@ -103,6 +110,7 @@ _SERVER_KEYS = (
     "max_result_bytes",
     "max_stderr_bytes",
     "max_listing_bytes",
+    "retry_after",
 )
 _STDIO_ONLY = ("args", "env", "pass_env", "cwd", "max_stderr_bytes")
 _HTTP_ONLY = ("token_env", "token_file")
@@ -133,6 +141,8 @@ class ServerConfig:
         max_stderr_bytes: the most bytes of a stdio server's stderr kept, the last ones.
         max_listing_bytes: the most bytes of JSON its tools may take in all (see
             :data:`DEFAULT_MAX_LISTING_BYTES`); a tool that would pass it is skipped.
+        retry_after: the seconds it is not started again after it could not be
+            started or listed at load (its entry's, else the file's); 0: always started.
         entry: the entry as written (parsed TOML), from which the cache key is made.
 
     """
@@ -153,6 +163,7 @@ class ServerConfig:
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     max_stderr_bytes: int = DEFAULT_MAX_STDERR_BYTES
     max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES
+    retry_after: float = DEFAULT_RETRY_AFTER
     entry: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -206,6 +217,8 @@ class Config:
         servers: the servers to mount, in the file's order (disabled ones left out).
         problems: one message for each entry that was skipped, naming it and why.
         cache_ttl: seconds a cached listing is used for; 0: never.
+        retry_after: the file's ``retry_after``: seconds a server that failed at
+            load is not started again, unless its entry says otherwise; 0: never remembered.
 
     """
 
@@ -213,6 +226,7 @@ class Config:
     servers: tuple[ServerConfig, ...] = ()
     problems: tuple[str, ...] = ()
     cache_ttl: float = DEFAULT_CACHE_TTL
+    retry_after: float = DEFAULT_RETRY_AFTER
 
 
 # -- finding the file ----------------------------------------------------------------------
@@ -302,7 +316,8 @@ def parse_config(text: str, source: str = "<text>") -> Config:
             raise InvalidDefinitionError(
                 declaration,
                 None,
-                f"{_unknown(key, _TOP_KEYS)}; the file has cache_ttl = SECONDS and [servers.<name>] tables",
+                f"{_unknown(key, _TOP_KEYS)}; the file has cache_ttl = SECONDS, retry_after = SECONDS and "
+                "[servers.<name>] tables",
             )
     cache_ttl = DEFAULT_CACHE_TTL
     if "cache_ttl" in document:
@@ -313,6 +328,12 @@ def parse_config(text: str, source: str = "<text>") -> Config:
                 declaration, None, f"cache_ttl must be a number of seconds, 0 or more, got {shown}"
             )
         cache_ttl = ttl
+    retry_after = DEFAULT_RETRY_AFTER
+    if "retry_after" in document:
+        try:
+            retry_after = _retry_after(document["retry_after"])
+        except _EntryError as error:
+            raise InvalidDefinitionError(declaration, None, str(error)) from None
     tables = document.get("servers", {})
     if not isinstance(tables, dict):
         raise InvalidDefinitionError(
@@ -322,21 +343,21 @@ def parse_config(text: str, source: str = "<text>") -> Config:
     problems: list[str] = []
     for name, entry in tables.items():
         try:
-            server = _server(name, entry)
+            server = _server(name, entry, retry_after)
         except _EntryError as error:
             problems.append(f'server "{shorten(name)}" in "{source}" is skipped: {error}')
             continue
         if server is not None:
             servers.append(server)
-    return Config(source, tuple(servers), tuple(problems), cache_ttl)
+    return Config(source, tuple(servers), tuple(problems), cache_ttl, retry_after)
 
 
 class _EntryError(Exception):
     """What is wrong with one server's entry: a message to prefix with the server's name."""
 
 
-def _server(name: str, entry: object) -> ServerConfig | None:
-    """The checked entry of server *name*, or None if it is disabled."""
+def _server(name: str, entry: object, retry_after: float = DEFAULT_RETRY_AFTER) -> ServerConfig | None:
+    """The checked entry of server *name*, or None if it is disabled (*retry_after*: the file's)."""
     if not _SEGMENT.match(name) or len(name) > 32:
         raise _EntryError(
             "its name must be one segment of a tool name (letters, digits, _ and -, not starting with a digit "
@@ -403,6 +424,7 @@ def _server(name: str, entry: object) -> ServerConfig | None:
         max_result_bytes=_byte_count(entry.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES), "max_result_bytes"),
         max_stderr_bytes=_byte_count(entry.get("max_stderr_bytes", DEFAULT_MAX_STDERR_BYTES), "max_stderr_bytes"),
         max_listing_bytes=_byte_count(entry.get("max_listing_bytes", DEFAULT_MAX_LISTING_BYTES), "max_listing_bytes"),
+        retry_after=_retry_after(entry["retry_after"]) if "retry_after" in entry else retry_after,
         entry=entry,
     )
 
@@ -452,6 +474,16 @@ def _positive(value: object, key: str) -> float:
         raise _EntryError(f"{key} must be a positive number of seconds such as 30, got {_shown(value)}")
     if seconds > TIMEOUT_MAX:
         raise _EntryError(f"{key} must be at most {TIMEOUT_MAX:,.0f} seconds, got {_shown(value)}")
+    return seconds
+
+
+def _retry_after(value: object) -> float:
+    seconds = _seconds(value, allow_zero=True)
+    if seconds is None or seconds > RETRY_AFTER_MAX:
+        raise _EntryError(
+            f"retry_after must be a number of seconds from 0 to {RETRY_AFTER_MAX:.0f} such as 60 (0: a server that "
+            f"failed is started again by the next command), got {_shown(value)}"
+        )
     return seconds
 
 

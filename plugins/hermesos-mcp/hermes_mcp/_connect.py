@@ -22,7 +22,8 @@ for that call alone (start, call, stop). A server that failed to start, or
 died, is started again by the next call of one of its tools.
 
 :meth:`Pool.start` starts servers at once, now: to list them
-(:func:`list_servers`) and for ``hermesos check`` (:meth:`Pool.check`).
+(:func:`list_servers`) and for ``hermesos check`` (:meth:`Pool.check`), which
+also tries again the servers a load left out for a failure it remembered.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ class Pool:
             listing whenever a session starts: to refresh the cache.
         cached: the listings the tools were mounted from that came from the
             cache, by server name: what :meth:`check` compares each server with.
+        remembered: the names of the servers the load left out without
+            starting them, for a failure remembered from an earlier load:
+            :meth:`check` tries them again.
+        on_failed: called (on the pool's thread) with each of those and its
+            failure when :meth:`check` tries it again and it fails again: to
+            remember it anew; it returns the problem to report, or None when
+            the load's problem says it already (it failed the same way).
 
     """
 
@@ -87,10 +95,14 @@ class Pool:
         servers: Iterable[ServerConfig],
         on_listed: Callable[[ServerConfig, Listing], None] | None = None,
         cached: Mapping[str, Listing] | None = None,
+        remembered: Iterable[str] = (),
+        on_failed: Callable[[ServerConfig, ServerFailure], str | None] | None = None,
     ) -> None:
         self.servers = {server.name: server for server in servers}
         self._on_listed = on_listed
         self._cached = dict(cached or {})
+        self._remembered = frozenset(remembered)
+        self._on_failed = on_failed
         self._connections: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -311,32 +323,40 @@ class Pool:
             await asyncio.shield(closing)
 
     def check(self, progress: Callable[[str], None] | None = None) -> list[str]:
-        """Start each server whose listing came from the cache and compare its listing with it: the problems.
+        """Start each server the load did not: compare a cached listing, try a remembered failure again: the problems.
 
         Used by ``hermesos check``: a cached listing mounts a server's tools
         without starting it, so a server that can no longer start, or whose
-        tools changed, would otherwise go unseen until a call. The servers are
-        started at once, on a pool of their own, and stopped; a live listing
-        that differs is cached (the next load mounts it).
+        tools changed, would otherwise go unseen until a call; and a server
+        whose failure is remembered is left out without being started, so one
+        that was fixed would go unseen until its ``retry_after`` has passed.
+        The servers are started at once, on a pool of their own, and stopped;
+        a live listing that differs is cached (the next load mounts it), a
+        server that started is forgotten as failed, one that failed again is
+        remembered anew.
 
         Args:
             progress: called with one line for each server, as it is checked.
 
         Returns:
-            One problem for each server that could not start or whose tools
-            changed, naming it and what to do.
+            One problem for each server that could not start (a remembered
+            one: unless it failed as the load said) or whose tools changed,
+            naming it and what to do.
         """
         say = progress or (lambda line: None)
         for name in self.servers:
-            if name not in self._cached:
+            if name not in self._cached and name not in self._remembered:
                 say(f'MCP server "{name}": checked when the plugins loaded (its listing was not cached)')
-        names = [name for name in self.servers if name in self._cached]
+        names = [name for name in self.servers if name in self._cached or name in self._remembered]
         if not names:
             return []
         problems: dict[str, str] = {}
         checking = Pool([self.servers[name] for name in names], self._on_listed)
 
         def started(name: str, failure: ServerFailure | None, seconds: float) -> None:
+            if name in self._remembered:
+                tried_again(name, failure, seconds)
+                return
             if failure is not None:
                 say(f'MCP server "{name}": could not start ({seconds:.1f} s)')
                 problems[name] = (
@@ -354,6 +374,24 @@ class Pool:
                     f'MCP server "{name}" lists other tools than its cached listing ({change}); the cache now '
                     "holds the new listing, which the next load mounts"
                 )
+
+        def tried_again(name: str, failure: ServerFailure | None, seconds: float) -> None:
+            if failure is None:
+                live = checking.listings().get(name, [])
+                tools = f"{len(live)} tool{'' if len(live) == 1 else 's'}"
+                say(
+                    f'MCP server "{name}": tried again (it had failed), started in {seconds:.1f} s, {tools}: its '
+                    "failure is forgotten, and the next load mounts its tools"
+                )
+                return
+            say(f'MCP server "{name}": tried again (it had failed), could not start ({seconds:.1f} s)')
+            problem = (
+                f'MCP server "{name}" {failure}; its tools are left out (fix its [servers.{name}] entry, or remove it)'
+                if self._on_failed is None
+                else self._on_failed(self.servers[name], failure)
+            )
+            if problem is not None:
+                problems[name] = problem
 
         checking.open()
         try:

@@ -13,7 +13,7 @@ so :func:`answer` puts only the questions a yes or a no can answer:
   of the call.
 
 The approver's request carries the server's words (at most 1,000
-characters, made :func:`~hermes_mcp._caller.plain`), then who asked: ``Delete 3 files? (asked by the MCP server
+characters, made :func:`~hermes_mcp._failure.plain`), then who asked: ``Delete 3 files? (asked by the MCP server
 "files")``; for a yes-or-no field, its title and description first
 (``Subscribe? (Subscribe: Send me the digest; asked by ...)``).
 
@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING, Any, Final, final
 import mcp_types as types
 
 from hermes_core import shorten
-from hermes_mcp._caller import MESSAGE_MAX, Caller, plain
+from hermes_mcp._caller import MESSAGE_MAX, Caller
+from hermes_mcp._failure import plain
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext

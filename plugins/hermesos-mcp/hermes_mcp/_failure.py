@@ -1,4 +1,7 @@
-"""What the other modules share about a server: its listing as data and its weight, how it failed or refused a call."""
+"""What the other modules share about a server: its listing as data and its weight, how it failed or refused a call.
+
+And its words made safe to show a person (:func:`plain`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any, Final, final
 
 from hermes_core import InputRejected, ToolFailedError, reject, shorten
 
-__all__ = ["TEXT_MAX", "TOOL_BYTES_MIN", "Listing", "ParamsRefused", "ServerFailure", "listed_size"]
+__all__ = ["TEXT_MAX", "TOOL_BYTES_MIN", "Listing", "ParamsRefused", "ServerFailure", "listed_size", "plain"]
 
 # How much of a server's own error text a failure carries: enough for a model to act on, bounded.
 TEXT_MAX = 2000
@@ -35,6 +38,20 @@ def listed_size(tool: Mapping[str, Any]) -> int:
     except (TypeError, ValueError, RecursionError):
         return TOOL_BYTES_MIN
     return max(TOOL_BYTES_MIN, len(written.encode("utf-8", "surrogatepass")))
+
+
+def plain(text: str, *, lines: bool = False) -> str:
+    """*text* with every character that is not printable as a space: a server's words shown to a person.
+
+    Escape sequences and control characters (a terminal's colours, a carriage
+    return that rewrites the line, a right-to-left override) could make a
+    question or a log line read as something hermesos said. With *lines*, line
+    breaks and tabs are kept (a log message of several lines).
+    """
+    if text.isprintable():
+        return text
+    kept = "\n\t" if lines else ""
+    return "".join(char if char.isprintable() or char in kept else " " for char in text)
 
 
 @final

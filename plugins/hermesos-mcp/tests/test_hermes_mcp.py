@@ -228,7 +228,7 @@ def test_a_malformed_file_is_an_error_at_load_naming_it() -> None:
     error = _error(lambda: parse_config("server = 1\n", "mcp.toml"))
     assert str(error) == (
         'MCP configuration file "mcp.toml" server is not a known key; did you mean servers?; the file has '
-        "cache_ttl = SECONDS and [servers.<name>] tables."
+        "cache_ttl = SECONDS, retry_after = SECONDS and [servers.<name>] tables."
     )
 
 
@@ -456,11 +456,21 @@ def test_a_server_that_fails_to_start_is_a_problem_and_the_others_are_mounted(en
     )
     mounted = env.mount()
     assert {tool.name.split(".")[0] for tool in mounted.tools} == {"unit"}
+    broken, absent = mounted.failed  # each remembered for its retry_after (test_remembered.py)
     assert mounted.problems[:2] == (
         'MCP server "broken" closed the connection while starting (it exited, or is not an MCP server); its '
-        "stderr: this server is configured to fail; its tools are left out",
+        f"stderr: this server is configured to fail; its tools are left out{_remedy(env, 'broken', broken.until)}",
         'MCP server "absent" could not be started: there is no program "no-such-program-anywhere" (check command '
-        "and PATH); its tools are left out",
+        f"and PATH); its tools are left out{_remedy(env, 'absent', absent.until)}",
+    )
+
+
+def _remedy(env: Env, name: str, until: float) -> str:
+    """What ends the problem of server *name* that failed: when it is started again, and what to do meanwhile."""
+    return (
+        f", and it is not started again until {time.strftime('%H:%M:%S', time.localtime(until))} (retry_after = 60 "
+        f's; 0 turns this off): fix its [servers.{name}] entry in "{env.config}", which is tried at once when '
+        "changed, or try it now with 'hermesos check' (or any command with HERMESOS_MCP_REFRESH=1)"
     )
 
 
@@ -547,15 +557,16 @@ def test_a_server_over_streamable_http_with_a_bearer_token(env: Env, http_server
     mounted = env.mount()
     assert mounted.problems[0] == (
         'MCP server "nope" has token_env = NO_SUCH_TOKEN_VARIABLE, which is not set; its tools are left out'
+        + _remedy(env, "nope", mounted.failed[0].until)
     )
     with Runtime(mounted.tools, grants=["mcp:web"], resources=[mounted.pool]) as runtime:
         assert runtime.call_sync("web.add", {"a": 20, "b": 22}) == {"sum": 42}
     token.write_text("wrong")
     env.write(f'[servers.web]\nurl = "{http_server}"\ntoken_file = "{token}"\ntimeout = 9\n')
-    (problem,) = env.mount().problems
-    assert problem == (
+    again = env.mount()
+    assert again.problems == (
         f'MCP server "web" could not be reached: HTTP 401 from {http_server} (check its token_env or token_file); '
-        "its tools are left out"
+        f"its tools are left out{_remedy(env, 'web', again.failed[0].until)}",
     )
 
 
