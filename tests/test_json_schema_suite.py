@@ -401,6 +401,117 @@ def test_the_pinned_suite_release_satisfies_the_testing_extra() -> None:
     assert requirement.specifier.contains(_dev.suite_version()), (requirement, _dev.suite_version())
 
 
+# -- export: the keywords issue 29 brought, through a tool's definitions --------------------------------------
+
+#: The files of the keywords the import applies in place, of unevaluated* and of $dynamicRef: a tool whose input
+#: uses them exports them as written, and what it exports, imported again, checks what the tool checks.
+EXPORTED = (
+    "if-then-else",
+    "not",
+    "dependentRequired",
+    "dependentSchemas",
+    "propertyNames",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "dynamicRef",
+)
+
+
+def _exported_groups() -> Iterator[Any]:
+    if not CASES:
+        yield pytest.param([], id="the-suite-is-missing")
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for case in CASES:
+        if case.file in EXPORTED and exclusion(case) is None:
+            groups.setdefault((case.file, case.group), []).append(case)
+    for (file, group), found in groups.items():
+        yield pytest.param(found, id=f"{file}/{group}")
+
+
+def _as_input(schema: Any) -> dict[str, Any]:
+    """A tool's input whose field "value" is *schema*, a resource of its own (its refs resolve as they did)."""
+    case = {"$id": "https://example.com/case", **schema} if isinstance(schema, dict) else schema
+    return {"type": "object", "properties": {"value": {"$ref": "#/$defs/case"}}, "required": ["value"],
+            "$defs": {"case": case}}  # fmt: skip
+
+
+def _verdict(schema: s.Schema, value: Any) -> bool:
+    try:
+        schema.parse(value)
+    except SchemaError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("group", list(_exported_groups()))
+def test_a_tool_exports_the_new_keywords_so_that_imported_again_they_check_the_same(group: list[Case]) -> None:
+    if not group:
+        _require_suite()
+        return
+    from hermes_core import InputInvalidError, Runtime, define_tool
+    from hermes_core.adapters import OpenAITools
+    from hermes_core.serve import mcp_tools
+
+    again = s.from_json_schema(import_case(group[0]).json_schema())
+    for case in group:  # the schema's own export
+        assert _verdict(again, case.data) == case.valid, case.id
+    tool = define_tool(name="suite.case", description="A case of the suite.", version="1.0.0",
+                       input=s.from_json_schema(_as_input(group[0].schema)), handler=lambda args: "ok")  # fmt: skip
+    runtime = Runtime([tool])
+    exports = {
+        "definitions": runtime.definitions()[0]["inputSchema"],
+        "MCP tools/list": mcp_tools(runtime)[0]["inputSchema"],
+        "OpenAI": OpenAITools(runtime).definitions()[0]["function"]["parameters"],
+    }
+    for where, exported in exports.items():
+        assert exported["$defs"]["case"] == _as_input(group[0].schema)["$defs"]["case"] or where, where
+        again = s.from_json_schema(exported)
+        for case in group:
+            try:
+                called = runtime.call_sync("suite.case", {"value": case.data}) == "ok"
+            except InputInvalidError:
+                called = False
+            assert _verdict(again, {"value": case.data}) == called, (where, case.id)
+    # What strict mode cannot carry refuses the tool, saying why; it is never left out of what a model reads.
+    refused = None
+    try:
+        strict = OpenAITools(runtime, strict=True).definitions()[0]["function"]["parameters"]
+    except InvalidDefinitionError as error:
+        refused = str(error)
+    if refused is not None:
+        assert "cannot be given to OpenAI's strict mode: " in refused
+    else:
+        written = json.dumps(strict)
+        assert all(f'"{keyword}"' in written for keyword in _keywords(group[0].schema) & NEW_KEYWORDS), written
+
+
+#: The keywords issue 29 brought.
+NEW_KEYWORDS = frozenset(
+    {
+        *("if", "then", "else", "not", "dependentRequired", "dependentSchemas", "propertyNames"),
+        *("contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems"),
+        *("$dynamicRef", "$dynamicAnchor"),
+    }
+)
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every key of every object in *schema*: the keywords it uses (and some names, which NEW_KEYWORDS leaves out)."""
+    found: set[str] = set()
+    pending = [schema]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            found.update(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 

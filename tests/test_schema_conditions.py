@@ -226,6 +226,84 @@ def test_strict_mode_names_every_keyword_it_cannot_carry() -> None:
     )
 
 
+# Every keyword the import added for issue 29, in one tool's input.
+ORDER: dict[str, Any] = {
+    "$id": "https://example.com/order",
+    "$dynamicAnchor": "order",
+    "type": "object",
+    "properties": {
+        "country": {"type": "string"},
+        "zip": {"type": "string"},
+        "tags": {
+            "type": "array",
+            "prefixItems": [{"type": "string"}],
+            "contains": {"const": "gift"},
+            "maxContains": 2,
+            "unevaluatedItems": False,
+        },
+        "meta": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+        "gift_for": {"$dynamicRef": "#order"},
+    },
+    "required": ["country"],
+    "if": {"properties": {"country": {"const": "US"}}},
+    "then": {"required": ["zip"]},
+    "else": {"not": {"required": ["zip"]}},
+    "dependentRequired": {"zip": ["country"]},
+    "dependentSchemas": {"country": {"properties": {"state": {"type": "string"}}}},
+    "unevaluatedProperties": False,
+}
+ORDERS = [
+    {
+        "country": "US",
+        "zip": "1",
+        "tags": ["a", "gift"],
+        "meta": {"ab": 1},
+        "gift_for": {"country": "FR"},
+        "state": "NY",
+    },
+    {"country": "US"},
+    {"country": "FR", "zip": "1"},
+    {"country": "FR", "tags": ["a", "b"]},
+    {"country": "FR", "tags": ["a", "gift", "gift", "gift"]},
+    {"country": "FR", "meta": {"A": 1}},
+    {"country": "FR", "gift_for": {"country": 1}},
+    {"country": "FR", "statee": "x"},
+    {"country": "FR", "state": 3},
+]
+
+
+def test_a_tool_using_every_new_keyword_exports_each_as_written_and_strict_mode_names_each() -> None:
+    from hermes_core.serve import mcp_tools
+
+    tool = define_tool(name="shop.order", description="Order.", version="1.0.0",
+                       input=s.from_json_schema(ORDER, strict=True), handler=lambda args: "ok")  # fmt: skip
+    runtime = Runtime([tool])
+    exports = [
+        runtime.definitions()[0]["inputSchema"],
+        mcp_tools(runtime)[0]["inputSchema"],
+        OpenAITools(runtime).definitions()[0]["function"]["parameters"],
+    ]
+    assert exports == [ORDER] * 3  # closed already (unevaluatedProperties: false): exported exactly as written
+    verdicts = []
+    for value in ORDERS:
+        try:
+            verdicts.append(runtime.call_sync("shop.order", value) == "ok")
+        except InputInvalidError:
+            verdicts.append(False)
+    assert verdicts == [True] + [False] * (len(ORDERS) - 1)  # each keyword refuses its own value
+    for exported in exports:
+        again = s.from_json_schema(exported)
+        assert [not _issues(again, value) for value in ORDERS] == verdicts
+    with pytest.raises(InvalidDefinitionError) as caught:
+        OpenAITools(runtime, strict=True)
+    assert str(caught.value) == (
+        'tool "shop.order": input cannot be given to OpenAI\'s strict mode: field "(the input)" uses if/then/else and '
+        'dependentRequired and dependentSchemas and unevaluatedProperties; field "tags" uses '
+        'contains/minContains/maxContains and unevaluatedItems; field "meta" uses propertyNames; field "gift_for" '
+        "uses $dynamicRef, which strict mode cannot carry."
+    )
+
+
 def test_a_dynamic_ref_is_checked_and_named_when_strict_mode_cannot_carry_it() -> None:
     # The issue's own example, listed as unsupported before: a tree whose children are its own nodes.
     doc = {"$dynamicAnchor": "node", "type": "object", "properties": {"child": {"$dynamicRef": "#node"}}}

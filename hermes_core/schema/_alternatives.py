@@ -462,6 +462,10 @@ class ImportedSchema(Schema):
         dialect: the dialect the document was read as (``"2020-12"`` or ``"draft-07"``).
         size: how many bytes the document takes written as compact JSON (what
             bounds what importing it may cost: see :func:`~hermes_core.schema.from_json_schema`).
+        formats: whether ``format`` was asserted (``from_json_schema(formats=)``).
+        metaschemas: the meta-schema the document's ``$schema`` named, by its
+            URI, when the caller gave it (``from_json_schema(metaschemas=)``);
+            empty otherwise. With *formats*, how to read the document again.
     """
 
     kind = "imported"
@@ -473,6 +477,8 @@ class ImportedSchema(Schema):
     open_by_silence: tuple[str, ...] = ()
     dialect: str = "2020-12"
     size: int = 0
+    formats: bool = True
+    metaschemas: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     _holds_schemas = ("root",)
 

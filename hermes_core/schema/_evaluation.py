@@ -228,21 +228,28 @@ class UnevaluatedSchema(Schema):
         before = len(issues)
         result = self.base._collect(value, path, issues, ctx)
         if self.properties is not None and isinstance(value, dict):
-            result = self._keys(value, result, path, issues, ctx)
+            result = self._keys(value, result, path, issues, ctx, before=before)
         elif self.items is not None and isinstance(value, list):
             result = self._items(value, result, path, issues, ctx)
         return BAD if result is BAD or len(issues) > before else result
 
-    def _keys(self, value: dict[Any, Any], result: Any, path: Path, issues: list[Issue], ctx: Context) -> Any:
+    def _keys(
+        self, value: dict[Any, Any], result: Any, path: Path, issues: list[Issue], ctx: Context, *, before: int
+    ) -> Any:
         assert self.properties is not None  # narrows for mypy: the caller tested it
         evaluated = self.evaluation.keys(value, path, ctx, own=False)
         if evaluated is EVERY:
             return result
         assert isinstance(evaluated, set)
+        # The keys the rest of the schema object refused already (a closed object it reaches through a $ref):
+        # each is said once.
+        refused = {issue.path for issue in issues[before:] if issue.kind == "unexpected"}
         for key, item in value.items():
             if key in evaluated or not isinstance(key, str):
                 continue  # a key that is not a string is the object's own check's to refuse
             plain = path_key(key)
+            if (*path, plain) in refused:
+                continue
             if isinstance(self.properties, NeverSchema):
                 issues.append(Issue((*path, plain), "unexpected", self._unexpected(plain, len(issues))))
                 parsed: Any = BAD

@@ -201,6 +201,9 @@ _FORMAT_ASSERTION = _VOCABULARY.format("2020-12", "format-assertion")
 _IN_PLACE = ("if", "then", "else", "not", "dependentSchemas")
 # The keywords whose subschemas may evaluate properties of the value itself (see _evaluation).
 _DECLARING = frozenset({"if", "then", "else", "dependentSchemas", "dependencies"})
+# Beside an allOf, the keywords whose subschemas may evaluate properties too: its parts merged and closed by
+# additionalProperties would refuse what those take, where the export says unevaluatedProperties.
+_BESIDE_ALL_OF = frozenset({"anyOf", "oneOf", "$ref", "$dynamicRef"})
 
 _TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
 _STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
@@ -362,6 +365,7 @@ class _Importer:
         self.index(document, "", _ROOT_BASE)
         self.scopes = Scopes(self.bases, self.live_anchors(), self.spend)
         self.scope = 0  # the dynamic scope of the schema being converted (see _dynamic); 0 in most documents
+        self.owned: dict[str, int] = {}  # what each schema's own keywords weigh (see own_weight), where asked
 
     # -- problems ---------------------------------------------------------------------------
 
@@ -396,6 +400,8 @@ class _Importer:
         self.spend(_NODE_WEIGHT + len(pointer))
         outer = self.scope
         self.scope = scope = self.scopes.enter(outer, pointer)
+        if scope:  # converted again for each scope it is reached in: what its own keywords hold, each time
+            self.spend(self.own_weight(doc, pointer))
         self.depth += 1
         try:
             if self.depth > SCHEMA_DEPTH_MAX:
@@ -406,6 +412,24 @@ class _Importer:
             self.scope = outer
         self.nodes[(pointer, scope)] = node
         return node
+
+    def own_weight(self, doc: Any, pointer: str) -> int:
+        """What the keywords of the schema *doc* hold besides its subschemas, in bytes of JSON (worked out once).
+
+        A subschema reached in several dynamic scopes is converted once for
+        each: what converting it reads (a long ``required``, a ``pattern``) is
+        counted each time, as its subschemas are counted when they are.
+        """
+        known = self.owned.get(pointer)
+        if known is None:
+            own: dict[str, Any] = {}
+            for keyword, value in doc.items() if isinstance(doc, Mapping) else ():
+                if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
+                    own[keyword] = list(value)  # the names, not the schemas
+                elif keyword not in _SCHEMA_LISTS and keyword not in _SCHEMA_VALUES:
+                    own[keyword] = value
+            known = self.owned[pointer] = json_size(own, self.allowance)
+        return known
 
     def read(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
         """*doc* without the keywords of the vocabularies its meta-schema leaves out (as it is, in most documents)."""
@@ -450,13 +474,14 @@ class _Importer:
         if (
             self.closed
             and pointer not in self.partial
-            and _DECLARING.intersection(doc)
+            and (_DECLARING.intersection(doc) or ("allOf" in doc and not _BESIDE_ALL_OF.isdisjoint(doc)))
             and ("properties" in doc or "allOf" in doc)
             and "additionalProperties" not in doc
             and "unevaluatedProperties" not in doc
         ):
-            # Its ifs and dependent schemas may name properties of their own: closed as unevaluatedProperties
-            # closes, past every property a part it applies names, not by additionalProperties before them.
+            # Its ifs and dependent schemas (its allOf's parts and the options beside them) may name properties
+            # of their own: closed as unevaluatedProperties closes, past every property a part it applies names,
+            # not by additionalProperties before them.
             self.closing_late.add(pointer)
         merged = self.merged_all_of(doc, pointer)
         body = merged if merged is not None else doc
@@ -1050,7 +1075,7 @@ class _Importer:
             return known
         if depth > SCHEMA_DEPTH_MAX:
             raise _too_deep(pointer)
-        self.spend(_NODE_WEIGHT + len(pointer))
+        self.spend(_NODE_WEIGHT + len(pointer) + (self.own_weight(doc, pointer) if scope else 0))
         if not isinstance(doc, Mapping):  # true evaluates nothing; false passes nothing
             made = self.table[key] = Evaluation(pointer, table=self.table)
             return made
@@ -1296,8 +1321,9 @@ def from_json_schema(
     held = {key.rstrip("#"): meta for key, meta in (metaschemas or {}).items()}
     reading = _Reading(formats=formats)
     unknown = None  # a $schema neither known nor held, which decides how the document is read
+    used: dict[str, Any] = {}  # the meta-schema read, kept to read the document again (closed_import)
     if uri is not None and uri not in _SCHEMA_URIS and uri in held:
-        meta = held[uri]
+        meta = used[uri] = held[uri]
         if not isinstance(meta, Mapping):
             raise InvalidDefinitionError(
                 "from_json_schema()", f"metaschemas[{shorten(uri, 80)!r}]", "must be a meta-schema (a dict)"
@@ -1347,5 +1373,12 @@ def from_json_schema(
         ) from None
     silent = tuple(dict.fromkeys(importer.silent))  # a typeless schema converts its object keywords more than once
     return ImportedSchema(
-        root, exported, tuple(importer.unsupported), open_by_silence=silent, dialect=dialect, size=size
+        root,
+        exported,
+        tuple(importer.unsupported),
+        open_by_silence=silent,
+        dialect=dialect,
+        size=size,
+        formats=formats,
+        metaschemas=used,
     )

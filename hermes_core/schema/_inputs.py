@@ -90,7 +90,13 @@ def closed_import(schema: ImportedSchema) -> ImportedSchema:
     from hermes_core.schema._import import from_json_schema  # noqa: PLC0415 - only an open import needs the reader
 
     # An open import exports its document unchanged: it is the document it was read from.
-    closed = from_json_schema(schema.document, dialect=schema.dialect, closed=True)
+    closed = from_json_schema(
+        schema.document,
+        dialect=schema.dialect,
+        closed=True,
+        metaschemas=schema.metaschemas,
+        formats=schema.formats,
+    )
     if schema.description is not None and closed.description is None:
         closed = dataclasses.replace(closed, description=schema.description)
     if len(_closed) >= _CLOSED_KEPT:

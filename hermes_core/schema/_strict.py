@@ -161,45 +161,100 @@ def strict_problem(
     *schema* sits (``""``: the input). *seen* holds the nodes already looked at, and grows: a node reached again
     (through a cycle, or a second ref to one definition) was found fine the
     first time, or is being looked at; so the walk is linear in the nodes.
+    When the first problem is a keyword strict mode cannot carry (``not``,
+    ``if``/``then``/``else``, ``$dynamicRef``...), the answer names every
+    such keyword of the schema, field by field, so that none is found one
+    refusal at a time.
     """
-    if seen is None:
-        seen = set()
+    found = _first_problem(schema, refs, path, set() if seen is None else seen)
+    if found is None:
+        return None
+    problem, carry = found
+    if not carry:
+        return problem
+    uses: dict[str, dict[str, None]] = {}
+    _uncarried(schema, refs, path, set(), uses)
+    said = [f'field "{where or "(the input)"}" uses {" and ".join(keywords)}' for where, keywords in uses.items()]
+    if len(said) > _FIELDS_SAID:
+        said[_FIELDS_SAID:] = [f"{len(said) - _FIELDS_SAID} fields more"]
+    return "; ".join(said) + ", which strict mode cannot carry"
+
+
+# The most fields a refusal names the keywords of: a schema of thousands of conditions is refused in one line.
+_FIELDS_SAID = 8
+
+
+def _first_problem(schema: Schema, refs: Mapping[str, Schema], path: str, seen: set[int]) -> tuple[str, bool] | None:
+    """The first problem :func:`strict_problem` finds, and whether it is a keyword strict mode cannot carry."""
     if id(schema) in seen:
         return None
     seen.add(id(schema))
     if isinstance(schema, RefSchema):
         if schema.name not in refs:
             return None
-        return strict_problem(refs[schema.name], refs, path, seen)
+        return _first_problem(refs[schema.name], refs, path, seen)
     if isinstance(schema, ImportedSchema):
         if schema.unsupported:
-            return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}"
-        return strict_problem(schema.root, refs, path, seen)
+            return f"its imported JSON Schema has what strict mode cannot be given: {schema.unsupported[0]}", False
+        return _first_problem(schema.root, refs, path, seen)
     if isinstance(schema, LinkSchema):
         if schema.dynamic:  # strict mode takes $ref to $defs alone: resolved in a dynamic scope, it is not one
-            return f'field "{path or "(the input)"}" uses $dynamicRef, which strict mode cannot carry'
+            return "$dynamicRef", True
         if schema.target is None:
             return None
-        return strict_problem(schema.target, refs, path, seen)
+        return _first_problem(schema.target, refs, path, seen)
     if isinstance(schema, AppliedSchema | UnevaluatedSchema):
-        keywords = " and ".join(dict.fromkeys(_keywords(schema)))
-        return f'field "{path or "(the input)"}" uses {keywords}, which strict mode cannot carry'
+        return "the keywords applied in place", True
     if isinstance(schema, tuple(_IMPORTED_ONLY)):
         keyword = _IMPORTED_ONLY[type(schema)]
-        return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say'
+        return f'field "{path or "(the input)"}" uses {keyword}, which strict mode cannot say', False
     if isinstance(schema, AnySchema):
-        return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say'
+        return f'field "{path or "(the input)"}" accepts any JSON value (s.any()), which strict mode cannot say', False
     if isinstance(schema, RecordSchema):
-        return f'field "{path or "(the input)"}" is a record (s.record()), whose keys strict mode cannot leave open'
+        return (
+            f'field "{path or "(the input)"}" is a record (s.record()), whose keys strict mode cannot leave open',
+            False,
+        )
     if isinstance(schema, ObjectSchema) and schema.extra != "forbid":
         return (
-            f'field "{path or "(the input)"}" allows unknown keys (extra={schema.extra!r}), which strict mode forbids'
+            f'field "{path or "(the input)"}" allows unknown keys (extra={schema.extra!r}), which strict mode forbids',
+            False,
         )
     for name, child in _children(schema):
-        problem = strict_problem(child, refs, f"{path}.{name}" if path and name else path or name, seen)
+        problem = _first_problem(child, refs, f"{path}.{name}" if path and name else path or name, seen)
         if problem is not None:
             return problem
     return None
+
+
+def _uncarried(
+    schema: Schema, refs: Mapping[str, Schema], path: str, seen: set[int], uses: dict[str, dict[str, None]]
+) -> None:
+    """Add to *uses* each field of *schema* (by path) that uses keywords strict mode cannot carry, with them."""
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    if isinstance(schema, RefSchema):
+        if schema.name in refs:
+            _uncarried(refs[schema.name], refs, path, seen, uses)
+        return
+    if isinstance(schema, ImportedSchema):
+        _uncarried(schema.root, refs, path, seen, uses)
+        return
+    if isinstance(schema, LinkSchema):
+        if schema.dynamic:
+            uses.setdefault(path, {})["$dynamicRef"] = None
+        if schema.target is not None:
+            _uncarried(schema.target, refs, path, seen, uses)
+        return
+    if isinstance(schema, AppliedSchema | UnevaluatedSchema):
+        uses.setdefault(path, {}).update(dict.fromkeys(_keywords(schema)))
+        while isinstance(schema, AppliedSchema | UnevaluatedSchema):  # the value's own shape: its fields may use more
+            schema = schema.base
+        _uncarried(schema, refs, path, seen, uses)
+        return
+    for name, child in _children(schema):
+        _uncarried(child, refs, f"{path}.{name}" if path and name else path or name, seen, uses)
 
 
 # The shapes only imported JSON Schema has, as the document says them.
