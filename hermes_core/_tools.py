@@ -55,12 +55,21 @@ TIMEOUT_MAX: typing.Final = min(threading.TIMEOUT_MAX, 1e9)
 #: A permission a tool declares: ``namespace:action``, each part ``[a-z][a-z0-9_-]*``.
 PERMISSION_PATTERN = re.compile(r"[a-z][a-z0-9_-]*:[a-z][a-z0-9_-]*\Z")
 
-# semver.org's own expression: no leading zeros, optional pre-release and build.
-_SEMVER = re.compile(
+# semver.org's own expression: no leading zeros, optional pre-release and build. Compiled (by re, once) for a
+# version that is not a plain X.Y.Z only: compiling it was 2.3 million instructions of every start (start-up).
+_SEMVER = (
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?\Z"
 )
+
+
+def _is_semver(version: str) -> bool:
+    """Whether *version* matches semver.org's expression (``_SEMVER``), a plain ``1.0.0`` told without it."""
+    parts = version.split(".")
+    if len(parts) == 3 and all(part == "0" or (part.isascii() and part.isdigit() and part[0] != "0") for part in parts):
+        return True
+    return re.match(_SEMVER, version) is not None
 
 
 @final
@@ -128,22 +137,25 @@ class Tool:
     lenient: bool | None = None
     target: Callable[[Any], str] | None = None
     is_async: bool = field(init=False, default=False)
-    # Compiled here, at definition time, unless the schema holds a ref (the runtime resolves those).
+    # Written here, at definition time, unless the schema holds a ref (the runtime resolves those).
     _input_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
     _output_validator: Validator | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         decl = _check_fields(self)
-        derive(self, input=tool_input(self.input))
         if self.output is None:
             derive(self, output=AnySchema())
         validators = []
-        for label, schema in (("field", self.input), ("output field", self.output)):
-            _check_defaults(decl, label, schema)
-            # Compiled now unless the schema names others, which only a runtime can resolve.
+        for label in ("field", "output field"):
+            # Written now unless the schema names others, which only a runtime can resolve (byte-compiled
+            # at the first call: see schema._compile._deferred).
             try:
+                if label == "field":
+                    derive(self, input=tool_input(self.input))
+                schema = self.input if label == "field" else self.output
+                _check_defaults(decl, label, schema)
                 validators.append(None if schema.has_refs else closed_validator(schema))
-            except RecursionError:  # how deep the compiler may go depends on the caller's stack: never past it
+            except RecursionError:  # how deep the passes may go depends on the caller's stack: never past it
                 raise InvalidDefinitionError(
                     decl,
                     "input" if label == "field" else "output",
@@ -185,7 +197,8 @@ class Tool:
     def validators(self, schemas: Mapping[str, Schema] | None = None) -> tuple[Validator, Validator]:
         """The compiled validators of the tool's input and of its output, in that order.
 
-        Each is compiled when the tool is made, unless its schema holds an
+        Each is compiled when the tool is made (its code written then, and
+        byte-compiled at its first call), unless its schema holds an
         ``s.ref``: that one is compiled now, resolving the names through
         *schemas* (a runtime's named schemas), every time this is called.
         ``validator.run(value)`` gives ``(True, parsed, ())`` or
@@ -484,7 +497,7 @@ def _check_fields(tool: Tool) -> str:
             f"must be a non-blank string saying what the tool does (a model reads it to decide "
             f"whether to call the tool), got {_describe(description)}",
         )
-    if not isinstance(version, str) or not _SEMVER.match(version):
+    if not isinstance(version, str) or not _is_semver(version):
         raise InvalidDefinitionError(
             decl,
             "version",

@@ -5,6 +5,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -13,9 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolHints, define_tool, tool
 from hermes_core import schema as s
+from hermes_core._tools import _SEMVER, _is_semver
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -76,6 +80,28 @@ def test_schemas_are_compiled_at_definition_time() -> None:
     assert made.validators() == (check_input, check_output)  # the ones compiled when the tool was made
     assert check_input.run({"path": "a"}) == (True, {"path": "a"}, ())
     assert check_output.run([1]) == (True, [1], ())
+
+
+def _nested(depth: int) -> s.Schema:
+    schema: s.Schema = s.string()
+    for _ in range(depth):
+        schema = s.array(schema)
+    return schema
+
+
+@pytest.mark.parametrize("depth", [300, 3000])
+@pytest.mark.parametrize("field", ["input", "output"])
+def test_a_schema_nested_too_deeply_for_the_definition_is_refused_there_naming_the_field(
+    depth: int, field: str
+) -> None:
+    # 300 levels are too deep to write the code of (the compiler's generator recursed); 3,000 too deep to close the
+    # input's imported schemas (tool_input recursed too, and its RecursionError escaped define_tool).
+    schema = s.object({"a": _nested(depth)}) if field == "input" else _nested(depth)
+    error = definition_error(**{field: schema})
+    assert (error.field, error.detail) == (field, "nests schemas too deeply to compile; no real schema nests so deep")
+    deep_enough = make(**{field: s.object({"a": _nested(20)}) if field == "input" else _nested(20)})
+    value = {"a": [[[]]]} if field == "input" else [[[]]]
+    assert deep_enough.validators()[field == "output"].run(value) == (True, value, ())
 
 
 def test_a_tool_whose_input_is_a_ref_is_compiled_against_the_named_schemas() -> None:
@@ -146,6 +172,31 @@ def test_version_message_is_pinned() -> None:
         "tool \"fs.write\": version must be a semantic version MAJOR.MINOR.PATCH such as '1.0.0' "
         "or '2.1.0-rc.1', got '1.0'."
     )
+
+
+# Near-misses of a plain X.Y.Z: other digits (Arabic-Indic ones are \d to the expression, superscripts are not),
+# leading zeros, empty parts, spaces and a newline around, signs, a fourth part.
+_VERSIONS = ["1.2.3", "0.0.0", "10.0.1", "01.2.3", "1.02.3", "1..3", "1.2.", " 1.2.3", "1.2.3 ", "1.2.3\n",
+             "+1.2.3", "1.2.-3", "1.2.3.4", "\u0661.\u0660.\u0660", "\u00b2.0.0", "\uff11.2.3", "1.2.3-rc.1",
+             "1.2.3+b"]  # fmt: skip
+
+
+@given(st.sampled_from(_VERSIONS) | st.text(alphabet="0129.-+aZ \n\u0661\u00b2", max_size=14))
+def test_a_version_is_told_as_semver_orgs_expression_tells_it_plain_ones_without_it(version: str) -> None:
+    assert _is_semver(version) == (re.match(_SEMVER, version) is not None)
+
+
+def test_a_plain_version_is_told_without_compiling_the_expression() -> None:
+    re.purge()
+    assert _is_semver("1.20.3")
+    assert _SEMVER not in {pattern.pattern for pattern in _cached_patterns()}
+    assert _is_semver("1.20.3-rc.1")  # the control: one that is not plain compiles it
+    assert _SEMVER in {pattern.pattern for pattern in _cached_patterns()}
+
+
+def _cached_patterns() -> list[re.Pattern[str]]:
+    """The patterns re has compiled since it was last purged (its cache holds each it compiled)."""
+    return [value for value in re._cache.values() if isinstance(value, re.Pattern)]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("schema", [s.string(), s.array(s.string()), {"path": s.string()}, None])

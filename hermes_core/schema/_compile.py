@@ -16,6 +16,8 @@ the attributes that kind has, as the protocols of ``_kinds`` describe them.
 from __future__ import annotations
 
 import functools
+import threading
+import types
 from collections.abc import Callable, Iterator, Mapping
 from types import CodeType
 from typing import Any
@@ -352,8 +354,7 @@ class _Codegen:
         self.budget = outer_budget
         source = f"def {name}(v, p, I):\n" + "\n".join(body)
         self.written += len(source)
-        self.sources.append(source)
-        exec(_code(source), self.namespace)  # noqa: S102 - our own generated code, one function at a time
+        self.sources.append(source)  # byte-compiled at the validator's first call (see _deferred)
         return name
 
     def walker(self, node: Node) -> Callable[[Any, Path, list[Issue]], Any]:
@@ -528,8 +529,7 @@ class _Codegen:
         self.predicate_body(node, body)
         source = f"def {name}(v):\n" + "\n".join(body)
         self.written += len(source)
-        self.sources.append(source)
-        exec(_code(source), self.namespace)  # noqa: S102 - our own generated code, one function at a time
+        self.sources.append(source)  # byte-compiled at the validator's first call (see _deferred)
         return name
 
     def predicate_body(self, node: Node, body: list[str]) -> None:
@@ -981,8 +981,59 @@ def compile_schema(schema: SchemaNode, refs: Mapping[str, SchemaNode]) -> Valida
         InvalidDefinitionError: a ``ref`` names a schema *refs* does not have.
     """
     gen = _Codegen(schema, refs)
-    entry = gen.function(schema)
-    return Validator(schema=schema, refs=refs, entry=gen.namespace[entry], source="\n\n".join(gen.sources))
+    name = gen.function(schema)
+    entry = _deferred(gen, name) if gen.sources else gen.namespace[name]
+    return Validator(schema=schema, refs=refs, entry=entry, source="\n\n".join(gen.sources))
+
+
+# Held while a validator's generated functions are byte-compiled: each validator's are compiled once,
+# by the first of the threads that call it together.
+_COMPILING = threading.Lock()
+
+
+def _pending(v: Any, p: Path, issues: list[Issue]) -> Any:
+    """The code of an entry not byte-compiled yet, run with its generated code's namespace as globals (_deferred)."""
+    first: Callable[[Any, Path, list[Issue]], Any] = globals()["_first"]
+    return first(v, p, issues)
+
+
+def _deferred(gen: _Codegen, name: str) -> Callable[[Any, Path, list[Issue]], Any]:
+    """The entry *name* of what *gen* wrote, its functions byte-compiled at its first call.
+
+    Writing the code is done now, where the schema is defined: a schema the
+    writer cannot handle (nested too deeply, a ref missing) is refused there.
+    Byte-compiling it was most of what defining a tool cost, paid by every
+    command that loads the tools and calls one or none (``hermesos tools
+    list``: docs/performance.md, start-up), so the first call does it. The
+    entry keeps its identity: its code becomes the compiled function's, so
+    what holds it (a runtime's table, ``CLOSED_ENTRIES``) then calls the
+    compiled code with no step between, and no later call pays again. Should
+    compiling fail (``compile`` itself recurses, and the call may come deep in
+    a stack), that call is checked by the walk, which finds the same issues,
+    and the next call compiles.
+    """
+    namespace = gen.namespace
+    entry = types.FunctionType(_pending.__code__, namespace, name)
+    walk = gen.walker(gen.resolve(gen.root))
+    sources = gen.sources
+
+    def first(v: Any, p: Path, issues: list[Issue]) -> Any:
+        with _COMPILING:
+            if entry.__code__ is _pending.__code__:
+                try:
+                    codes = [_code(source) for source in sources]  # one function at a time: see _SOURCE_MAX
+                except Exception:  # compile() recursed too deep, or ran out of memory: this call is walked
+                    codes = []
+                for code in codes:
+                    exec(code, namespace)  # noqa: S102 - our own generated code
+                if codes:
+                    entry.__code__ = namespace[name].__code__
+                    namespace[name] = entry
+                    sources.clear()  # Validator.source holds the text
+        return (walk if entry.__code__ is _pending.__code__ else entry)(v, p, issues)
+
+    namespace["_first"] = first
+    return entry
 
 
 #: The package's one cache: ``id(schema)`` to ``(schema, check, validator)`` for schemas that name
