@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     # MCP SDK), which a load without a configuration file has no use for.
     from hermes_mcp._connect import Pool
     from hermes_mcp._failure import Listing, ServerFailure
-    from hermes_mcp._remembered import Remembered
+    from hermes_mcp._remembered import FailedServer
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -64,6 +64,7 @@ __all__ = [
     "REFRESH_ENV",
     "USER_FILE",
     "Config",
+    "FailedServer",
     "Mounted",
     "Pool",
     "ServerConfig",
@@ -84,7 +85,11 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # Pool and ServerFailure are imported on first use (see the imports above).
+    # Pool, ServerFailure and FailedServer are imported on first use (see the imports above).
+    if name == "FailedServer":
+        from hermes_mcp._remembered import FailedServer  # noqa: PLC0415
+
+        return FailedServer
     if name == "Pool":
         from hermes_mcp._connect import Pool  # noqa: PLC0415
 
@@ -119,7 +124,7 @@ class Mounted:
     tools: tuple[Tool, ...]
     pool: Pool
     problems: tuple[str, ...]
-    failed: tuple[Remembered, ...] = ()
+    failed: tuple[FailedServer, ...] = ()
 
 
 def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str | Path | None = None) -> Mounted:
@@ -144,7 +149,7 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
     directory = cache_dir() if cache_directory is None else Path(cache_directory)
     listings: dict[str, Listing] = {}
     from_cache: dict[str, Listing] = {}
-    failed: dict[str, Remembered] = {}
+    failed: dict[str, FailedServer] = {}
     unlisted: list[ServerConfig] = []
     for server in config.servers:
         cached = None if refresh else _cache.read(directory, server, config.cache_ttl)

@@ -46,7 +46,7 @@ from hermes_mcp import _cache
 from hermes_mcp._config import ServerConfig
 from hermes_mcp._failure import TEXT_MAX, plain
 
-__all__ = ["RECORD_MAX", "Remembered", "forget", "recall", "remember"]
+__all__ = ["RECORD_MAX", "FailedServer", "forget", "recall", "remember"]
 
 #: The most bytes of a failure record read: a record is a few hundred bytes, its reason at most 2,000 characters.
 RECORD_MAX: Final = 16 * 1024
@@ -56,7 +56,7 @@ _SUFFIX: Final = ".failed.json"
 
 @final
 @dataclass(frozen=True, slots=True)
-class Remembered:
+class FailedServer:
     """A server left out of a load for its failure: this load's, or one remembered from an earlier one.
 
     Attributes:
@@ -110,7 +110,7 @@ def _path(directory: Path, server: ServerConfig) -> Path:
     return directory / f"{server.name}{_SUFFIX}"
 
 
-def recall(directory: Path, server: ServerConfig, now: float | None = None) -> Remembered | None:
+def recall(directory: Path, server: ServerConfig, now: float | None = None) -> FailedServer | None:
     """The failure of *server* (its entry as it is now) remembered in *directory*, if it is within its window.
 
     None when its ``retry_after`` is 0, there is no record, or the record is
@@ -136,13 +136,13 @@ def recall(directory: Path, server: ServerConfig, now: float | None = None) -> R
     if not 0 <= now - at < server.retry_after:  # past, to come, or not a number (NaN compares false)
         return None
     said = shorten(plain(detail.strip()), TEXT_MAX) or "could not be started"
-    return Remembered(server.name, said, at, server.retry_after, new=False)
+    return FailedServer(server.name, said, at, server.retry_after, new=False)
 
 
-def remember(directory: Path, server: ServerConfig, detail: str, now: float | None = None) -> Remembered:
+def remember(directory: Path, server: ServerConfig, detail: str, now: float | None = None) -> FailedServer:
     """*server* failed now, saying *detail*: the failure, written to *directory* unless its ``retry_after`` is 0."""
     said = shorten(plain(detail.strip()), TEXT_MAX) or "could not be started"
-    failed = Remembered(server.name, said, time.time() if now is None else now, server.retry_after, new=True)
+    failed = FailedServer(server.name, said, time.time() if now is None else now, server.retry_after, new=True)
     if failed.retry_after > 0:
         record = {
             "format": _FORMAT,

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from hermes_mcp import mount_servers, parse_config
 from hermes_mcp._config import RETRY_AFTER_MAX, ServerConfig
-from hermes_mcp._remembered import RECORD_MAX, Remembered, recall, remember
+from hermes_mcp._remembered import RECORD_MAX, FailedServer, recall, remember
 
 from hermes_core import InvalidDefinitionError
 
@@ -345,7 +345,7 @@ def _records(directory: Path, server: ServerConfig, now: float) -> dict[str, Any
 def test_a_record_is_recalled_only_when_it_is_one_of_this_entry_within_its_window(tmp_path: Path) -> None:
     server = _server()
     failed = remember(tmp_path, server, "could not be started: \x1b[2Jit broke\r" + "!" * 5000)
-    assert recall(tmp_path, server) == Remembered("broken", failed.detail, failed.failed_at, 60.0, new=False)
+    assert recall(tmp_path, server) == FailedServer("broken", failed.detail, failed.failed_at, 60.0, new=False)
     assert "\x1b" not in failed.detail  # plain: shown to a person as it is
     assert "\r" not in failed.detail
     assert len(failed.detail) == 2000  # and bounded
