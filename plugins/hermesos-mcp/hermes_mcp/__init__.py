@@ -140,7 +140,7 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
         cache_directory: where listings and failures are kept (default: :func:`cache_dir`).
 
     Returns:
-        The tools, the pool to open, and the problems.
+        The tools, the pool to open, the problems, and the servers left out for a failure.
     """
     from hermes_mcp._connect import Pool, list_servers  # noqa: PLC0415 - see the imports above
     from hermes_mcp._mount import drop_clashes, mount  # noqa: PLC0415
