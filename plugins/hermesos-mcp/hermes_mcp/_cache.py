@@ -24,13 +24,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from hermes_core import InvalidDefinitionError, setting
 from hermes_core import schema as s
-from hermes_core import setting
+from hermes_core.config import read_config_file
 from hermes_mcp._config import ServerConfig
 
 __all__ = [
     "CACHE_DIR_ENV",
     "REFRESH_ENV",
+    "cache_bytes_max",
     "cache_dir",
     "cached_tools",
     "clear",
@@ -81,10 +83,17 @@ def _path(directory: Path, server: ServerConfig) -> Path:
 
 
 def _load(directory: Path, server: ServerConfig) -> tuple[float, list[dict[str, Any]]] | None:
-    """When *server*'s listing was cached, and the listing; None if there is none this format wrote."""
+    """When *server*'s listing was cached, and the listing; None if there is none this format wrote.
+
+    The file is read as a configuration file is, within a bound: a regular
+    file (a FIFO is refused by its type, never opened: reading it would wait
+    for a writer), of at most :func:`cache_bytes_max` bytes. Anything else is no
+    listing, and the server is listed live.
+    """
+    path = _path(directory, server)
     try:
-        data = json.loads(_path(directory, server).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_config_file(path, cache_bytes_max(server), f'cached listing "{path}"'))
+    except (InvalidDefinitionError, ValueError, RecursionError):  # none, not a regular file, too big, not JSON
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != server.cache_key():
         return None
@@ -92,6 +101,17 @@ def _load(directory: Path, server: ServerConfig) -> tuple[float, list[dict[str, 
     if isinstance(listed_at, bool) or not isinstance(listed_at, int | float) or not isinstance(tools, list):
         return None
     return float(listed_at), tools
+
+
+def cache_bytes_max(server: ServerConfig) -> int:
+    """The most bytes a cached listing of *server* is read from: twice its ``max_listing_bytes``, and 64 KiB.
+
+    A listing is kept as the JSON the server sent, whose tools weigh at most
+    ``max_listing_bytes`` once mounted (:func:`hermes_mcp._failure.listed_size`);
+    a file larger than this bound was not written for the entry as it is, and
+    is read as no listing.
+    """
+    return 2 * server.max_listing_bytes + 64 * 1024
 
 
 def read(directory: Path, server: ServerConfig, ttl: float) -> list[dict[str, Any]] | None:
@@ -106,7 +126,10 @@ def read(directory: Path, server: ServerConfig, ttl: float) -> list[dict[str, An
 
 
 def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) -> None:
-    """Keep *tools* as the listing of *server*, atomically; a cache that cannot be written is no error."""
+    """Keep *tools* as the listing of *server*, atomically; a cache that cannot be written is no error.
+
+    A listing larger than :func:`cache_bytes_max` is not kept: it would never be read back.
+    """
     data = {
         "format": _FORMAT,
         "key": server.cache_key(),
@@ -114,7 +137,8 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
         "listed_at": time.time(),
         "tools": tools,
     }
-    store(_path(directory, server), data)
+    if len(json.dumps(data, ensure_ascii=False).encode()) <= cache_bytes_max(server):
+        store(_path(directory, server), data)
 
 
 def store(path: Path, data: Mapping[str, Any]) -> None:

@@ -511,6 +511,28 @@ def test_a_cached_listing_is_used_until_the_entry_changes_or_it_expires(env: Env
     assert len(env.started()) == 5
 
 
+@pytest.mark.parametrize("bad", ["fifo", "too large", "nested too deep", "not json"])
+def test_a_cached_listing_that_is_not_one_is_no_listing_and_is_never_waited_on(env: Env, bad: str) -> None:
+    env.write(env.unit())
+    env.mount()
+    assert len(env.started()) == 1
+    env.mount()  # the control: the cached listing is used, no server started
+    assert len(env.started()) == 1
+    (cached,) = env.cache.glob("unit-*.json")
+    cached.unlink()
+    if bad == "fifo":
+        os.mkfifo(cached)  # read, it would wait for a writer forever: refused by its type, never opened
+    elif bad == "too large":
+        cached.write_text(" " * (2 * 2 * 1024 * 1024 + 64 * 1024 + 1))
+    elif bad == "nested too deep":
+        cached.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        cached.write_text('{"format": 1, "key":')
+    mounted = env.mount()  # listed live
+    assert len(env.started()) == 2
+    assert "unit.echo" in {tool.name for tool in mounted.tools}
+
+
 def test_a_live_listing_that_differs_refreshes_the_cache_when_the_server_starts(env: Env) -> None:
     env.write(env.unit())
     env.mount()
