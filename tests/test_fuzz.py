@@ -7,7 +7,11 @@ nesting, subclasses whose methods raise). A call must return its output or
 raise a ``ToolError``; ``parse`` must return or raise ``SchemaError``. Two
 targets bound what an attack made long: integers past Python's int-string
 limit in an adapter's arguments (an answer, never a ``ValueError``), and
-patterns of imported documents (checked in linear time, or reported).
+patterns of imported documents (checked in linear time, or reported). Two
+draw imported documents, hostile nestings of the in-place keywords
+(``if``, ``not``, ``unevaluated*``...) and resources whose anchors, dynamic or
+not, ``$dynamicRef`` s and ``$ref`` s cross: each is imported and checked in
+bounded CPU time, and finds a value valid exactly when jsonschema does.
 
 The suite runs each target derandomized with a small budget
 (``HERMESOS_FUZZ_EXAMPLES``, 150 by default); ``python3 dev.py fuzz`` runs
@@ -478,11 +482,113 @@ def test_an_imported_document_of_in_place_keywords_agrees_with_jsonschema_in_bou
         assert time.process_time() - started < 5.0  # CPU time; each (node, value) is worked out once
         assert compiled == validator.walk(value)  # the compiled check finds what the walk finds, in its order
         valid = compiled[0]
+        if any(issue.kind == "too_deep" for issue in compiled[2]):
+            # A schema that applies itself in place forever ({"not": {"$ref": "#"}}): no answer to agree with.
+            # jsonschema gives one only where it stops early ({"not": true, "allOf": [...]} stops at not).
+            return
         try:
             expected = jsonschema.Draft202012Validator(document).is_valid(value)
-        except RecursionError:  # a schema that applies itself in place forever: no answer to agree with
+        except RecursionError:  # the same, as jsonschema finds it
             return
         assert valid == expected, (document, value)
 
     run()
     _report("imported in-place keywords", tried[0])
+
+
+# -- imported documents of $dynamicRef: scopes entered and left, recursion, in-place keywords beside -------------
+
+_DYNAMIC_NAMES = ("a", "b")
+_DYNAMIC_LEAVES = st.sampled_from(
+    [
+        True,
+        False,
+        {},
+        {"type": "integer"},
+        {"type": "string"},
+        {"type": "object"},
+        {"required": ["a"]},
+        {"properties": {"a": {"type": "integer"}}},
+        {"prefixItems": [{"type": "integer"}]},
+        {"$dynamicRef": "#a"},
+        {"$dynamicRef": "#b"},
+        {"$dynamicRef": "r1#a"},
+        {"$dynamicRef": "r2#b"},
+        {"$dynamicRef": "root#/$defs/r0"},
+        {"$ref": "r0"},
+        {"$ref": "r1"},
+        {"$ref": "r2"},
+        {"$ref": "#a"},
+    ]
+)
+_DYNAMIC_SCHEMAS = st.recursive(
+    _DYNAMIC_LEAVES,
+    lambda inner: st.lists(st.tuples(st.sampled_from(_KEYWORDS), inner), min_size=1, max_size=3).map(_applied),
+    max_leaves=12,
+)
+
+
+def _resource(body: Any, anchors: list[tuple[bool, Any]], own: dict[str, Any]) -> dict[str, Any]:
+    """*body* as a schema resource (*own*: its $id) whose anchors a and b are each dynamic or not, and their schemas."""
+    resource = {**own, **(body if isinstance(body, dict) else {"allOf": [body]})}
+    resource["$defs"] = {
+        f"anchor_{name}": {("$dynamicAnchor" if dynamic else "$anchor"): name, "allOf": [schema]}
+        for name, (dynamic, schema) in zip(_DYNAMIC_NAMES, anchors, strict=True)
+    }
+    return resource
+
+
+_ANCHORS = st.lists(st.tuples(st.booleans(), _DYNAMIC_SCHEMAS), min_size=2, max_size=2)
+
+
+def _dynamic_document(root: tuple[Any, Any], resources: list[tuple[Any, Any]]) -> dict[str, Any]:
+    """A root resource and three resources r0, r1, r2 in its $defs, each with anchors a and b: refs cross them all."""
+    document = _resource(*root, {"$id": "https://example.com/root"})
+    for index, (body, anchors) in enumerate(resources):
+        document["$defs"][f"r{index}"] = _resource(body, anchors, {"$id": f"r{index}"})
+    return document
+
+
+DYNAMIC_DOCUMENTS = st.builds(
+    _dynamic_document,
+    st.tuples(_DYNAMIC_SCHEMAS, _ANCHORS),
+    st.lists(st.tuples(_DYNAMIC_SCHEMAS, _ANCHORS), min_size=3, max_size=3),
+)
+
+
+def test_an_imported_document_of_dynamic_refs_agrees_with_jsonschema_in_bounded_time() -> None:
+    """Resources whose anchors are dynamic or not, refs across them, in-place keywords: valid when jsonschema says.
+
+    The compiled check and the walk find the same issues in the same order.
+    """
+    import jsonschema
+
+    from hermes_core.schema._compile import closed_validator
+
+    tried = [0]
+
+    @FUZZ
+    @given(DYNAMIC_DOCUMENTS, SMALL_JSON)
+    def run(document: dict[str, Any], value: Any) -> None:
+        tried[0] += 1
+        started = time.process_time()
+        try:
+            imported = s.from_json_schema(document)
+        except InvalidDefinitionError:  # a ref that reaches only itself, or scopes past the import's bound
+            assert time.process_time() - started < 5.0
+            return
+        assert imported.unsupported == ()
+        validator = closed_validator(imported)
+        compiled = validator.run(value)
+        assert time.process_time() - started < 5.0  # CPU time: import and check
+        assert compiled == validator.walk(value)
+        if any(issue.kind == "too_deep" for issue in compiled[2]):
+            return  # a schema that applies itself in place forever: no answer to agree with (as above)
+        try:
+            expected = jsonschema.Draft202012Validator(document).is_valid(value)
+        except RecursionError:  # the same, as jsonschema finds it
+            return
+        assert compiled[0] == expected, (document, value)
+
+    run()
+    _report("imported dynamic refs", tried[0])

@@ -119,6 +119,7 @@ def test_past_the_first_issues_an_unexpected_field_gets_no_suggestion() -> None:
 # -- nested alternatives: each (node, value) is tried once per check --------------------------------
 
 NODE = {"$ref": "#/$defs/node"}
+DYNAMIC_NODE = {"$dynamicRef": "#node"}  # the same node, reached through its $dynamicAnchor
 WIDE = {f"f{index}": {"type": "string"} for index in range(600)}  # past the fields one function inlines
 
 
@@ -153,6 +154,15 @@ RECURSIVE_DOCUMENTS: dict[str, Any] = {
     },
     "patternProperties": {"type": "object", "patternProperties": {"^a": NODE, "^a$": NODE}},
     "wide-anyOf": {"anyOf": _objects({"a": NODE, **WIDE}, {"a": NODE, "b": NODE, **WIDE})},
+    "dynamicRef-anyOf": {
+        "$dynamicAnchor": "node",
+        "anyOf": _objects({"a": DYNAMIC_NODE}, {"a": DYNAMIC_NODE, "b": DYNAMIC_NODE}),
+    },
+    "dynamicRef-unevaluated": {
+        "$dynamicAnchor": "node",
+        "anyOf": _objects({"a": DYNAMIC_NODE}, {"a": DYNAMIC_NODE, "b": DYNAMIC_NODE}),
+        "unevaluatedProperties": False,
+    },
 }
 
 
@@ -242,6 +252,7 @@ def _deepest(adapter: OpenAITools) -> int:
 # What each schema said of a small tree before alternatives were tried once per check, and says now.
 _NOT_OBJECT = '"a.a.a" must be an object, got integer'
 _NOT_OBJECT_OR_NULL = '"a.a.a" must be an object or null, got integer'
+_ELSEWHERE = "only a part of the schema that does not apply to this value takes it"
 SMALL_TREES: dict[str, tuple[str, str]] = {
     "anyOf": (_refused(_NOT_OBJECT), "ok"),
     "anyOf-retried": (_refused(_NOT_OBJECT), "ok"),
@@ -254,6 +265,11 @@ SMALL_TREES: dict[str, tuple[str, str]] = {
     "nullable-anyOf": (_refused(_NOT_OBJECT_OR_NULL), "ok"),
     "patternProperties": (_refused(*[_NOT_OBJECT] * 4), "ok"),
     "wide-anyOf": (_refused(_NOT_OBJECT), "ok"),
+    "dynamicRef-anyOf": (_refused(_NOT_OBJECT), "ok"),
+    "dynamicRef-unevaluated": (  # no option passes where "a.a.a" is wrong: above it, "a" is evaluated by none
+        _refused(_NOT_OBJECT, *(f'"{where}" is an unexpected field here: {_ELSEWHERE}' for where in ("a.a.a", "a.a"))),
+        "ok",
+    ),
     "s.union": (_refused(_NOT_OBJECT), "ok"),
     "s.union-retried": (_refused(_NOT_OBJECT), "ok"),
     "s.union-nullable": (_refused(_NOT_OBJECT_OR_NULL), "ok"),

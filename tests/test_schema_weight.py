@@ -11,6 +11,11 @@ tool, exporting it and checking a wrong value took. The bound is generous (300
 bytes of memory per byte of JSON); what each takes is printed with the
 assertion and listed in docs/performance.md. No test times anything: a shape
 whose cost grew faster than its size took minutes and gigabytes here.
+
+The shapes of ``$dynamicRef`` (a subschema is converted once for each dynamic
+scope it is reached in) are measured here in the test's own interpreter: scopes
+that double at each level are refused by the same bound, and wide ones cost
+what any document of their size costs.
 """
 
 from __future__ import annotations
@@ -217,3 +222,110 @@ def test_max_bytes_refuses_a_larger_document_before_reading_it() -> None:
     assert str(caught.value) == "from_json_schema(): document is more than 20,000 bytes of JSON, the most taken here."
     with pytest.raises(InvalidDefinitionError, match="max_bytes must be a whole number from 1 to 67108864, got 0"):
         s.from_json_schema(document, max_bytes=0)
+
+
+# -- $dynamicRef: a subschema is converted once for each dynamic scope it is reached in ----------------------------
+
+
+def _scopes_that_double(levels: int) -> dict[str, Any]:
+    """Each level goes through one of two resources that bind its anchor name to integers or to strings.
+
+    The last level's ``$dynamicRef`` s (one per level) mean something else on
+    each of the 2**levels paths: each path's scope is a scope of its own.
+    """
+    defs: dict[str, Any] = {}
+    for level in range(levels):
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"a{level}"}, {"$ref": f"b{level}"}]}
+        for side, kind in (("a", "integer"), ("b", "string")):
+            anchor = {"$dynamicAnchor": f"n{level}", "type": kind}
+            defs[f"{side}{level}"] = {
+                "$id": f"{side}{level}",
+                "$ref": f"root#/$defs/L{level + 1}",
+                "$defs": {"x": anchor},
+            }
+    defs[f"L{levels}"] = {
+        "type": "array",
+        "prefixItems": [{"$dynamicRef": f"a{level}#n{level}"} for level in range(levels)],
+    }
+    return {"$id": "https://example.com/root", "$ref": "#/$defs/L0", "$defs": defs}
+
+
+def _traced(make: Any) -> tuple[Any, int]:
+    """What *make()* returns (or the error it raised) and the peak memory it took, by tracemalloc."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        made = make()
+    except InvalidDefinitionError as error:
+        made = error
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return made, peak
+
+
+def test_dynamic_scopes_that_double_at_each_level_are_refused_by_the_import_bound() -> None:
+    import jsonschema
+
+    small = s.from_json_schema(_scopes_that_double(3))  # 8 scopes: imported, checked as jsonschema checks it
+    reference = jsonschema.Draft202012Validator(_scopes_that_double(3))
+    for value in ([1, "a", 2], ["a", "b", "c"], [1, None, 2], [1.5, 1, 1], ["a"]):
+        try:
+            small.parse(value)
+            valid = True
+        except SchemaError:
+            valid = False
+        assert valid == reference.is_valid(value), value
+    refused, peak = _traced(lambda: s.from_json_schema(_scopes_that_double(24)))  # 16 million scopes
+    assert isinstance(refused, InvalidDefinitionError)
+    assert str(refused).startswith(f"from_json_schema(): document would take more than {WEIGHT_PER_BYTE} bytes")
+    assert peak < 64 * 1024 * 1024  # a small document's floor is 16 MiB of weight, whatever it repeats
+
+
+def _dynamic_wide(resources: int, names: int) -> dict[str, Any]:
+    """*resources* resources with an anchor of the one name their refs ask for, and *names* names of the root's."""
+    node = {"type": "object", "properties": {"child": {"$dynamicRef": "#node"}}}
+    return {
+        "$id": "https://example.com/root",
+        "$dynamicAnchor": "node",
+        "type": "object",
+        "properties": {
+            **{f"p{index}": {"$ref": f"r{index}"} for index in range(resources)},
+            **{f"q{index}": {"$dynamicRef": f"#n{index}"} for index in range(names)},
+        },
+        "$defs": {
+            **{f"r{index}": {"$id": f"r{index}", "$dynamicAnchor": "node", **node} for index in range(resources)},
+            **{f"n{index}": {"$dynamicAnchor": f"n{index}", "type": "integer"} for index in range(names)},
+        },
+    }
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize(("resources", "names"), [(3000, 0), (0, 4000), (1500, 2000)])
+def test_wide_dynamic_anchors_and_refs_cost_what_they_weigh(resources: int, names: int) -> None:
+    """One scope, however many resources and names: each subschema converted once, as any other document's."""
+    document = json.loads(json.dumps(_dynamic_wide(resources, names)))
+    size = len(json.dumps(document, separators=(",", ":")))
+    imported, peak = _traced(lambda: s.from_json_schema(document))
+    assert isinstance(imported, s.ImportedSchema)
+    assert peak / size <= RATIO_MAX, f"{size:,} bytes took {peak:,} ({peak / size:.0f} per byte)"
+    value = {"p0": {"child": {"p1": {"child": {}}}}, "q0": 1} if resources and names else {}
+    assert imported.parse(value) == value
+    if names:
+        with pytest.raises(SchemaError, match='"q1" must be an integer, got string'):
+            imported.parse({"q1": "x"})
+
+
+def test_nested_dynamic_resources_are_bounded_by_the_depth_of_any_import() -> None:
+    def nested(levels: int) -> dict[str, Any]:
+        inner: dict[str, Any] = {"type": "string"}
+        for level in range(levels):
+            inner = {"$id": f"r{level}", "$dynamicAnchor": "node", "anyOf": [inner, {"$dynamicRef": "#node"}]}
+        return inner
+
+    assert s.from_json_schema(nested(60)).parse("x") == "x"  # 61 levels of subschemas: each level an option
+    with pytest.raises(InvalidDefinitionError, match="nests schemas more than 64 levels deep"):
+        s.from_json_schema(nested(70))
