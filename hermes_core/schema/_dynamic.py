@@ -48,6 +48,8 @@ class Scopes:
         self._owned: dict[str, dict[str, str]] = {}
         for (base, name), pointer in anchors.items():
             self._owned.setdefault(base, {})[name] = pointer
+        #: Whether any name is live: else every scope is 0, and nothing need ask for one.
+        self.live = bool(self._owned)
         self._bindings: list[dict[str, str]] = [{}]  # by scope number: each live name bound, to its anchor
         self._numbers: dict[tuple[tuple[str, str], ...], int] = {(): 0}
         self._entered: dict[tuple[int, str], int] = {}  # (scope, resource) -> the scope once in the resource

@@ -337,9 +337,9 @@ class _Importer:
         self.strict = strict
         self.closed = closed
         reading = reading if reading is not None else _Reading()
-        self.ignored = reading.ignored  # the keywords of the vocabularies its meta-schema leaves out
-        self.formats = reading.formats  # whether format is asserted (the formats FORMATS knows)
-        self.every_format = reading.every_format  # format-assertion is in force: a format not known is not checked
+        # How the document is read (its vocabularies, formats=); the keywords of the vocabularies not in force.
+        self.reading = reading
+        self.ignored = reading.ignored
         self.depth = 0  # how many schemas hold the one being converted
         self.unsupported: list[Unsupported] = []
         self.partial: set[str] = set()  # the pointers of subschemas applied in place (see part())
@@ -361,11 +361,12 @@ class _Importer:
         self.anchors: dict[tuple[str, str], str] = {}
         # $dynamicRef (see _dynamic): each $dynamicAnchor by (base URI, name), and each $dynamicRef as written.
         self.dynamic: dict[tuple[str, str], str] = {}
-        self.dynamic_refs: list[tuple[str, str]] = []
-        self.index(document, "", _ROOT_BASE)
-        self.scopes = Scopes(self.bases, self.live_anchors(), self.spend)
+        dynamic_refs: list[tuple[str, str]] = []
+        self.index(document, "", _ROOT_BASE, dynamic_refs)
+        self.scopes = Scopes(self.bases, self.live_anchors(dynamic_refs), self.spend)
         self.scope = 0  # the dynamic scope of the schema being converted (see _dynamic); 0 in most documents
-        self.owned: dict[str, int] = {}  # what each schema's own keywords weigh (see own_weight), where asked
+        # Keep this class under 30 attributes: from 30, CPython 3.11 no longer shares the keys of its instances'
+        # dicts, and every attribute read of the walk is slower (an import took 5% longer with 30; it has 26).
 
     # -- problems ---------------------------------------------------------------------------
 
@@ -399,9 +400,12 @@ class _Importer:
         """The node of *doc* at *pointer*, reached in the dynamic scope ``self.scope``."""
         self.spend(_NODE_WEIGHT + len(pointer))
         outer = self.scope
-        self.scope = scope = self.scopes.enter(outer, pointer)
-        if scope:  # converted again for each scope it is reached in: what its own keywords hold, each time
-            self.spend(self.own_weight(doc, pointer))
+        if self.scopes.live:  # a document some $dynamicRef of which is dynamic: see _dynamic
+            self.scope = scope = self.scopes.enter(outer, pointer)
+            if scope:  # converted again for each scope it is reached in: what its own keywords hold, each time
+                self.spend(self.own_weight(doc))
+        else:
+            scope = outer
         self.depth += 1
         try:
             if self.depth > SCHEMA_DEPTH_MAX:
@@ -413,23 +417,21 @@ class _Importer:
         self.nodes[(pointer, scope)] = node
         return node
 
-    def own_weight(self, doc: Any, pointer: str) -> int:
-        """What the keywords of the schema *doc* hold besides its subschemas, in bytes of JSON (worked out once).
+    def own_weight(self, doc: Any) -> int:
+        """What the keywords of the schema *doc* hold besides its subschemas, in bytes of JSON.
 
         A subschema reached in several dynamic scopes is converted once for
         each: what converting it reads (a long ``required``, a ``pattern``) is
-        counted each time, as its subschemas are counted when they are.
+        counted each time, as its subschemas are counted when they are. Working
+        it out costs about what it counts.
         """
-        known = self.owned.get(pointer)
-        if known is None:
-            own: dict[str, Any] = {}
-            for keyword, value in doc.items() if isinstance(doc, Mapping) else ():
-                if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
-                    own[keyword] = list(value)  # the names, not the schemas
-                elif keyword not in _SCHEMA_LISTS and keyword not in _SCHEMA_VALUES:
-                    own[keyword] = value
-            known = self.owned[pointer] = json_size(own, self.allowance)
-        return known
+        own: dict[str, Any] = {}
+        for keyword, value in doc.items() if isinstance(doc, Mapping) else ():
+            if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
+                own[keyword] = list(value)  # the names, not the schemas
+            elif keyword not in _SCHEMA_LISTS and keyword not in _SCHEMA_VALUES:
+                own[keyword] = value
+        return json_size(own, self.allowance)
 
     def read(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
         """*doc* without the keywords of the vocabularies its meta-schema leaves out (as it is, in most documents)."""
@@ -448,7 +450,8 @@ class _Importer:
                 pointer or "the document",
                 f"must be a schema (an object or a boolean), got {type(doc).__name__}",
             )
-        doc = self.read(doc)
+        if self.ignored:
+            doc = self.read(doc)
         unsupported = _UNSUPPORTED_DRAFT7 if self.draft7 else _UNSUPPORTED
         for keyword in doc:
             if keyword in unsupported:
@@ -463,14 +466,10 @@ class _Importer:
                 raise self.malformed(pointer, keyword, "must be an object of schemas")
         description = doc.get("description") if isinstance(doc.get("description"), str) else None
         parts: list[Schema] = []
-        for keyword in ("$ref", "$dynamicRef"):
-            if keyword not in doc or (keyword == "$dynamicRef" and self.draft7):
-                continue
-            linked = self.ref(doc[keyword], pointer, keyword)
-            if self.draft7:  # before 2019-09, $ref's siblings are ignored
-                return linked
-            if not isinstance(linked, AnySchema):  # one that names nothing here is listed, and adds nothing
-                parts.append(linked)
+        if "$ref" in doc or "$dynamicRef" in doc:
+            parts.extend(self.refs(doc, pointer))
+            if self.draft7 and "$ref" in doc:  # before 2019-09, $ref's siblings are ignored
+                return parts[0] if parts else AnySchema()
         if (
             self.closed
             and pointer not in self.partial
@@ -585,6 +584,16 @@ class _Importer:
 
     # -- $ref -------------------------------------------------------------------------------
 
+    def refs(self, doc: Mapping[str, Any], pointer: str) -> list[Schema]:
+        """The links of *doc*'s ``$ref`` and ``$dynamicRef`` (not in draft-07); one that names nothing adds none."""
+        found = []
+        for keyword in ("$ref",) if self.draft7 else ("$ref", "$dynamicRef"):
+            if keyword in doc:
+                linked = self.ref(doc[keyword], pointer, keyword)
+                if not isinstance(linked, AnySchema):  # listed in unsupported: it adds nothing
+                    found.append(linked)
+        return found
+
     def ref(self, target: Any, pointer: str, keyword: str = "$ref") -> Schema:
         """A link to what the ``$ref`` (or ``$dynamicRef``, in this dynamic scope) *target* at *pointer* names."""
         if not isinstance(target, str):
@@ -622,10 +631,13 @@ class _Importer:
             return self.scopes.anchor(scope, fragment, found)
         return found
 
-    def live_anchors(self) -> dict[tuple[str, str], str]:
-        """The ``$dynamicAnchor`` s of the names some ``$dynamicRef`` resolves dynamically (see :mod:`._dynamic`)."""
+    def live_anchors(self, dynamic_refs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The ``$dynamicAnchor`` s of the names some of the *dynamic_refs* resolve dynamically (see :mod:`._dynamic`).
+
+        *dynamic_refs* are the document's ``$dynamicRef`` s: each one's pointer and what it says.
+        """
         live: set[str] = set()
-        for pointer, written in self.dynamic_refs:
+        for pointer, written in dynamic_refs:
             base = self.bases.get(pointer, _ROOT_BASE)
             if not written.startswith("#"):
                 self.spend(len(base))  # as target() counts it
@@ -646,8 +658,11 @@ class _Importer:
             return resource + fragment
         return self.anchors.get((uri, fragment))
 
-    def index(self, doc: Any, pointer: str, base: str, depth: int = 1) -> None:
-        """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is."""
+    def index(self, doc: Any, pointer: str, base: str, dynamic_refs: list[tuple[str, str]], depth: int = 1) -> None:
+        """Record the base URI of every schema in *doc*, and where each ``$id`` and ``$anchor`` is.
+
+        Each ``$dynamicRef`` goes to *dynamic_refs*, with its pointer.
+        """
         from urllib.parse import urljoin, urlsplit  # noqa: PLC0415 - a reference followed only: start-up
 
         if not isinstance(doc, Mapping):
@@ -667,27 +682,26 @@ class _Importer:
         anchor = doc.get("$anchor")
         if isinstance(anchor, str):
             self.anchors[(base, anchor)] = pointer
-        if not self.draft7:
-            dynamic = doc.get("$dynamicAnchor")
-            if isinstance(dynamic, str):  # an anchor for $ref as well
-                self.anchors.setdefault((base, dynamic), pointer)
-                self.dynamic[(base, dynamic)] = pointer
-            if isinstance(doc.get("$dynamicRef"), str):
-                self.dynamic_refs.append((pointer, doc["$dynamicRef"]))
+        if "$dynamicAnchor" in doc and isinstance(doc["$dynamicAnchor"], str) and not self.draft7:
+            name = doc["$dynamicAnchor"]
+            self.anchors.setdefault((base, name), pointer)  # an anchor for $ref as well
+            self.dynamic[(base, name)] = pointer
+        if "$dynamicRef" in doc and isinstance(doc["$dynamicRef"], str) and not self.draft7:
+            dynamic_refs.append((pointer, doc["$dynamicRef"]))
         self.bases[pointer] = base
         for keyword, value in doc.items():
             if keyword in _SCHEMA_MAPS and isinstance(value, Mapping):
                 for name, sub in value.items():
-                    self.index(sub, _at(pointer, keyword, name), base, depth + 1)
+                    self.index(sub, _at(pointer, keyword, name), base, dynamic_refs, depth + 1)
             elif keyword in _SCHEMA_LISTS and isinstance(value, list):
                 for position, sub in enumerate(value):
-                    self.index(sub, _at(pointer, keyword, position), base, depth + 1)
+                    self.index(sub, _at(pointer, keyword, position), base, dynamic_refs, depth + 1)
             elif keyword in _SCHEMA_VALUES:
                 if isinstance(value, list) and keyword == "items":  # draft-07's array form
                     for position, sub in enumerate(value):
-                        self.index(sub, _at(pointer, keyword, position), base, depth + 1)
+                        self.index(sub, _at(pointer, keyword, position), base, dynamic_refs, depth + 1)
                 else:
-                    self.index(value, _at(pointer, keyword), base, depth + 1)
+                    self.index(value, _at(pointer, keyword), base, dynamic_refs, depth + 1)
 
     def resolve(self, link: LinkSchema, scope: int) -> Schema:
         """The node at *link*'s pointer, reached from the dynamic *scope*: converting that part on first use."""
@@ -875,9 +889,9 @@ class _Importer:
         fmt = doc.get("format")
         if fmt is not None and not (isinstance(fmt, str) and fmt and unicode_ok(fmt)):
             raise self.malformed(pointer, "format", "must be a format name")
-        if not self.formats:
+        if not self.reading.formats:
             fmt = None  # an annotation, as 2020-12's format-annotation vocabulary has it
-        elif fmt is not None and self.every_format and fmt not in FORMATS:
+        elif fmt is not None and self.reading.every_format and fmt not in FORMATS:
             self.skip(
                 pointer,
                 "format",
@@ -1075,7 +1089,7 @@ class _Importer:
             return known
         if depth > SCHEMA_DEPTH_MAX:
             raise _too_deep(pointer)
-        self.spend(_NODE_WEIGHT + len(pointer) + (self.own_weight(doc, pointer) if scope else 0))
+        self.spend(_NODE_WEIGHT + len(pointer) + (self.own_weight(doc) if scope else 0))
         if not isinstance(doc, Mapping):  # true evaluates nothing; false passes nothing
             made = self.table[key] = Evaluation(pointer, table=self.table)
             return made
