@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
         ToolNotFoundError,
         reject,
     )
+    from hermes_core._frozen import frozen
     from hermes_core._hookspecs import hookimpl
     from hermes_core._issues import Issue, IssueKind, shorten
     from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
@@ -107,6 +108,7 @@ __all__ = [
     "disable_tracing",
     "discover_plugins",
     "enable_tracing",
+    "frozen",
     "hookimpl",
     "is_name",
     "load_runtime",
@@ -151,6 +153,7 @@ _PLACES: dict[str, str] = {
     "ToolNotFoundError": "hermes_core._errors",
     "reject": "hermes_core._errors",
     "shorten": "hermes_core._issues",
+    "frozen": "hermes_core._frozen",
     "hookimpl": "hermes_core._hookspecs",
     "NAME_MAX": "hermes_core._names",
     "NAME_PATTERN": "hermes_core._names",

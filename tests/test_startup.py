@@ -177,6 +177,7 @@ _frozen._make = lambda target, **options: made.append(f"{target.__module__}.{tar
     target, **options
 )
 status = main(["tools", "list"])
+dataclasses.dataclass(type("Seen", (), {"__annotations__": {"x": "int"}}))  # what the probe sees: a dataclass made
 print(json.dumps({"patterns": patterns, "dataclasses": processed, "frozen": made,
                   "templates": templates.count("<frozen __init__>")}))
 """
@@ -213,7 +214,12 @@ def test_tools_list_makes_its_frozen_classes_without_dataclass_and_one_init_per_
     assert "fs.read" in listing
     assert len(probed["frozen"]) > 40  # the classes the listing declares
     assert not set(probed["frozen"]) & set(probed["dataclasses"])
-    assert any(name.startswith("hermes_mcp.") for name in probed["dataclasses"])  # the probe sees dataclass
+    assert "__main__.Seen" in probed["dataclasses"]  # the probe sees dataclass
+    # Nor the plugins: hermesos-mcp's three classes were 14 million instructions of dataclass (start-up).
+    plugins = ("hermes_mcp.", "hermes_fs.", "hermes_policy.", "hermes_math.")
+    assert not [name for name in probed["dataclasses"] if name.startswith(plugins)], probed["dataclasses"]
+    mounted = {"hermes_mcp._config.ServerConfig", "hermes_mcp._config.Config", "hermes_mcp.Mounted"}
+    assert mounted <= set(probed["frozen"])
     assert 0 < probed["templates"] < len(probed["frozen"]) / 2
 
 

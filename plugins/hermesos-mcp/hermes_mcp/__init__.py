@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
 
-from hermes_core import Tool, hookimpl
+from hermes_core import Tool, frozen, hookimpl
 from hermes_mcp import _cache
 from hermes_mcp._cache import CACHE_DIR_ENV, REFRESH_ENV, cache_dir
 from hermes_mcp._config import (
@@ -106,7 +105,7 @@ def __dir__() -> list[str]:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@frozen  # not dataclass, which compiles six methods as the module is imported: start-up
 class Mounted:
     """The servers of a configuration, mounted.
 
