@@ -39,6 +39,7 @@ from typing import Any, Final, NamedTuple, NoReturn
 from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError, SchemaError
 from hermes_core._issues import Issue, shorten
+from hermes_core.schema._validators import closed_validator
 
 __all__ = [
     "MAX_SETTING_INTEGER",
@@ -190,10 +191,22 @@ def setting(
     return value
 
 
+def _parsed(schema: s.Schema, value: Any) -> Any:
+    """``schema.parse(value)``, by the walk, which finds what the compiled check finds.
+
+    A setting is read once or twice a process: compiling its check cost every
+    start a compile() (docs/performance.md, start-up).
+    """
+    ok, parsed, issues = closed_validator(schema).walk(value)
+    if not ok:
+        raise SchemaError(issues, subject="value")
+    return parsed
+
+
 def _parse(variable: str, schema: s.Schema, text: str) -> Any:
     """*text* parsed with *schema*, as itself or else as JSON; an error that never quotes it."""
     try:
-        return schema.parse(text)
+        return _parsed(schema, text)
     except SchemaError as error:
         text_issues = error.issues
     # A schema that takes text is told about the text (the pattern it missed, say), never about the JSON
@@ -211,7 +224,7 @@ def _parse(variable: str, schema: s.Schema, text: str) -> Any:
             detail = _problems(text_issues)
         else:
             try:
-                return schema.parse(decoded)
+                return _parsed(schema, decoded)
             except SchemaError as error:
                 detail = _problems(text_issues if takes_text else error.issues)
     if schema.description:

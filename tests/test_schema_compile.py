@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import threading
@@ -11,6 +12,7 @@ from typing import get_args, get_type_hints
 
 import pytest
 
+from hermes_core import InvalidDefinitionError, setting
 from hermes_core import schema as s
 from hermes_core._issues import Issue
 from hermes_core.schema import _alternatives, _compile, _conditions, _containers, _evaluation, _kinds, _nodes
@@ -143,7 +145,7 @@ def test_a_first_call_too_deep_in_the_stack_to_compile_is_walked_and_the_next_ca
     for margin in range(40, 0, -1):
         validator = _compile.compile_schema(schema, {})
         try:
-            result = at_depth(sys.getrecursionlimit() - here - margin, lambda: validator.check(good))
+            result = at_depth(sys.getrecursionlimit() - here - margin, functools.partial(validator.check, good))
         except RecursionError:  # the frames of the call itself went past the limit: no margin left to try
             break
         if validator.entry.__code__.co_name == "_pending":
@@ -157,3 +159,32 @@ def test_a_first_call_too_deep_in_the_stack_to_compile_is_walked_and_the_next_ca
     assert result in ((good, []), (None, [Issue((), "too_deep", "is nested too deeply to check")]))
     assert validator.check(good) == (good, [])
     assert validator.entry.__code__.co_name == "_f1"
+
+
+def test_a_value_checked_once_where_it_is_declared_or_read_compiles_nothing() -> None:
+    # A default, a const, a default under a ref and a setting are checked once: by the walk, which finds what the
+    # compiled check finds, and compiling that check cost every start a compile() (docs/performance.md, start-up).
+    tag = uuid.uuid4().hex
+    inner = s.object({f"k_{tag}": s.integer(), "n": s.optional(s.string(), default="d")})
+    before = _compile._cached_code.cache_info()
+    field = s.optional(inner, default={f"k_{tag}": 1.0})
+    assert field.default == {f"k_{tag}": 1, "n": "d"}  # parsed, as before
+    assert s.const({"a": [1, 2.0]}).value == {"a": [1, 2.0]}
+    named = s.object({"x": s.optional(s.ref(f"n_{tag}"), default=3)})
+    assert _compile.default_problem(named, {f"n_{tag}": s.integer()}) is None
+    problem = _compile.default_problem(named, {f"n_{tag}": s.string()})
+    assert problem is not None
+    assert (problem[0], problem[1].kind) == ("x", "type")
+    variable = f"HERMESOS_T{tag.upper()}_N"
+    assert setting(variable, s.integer(minimum=1), environ={variable: "5"}) == 5
+    with pytest.raises(InvalidDefinitionError, match="must be at least 1"):
+        setting(variable, s.integer(minimum=1), environ={variable: "0"})
+    wrong = s.optional(inner, default={f"k_{tag}": "x"}).default_issue  # reported where the schema is used
+    assert wrong is not None
+    assert (wrong.path, wrong.kind) == ((f"k_{tag}",), "type")
+    with pytest.raises(InvalidDefinitionError, match="must be a JSON value"):
+        s.const({"a": {1, 2}})
+    assert _compile._cached_code.cache_info() == before  # nothing compiled
+    # The control: parsing the same schema compiles its check.
+    assert s.object({"f": field}).parse({}) == {"f": {f"k_{tag}": 1, "n": "d"}}
+    assert _compile._cached_code.cache_info().misses > before.misses

@@ -26,8 +26,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_core._errors import InvalidDefinitionError, SchemaError
-from hermes_core._issues import shorten
+from hermes_core._errors import InvalidDefinitionError
+from hermes_core._issues import Issue, shorten
 from hermes_core._names import NAME_PATTERN as NAME_PATTERN  # hermes_core exports it; found here until 0.6
 from hermes_core._names import check_name
 from hermes_core.schema import _compile
@@ -376,9 +376,20 @@ def literal(value: str | int | float | bool | None, *, description: str | None =
     return EnumSchema((value,), _check_description(decl, description))
 
 
-def _not_declarable(refused: SchemaError, field: str) -> str:
+def _declarable(decl: str, field: str, value: Any) -> Any:
+    """*value* parsed as a JSON value declared in a schema (a const, a default); raise, naming *field*, if it is not.
+
+    Checked by the walk, which finds what the compiled check finds: a value declared is checked once, and
+    compiling the check for it cost every start a compile() (docs/performance.md, start-up).
+    """
+    ok, parsed, issues = _compile.closed_validator(_JSON_VALUE).walk(value)
+    if not ok:
+        raise InvalidDefinitionError(decl, field, _not_declarable(issues[0], field))
+    return parsed
+
+
+def _not_declarable(issue: Issue, field: str) -> str:
     """Why a value declared in a schema (a const, a default) is refused: what the JSON check found."""
-    issue = refused.issues[0]
     if issue.kind == "too_deep" and not issue.path:  # nested too deep, or containing itself: said of the value
         return issue.detail
     return f"must be a JSON value: {issue.message(field)}"
@@ -396,10 +407,7 @@ def const(value: Any, *, description: str | None = None) -> ConstSchema:
 
     """
     decl = "s.const()"
-    try:
-        checked = _JSON_VALUE.parse(value)
-    except SchemaError as exc:
-        raise InvalidDefinitionError(decl, "value", _not_declarable(exc, "value")) from None
+    checked = _declarable(decl, "value", value)
     problem = declared_value_problem(checked)
     if problem is not None:
         raise InvalidDefinitionError(decl, "value", problem)
@@ -616,17 +624,14 @@ def optional(schema: Schema, *, default: Any = MISSING, description: str | None 
     inner = _check_schema(decl, "schema", schema)
     issue = None
     if default is not MISSING:
-        try:
-            default = _JSON_VALUE.parse(default)
-        except SchemaError as exc:
-            raise InvalidDefinitionError(decl, "default", _not_declarable(exc, "default")) from None
+        default = _declarable(decl, "default", default)
         # Checked before it is copied: the copy, like every later use, recurses as deep as it nests.
         problem = declared_value_problem(default)
         if problem is not None:
             raise InvalidDefinitionError(decl, "default", problem)
         default = copy_json(default)  # s.any() returned the caller's own value, which the caller may change
         if not inner.has_refs:
-            ok, parsed, issues = _compile.closed_validator(inner).run(default)
+            ok, parsed, issues = _compile.closed_validator(inner).walk(default)  # checked once: see _declarable
             default, issue = (parsed, None) if ok else (default, issues[0])
     return OptionalSchema(inner, default, _check_description(decl, description), issue)
 

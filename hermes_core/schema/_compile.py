@@ -1084,7 +1084,8 @@ def default_problem(schema: SchemaNode, refs: Mapping[str, SchemaNode] | None) -
     for where, node in _defaults(schema):
         issue = node.default_issue
         if issue is None and refs is not None and node.schema.has_refs:
-            ok, _, issues = compile_schema(node.schema, refs).run(node.default)
+            # Checked once, by the walk (what is written resolves the refs): nothing compiled (start-up).
+            ok, _, issues = compile_schema(node.schema, refs).walk(node.default)
             issue = None if ok else issues[0]
         if issue is not None:
             return where, issue
