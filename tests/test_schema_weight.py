@@ -329,3 +329,36 @@ def test_nested_dynamic_resources_are_bounded_by_the_depth_of_any_import() -> No
     assert s.from_json_schema(nested(60)).parse("x") == "x"  # 61 levels of subschemas: each level an option
     with pytest.raises(InvalidDefinitionError, match="nests schemas more than 64 levels deep"):
         s.from_json_schema(nested(70))
+
+
+def test_an_import_leaves_nothing_for_the_collector_to_free() -> None:
+    """What an import holds while it works (every pointer of the document) is freed when it returns, not later.
+
+    A cycle from its dynamic scopes back to the importer kept it all alive until the collector ran: 55 MB held
+    after importing nested_deep of 1 MB, where the nodes take 16.
+    """
+    import gc
+
+    from hermes_core.schema import _import
+
+    documents = [_scopes_that_double(3), _dynamic_wide(10, 10), {"type": "object", "properties": {"a": {}}}]
+    gc.collect()
+    gc.disable()
+    try:
+        kept = _import._Importer(documents[0], "2020-12", False, False, 1000)  # the positive control: found
+        for document in documents:
+            s.from_json_schema(document)
+        left = [item for item in gc.get_objects() if type(item) is _import._Importer]  # type(): some define __class__
+    finally:
+        gc.enable()
+    assert left == [kept]
+
+
+def test_the_importer_keeps_fewer_than_30_attributes() -> None:
+    """From 30, CPython 3.11 stops sharing the keys of instance dicts: every attribute read of an import slowed 5%."""
+    from hermes_core.schema import _import
+
+    importer = _import._Importer(_dynamic_wide(1, 1), "2020-12", False, False, 1000)
+    importer.convert(_dynamic_wide(1, 1), "")
+    importer.finish()
+    assert len(vars(importer)) < 30, sorted(vars(importer))

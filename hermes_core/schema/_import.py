@@ -282,6 +282,29 @@ def _too_deep(pointer: str) -> InvalidDefinitionError:
     )
 
 
+class _Budget:
+    """What one import holds, in bytes (about), and the most it may hold: see :data:`WEIGHT_PER_BYTE`."""
+
+    __slots__ = ("allowance", "size", "weight")
+
+    def __init__(self, size: int) -> None:
+        self.size = size  # the document's, in bytes of compact JSON
+        self.weight = 0  # what the import holds so far
+        self.allowance = max(_WEIGHT_FLOOR, WEIGHT_PER_BYTE * size)
+
+    def spend(self, weight: int) -> None:
+        """Count *weight* more bytes held by the import; past its allowance, refuse the document."""
+        self.weight += weight
+        if self.weight > self.allowance:
+            raise InvalidDefinitionError(
+                "from_json_schema()",
+                "document",
+                f"would take more than {WEIGHT_PER_BYTE} bytes of memory for each of its {self.size:,} bytes once "
+                "imported (the parts of a real schema are not repeated in each part below them, as property names "
+                "of thousands of characters nested deep are in the pointer of every subschema); it is not imported",
+            )
+
+
 class _Reading(NamedTuple):
     """How a document is read: what its meta-schema's ``$vocabulary`` leaves out, and whether format is asserted."""
 
@@ -330,9 +353,10 @@ class _Importer:
         self, document: Any, dialect: str, strict: bool, closed: bool, size: int, *, reading: _Reading | None = None
     ) -> None:
         self.document = document
-        self.size = size
-        self.weight = 0  # what the import holds so far, in bytes, about (see WEIGHT_PER_BYTE)
-        self.allowance = max(_WEIGHT_FLOOR, WEIGHT_PER_BYTE * size)
+        self.budget = _Budget(size)
+        # The budget's, not a method of this object: Scopes holds it, and a cycle back to the importer would keep
+        # every pointer it holds alive past the import, until the collector runs (nested_deep held 55 MB, not 16).
+        self.spend = self.budget.spend
         self.draft7 = dialect == "draft-07"
         self.strict = strict
         self.closed = closed
@@ -349,8 +373,12 @@ class _Importer:
         # What each schema object evaluates, where unevaluated* asks, by pointer and dynamic scope.
         self.table: dict[tuple[str, int], Evaluation] = {}
         # Converted subschemas, by pointer and dynamic scope (what $ref targets): one node each, in most documents.
-        self.nodes: dict[tuple[str, int], Schema] = {}
-        self.links: list[tuple[LinkSchema, int]] = []  # each $ref's link, and the dynamic scope it is in
+        # By pointer alone in scope 0 (every node of most documents: a tuple key a node would cost a tenth of
+        # an import's memory), by (pointer, scope) in the others.
+        self.nodes: dict[str, Schema] = {}
+        self.scoped: dict[tuple[str, int], Schema] = {}
+        self.links: list[LinkSchema] = []
+        self.link_scopes: dict[int, int] = {}  # the dynamic scope of each link made in another scope than 0, by index
         self.defaults: list[tuple[str, OptionalSchema]] = []
         self.marks: list[tuple[str, str]] = []  # (pointer, keyword) written false in the export
         self.silent: list[str] = []  # objects listing properties, open only because additionalProperties is unsaid
@@ -366,21 +394,9 @@ class _Importer:
         self.scopes = Scopes(self.bases, self.live_anchors(dynamic_refs), self.spend)
         self.scope = 0  # the dynamic scope of the schema being converted (see _dynamic); 0 in most documents
         # Keep this class under 30 attributes: from 30, CPython 3.11 no longer shares the keys of its instances'
-        # dicts, and every attribute read of the walk is slower (an import took 5% longer with 30; it has 26).
+        # dicts, and every attribute read of the walk is slower (an import took 5% longer with 30; it has 27).
 
     # -- problems ---------------------------------------------------------------------------
-
-    def spend(self, weight: int) -> None:
-        """Count *weight* more bytes held by the import; past its allowance, refuse the document."""
-        self.weight += weight
-        if self.weight > self.allowance:
-            raise InvalidDefinitionError(
-                "from_json_schema()",
-                "document",
-                f"would take more than {WEIGHT_PER_BYTE} bytes of memory for each of its {self.size:,} bytes once "
-                "imported (the parts of a real schema are not repeated in each part below them, as property names "
-                "of thousands of characters nested deep are in the pointer of every subschema); it is not imported",
-            )
 
     def malformed(self, pointer: str, keyword: str, detail: str) -> InvalidDefinitionError:
         return InvalidDefinitionError("from_json_schema()", _at(pointer, keyword), detail)
@@ -414,8 +430,15 @@ class _Importer:
         finally:
             self.depth -= 1
             self.scope = outer
-        self.nodes[(pointer, scope)] = node
+        if scope:
+            self.scoped[(pointer, scope)] = node
+        else:
+            self.nodes[pointer] = node
         return node
+
+    def converted(self, pointer: str, scope: int) -> Schema | None:
+        """The node converted at *pointer* in the dynamic *scope*, if it was."""
+        return self.scoped.get((pointer, scope)) if scope else self.nodes.get(pointer)
 
     def own_weight(self, doc: Any) -> int:
         """What the keywords of the schema *doc* hold besides its subschemas, in bytes of JSON.
@@ -431,7 +454,7 @@ class _Importer:
                 own[keyword] = list(value)  # the names, not the schemas
             elif keyword not in _SCHEMA_LISTS and keyword not in _SCHEMA_VALUES:
                 own[keyword] = value
-        return json_size(own, self.allowance)
+        return json_size(own, self.budget.allowance)
 
     def read(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
         """*doc* without the keywords of the vocabularies its meta-schema leaves out (as it is, in most documents)."""
@@ -612,7 +635,9 @@ class _Importer:
             return AnySchema()
         self.spend(_NODE_WEIGHT + len(found))
         link = LinkSchema("#" + found, dynamic=keyword == "$dynamicRef")
-        self.links.append((link, self.scope))
+        if self.scope:
+            self.link_scopes[len(self.links)] = self.scope
+        self.links.append(link)
         return link
 
     def target(self, target: str, pointer: str, keyword: str, scope: int) -> str | None:
@@ -709,7 +734,7 @@ class _Importer:
 
         tokens = [] if link.pointer == "#" else link.pointer[2:].split("/")
         pointer = "".join("/" + unquote(token) for token in tokens)
-        found = self.nodes.get((pointer, self.scopes.enter(scope, pointer)))
+        found = self.converted(pointer, self.scopes.enter(scope, pointer))
         if found is not None:
             return found
         doc: Any = self.document
@@ -1163,7 +1188,7 @@ class _Importer:
 
     def node(self, doc: Any, pointer: str, reached: int) -> Schema:
         """The node at *pointer* reached in the dynamic scope *reached* (converted with its holder, most often)."""
-        found = self.nodes.get((pointer, self.scopes.enter(reached, pointer)))
+        found = self.converted(pointer, self.scopes.enter(reached, pointer))
         return found if found is not None else self.convert_in(doc, pointer, reached)
 
     def evaluated_refs(
@@ -1197,14 +1222,14 @@ class _Importer:
     def link(self) -> None:
         done = 0
         while done < len(self.links):  # resolving may convert more of the document, with more links
-            link, scope = self.links[done]
+            link, scope = self.links[done], self.link_scopes.get(done, 0)
             object.__setattr__(link, "target", self.resolve(link, scope))
             done += 1
         # A link whose target is a link (a $ref to a $ref...) is pointed at the end of its chain, each chain
         # followed once: checks and messages then take one step, however long the chain (a document of
         # 50,000 $defs, each a $ref to the next, was followed from each of them: quadratic time).
         ends: dict[int, Schema] = {}
-        for link, _ in self.links:
+        for link in self.links:
             chain: list[LinkSchema] = []
             seen: set[int] = set()
             node: Schema = link
