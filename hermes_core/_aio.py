@@ -22,14 +22,15 @@ running does not keep the process from exiting.
 
 from __future__ import annotations
 
+import _thread
 import contextvars
 import sys
-import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, final
 
 if TYPE_CHECKING:
+    import threading
     from concurrent.futures import Future
 
 __all__ = [
@@ -106,9 +107,11 @@ class _Pool:
     """Daemon worker threads; a thread stranded in a call past its limit is replaced, up to the limits."""
 
     def __init__(self, size: int) -> None:
+        import threading  # noqa: PLC0415 - with the first worker: a listing starts none (start-up)
         from concurrent.futures import Future  # noqa: PLC0415 - see the module docstring
 
         self._future = Future
+        self._thread: type[threading.Thread] = threading.Thread
         self._size = size
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
@@ -135,7 +138,7 @@ class _Pool:
                 self._wake.notify()
             elif self._threads < self._size:
                 self._threads += 1
-                threading.Thread(target=self._work, name="hermesos-tool", daemon=True).start()
+                self._thread(target=self._work, name="hermesos-tool", daemon=True).start()
         return job
 
     def strand(self, job: _Job) -> None:
@@ -152,7 +155,7 @@ class _Pool:
             self._threads -= 1
             if len(self._jobs) > self._idle:  # a call waits for the thread just lost
                 self._threads += 1
-                threading.Thread(target=self._work, name="hermesos-tool", daemon=True).start()
+                self._thread(target=self._work, name="hermesos-tool", daemon=True).start()
 
     def stranded(self) -> dict[str, int]:
         """How many calls of each tool are still running past their limit (for messages and tests)."""
@@ -222,7 +225,7 @@ def _counts(by_owner: dict[int, list[Any]]) -> dict[str, int]:
 
 
 _pool: _Pool | None = None
-_pool_lock = threading.Lock()
+_pool_lock = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
 
 
 def _workers() -> _Pool:

@@ -12,7 +12,7 @@ set) does not ask for a record of every call.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Awaitable, Callable
 from dataclasses import field
 from time import time
@@ -184,7 +184,7 @@ class Approved:
 
     def __init__(self) -> None:
         self._pairs: set[tuple[str, tuple[str, ...]]] = set()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
 
     def __contains__(self, pair: tuple[str, tuple[str, ...]]) -> bool:
         return pair in self._pairs

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import re
 import types
 import typing
@@ -22,7 +21,7 @@ from hermes_core import schema as s
 from hermes_core._context import CallContext, current_call
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._hints import needs_to_json, schema_from_hint, to_json
-from hermes_core._issues import shorten
+from hermes_core._issues import json_string, shorten
 from hermes_core._names import check_name, suggest
 from hermes_core._toolhints import ToolHints, given_hints
 from hermes_core._tools import Handler, Tool
@@ -139,7 +138,7 @@ def _from_function(
 ) -> Tool:
     from hermes_core._docstrings import parse_docstring  # noqa: PLC0415 - only @tool needs it
 
-    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+    decl = f"tool {json_string(name)}" if isinstance(name, str) else "tool"
     check_name(decl, "name", name, example="fs.write")
     if isinstance(function, Tool):
         raise InvalidDefinitionError(f'tool "{name}"', None, f"decorates {function!r}, already a tool; @tool once")

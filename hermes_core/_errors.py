@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import inspect
-import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal, final
@@ -60,6 +59,8 @@ def _alternatives(names: Sequence[str]) -> str:
 
 def _quote(text: str, limit: int = 80) -> str:
     """*text* in double quotes, escaped as JSON, and at most *limit* characters with the quotes."""
+    import json  # noqa: PLC0415 - for messages: not at import (start-up)
+
     quoted = json.dumps(text, ensure_ascii=False)
     if not quoted.isascii():
         try:

@@ -13,7 +13,6 @@ from a file such a directory holds. Each raises
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import site
 import sys
@@ -163,8 +162,17 @@ def _editable_folder(distribution: Any) -> str | None:
     """The source folder of an editable install (``pip install -e``), from its ``direct_url.json``; else None."""
     try:
         text = distribution.read_text("direct_url.json") if distribution is not None else None
-        found = json.loads(text) if text else None
     except (OSError, ValueError):
+        return None
+    # Read as JSON only if it can name dir_info, in plain letters or escaped (an install from a wheel or an
+    # archive names archive_info): importing json costs every start 5 million instructions (performance.md).
+    if not text or ("dir_info" not in text and "\\" not in text):
+        return None
+    import json  # noqa: PLC0415 - see above
+
+    try:
+        found = json.loads(text)
+    except ValueError:
         return None
     if not isinstance(found, dict) or not isinstance(found.get("dir_info"), dict):
         return None

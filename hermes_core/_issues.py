@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 __all__ = [
@@ -41,6 +41,8 @@ __all__ = [
     "TooManyIssues",
     "format_message",
     "format_path",
+    "json_string",
+    "json_unicode_string",
     "printable",
     "sentence",
     "shorten",
@@ -123,6 +125,22 @@ def shorten(text: str, limit: int = 60) -> str:
         'xxxxxxx...'
     """
     return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+def _encoders() -> tuple[Callable[[str], str], Callable[[str], str]]:
+    try:
+        from _json import encode_basestring, encode_basestring_ascii  # noqa: PLC0415 - json's own C encoders
+    except ImportError:  # an interpreter without json's C module
+        from json.encoder import py_encode_basestring as encode_basestring  # noqa: PLC0415
+        from json.encoder import py_encode_basestring_ascii as encode_basestring_ascii  # noqa: PLC0415
+    return encode_basestring_ascii, encode_basestring
+
+
+#: *text* as JSON writes it, quoted and escaped to ASCII: ``json.dumps(text)`` for a ``str``, by json's own
+#: encoder, without importing the json package, which compiles six regular expressions as it is imported: a
+#: declaration names its tool so at every start (docs/performance.md, start-up). And
+#: ``json.dumps(text, ensure_ascii=False)``, the same way.
+json_string, json_unicode_string = _encoders()
 
 
 # -- text shown to a person -------------------------------------------------------------------

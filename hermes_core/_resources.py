@@ -9,9 +9,9 @@ is never opened calls its tools all the same.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import inspect
-import threading
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, final, runtime_checkable
 
@@ -151,7 +151,7 @@ class Lifecycle:
     def __init__(self, resources: tuple[Resource, ...], labels: tuple[str, ...]) -> None:
         self._resources = resources
         self._labels = labels
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
         self._open = False
         self._depth = 0  # the with blocks inside one another
         self._owned = False  # whether the outermost with block opened the resources (and so closes them)
@@ -331,7 +331,7 @@ class _Opening:
 
     def __init__(self, life: Lifecycle) -> None:
         self._life = life
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
         self._abandoned = False
         self._entered = False
 
@@ -349,6 +349,8 @@ class _Opening:
             self._abandoned = True
             entered, self._entered = self._entered, False
         if entered:
+            import threading  # noqa: PLC0415 - a block abandoned only (start-up)
+
             threading.Thread(target=_leave_logged, args=(self._life,), name="hermesos-close").start()
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import stat
@@ -213,6 +212,8 @@ def _parse(variable: str, schema: s.Schema, text: str) -> Any:
     # it might also be read as; one that takes no text is told about the JSON.
     takes_text = _takes_text(schema.json_schema())
     try:
+        import json  # noqa: PLC0415 - a setting that is not text only: not at import (start-up)
+
         decoded = json.loads(text)
     except (ValueError, RecursionError):
         if takes_text:

@@ -10,13 +10,12 @@ keyword argument each, until 0.6, with a warning saying what to write instead.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, final
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
-from hermes_core._issues import shorten
+from hermes_core._issues import json_string, shorten
 
 if TYPE_CHECKING:  # for type checkers only: nothing reads the class at run time
     from typing import TypedDict
@@ -159,7 +158,7 @@ def given_hints(caller: str, name: object, hints: ToolHints | None, keywords: Ma
     for keyword in keywords:
         if keyword not in _FIELDS:
             raise TypeError(f"{caller.lstrip('@')}() got an unexpected keyword argument {keyword!r}")
-    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+    decl = f"tool {json_string(name)}" if isinstance(name, str) else "tool"
     ordered = [field for field in _FIELDS if field in keywords]  # in ToolHints' order, as a reader writes them
     written = _and([f"{field}={_shown(keywords[field])}" for field in ordered])
     if hints is not None:

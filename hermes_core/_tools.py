@@ -7,12 +7,11 @@ would have been right, never a failure on the first call.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import inspect
-import json
 import math
 import re
-import threading
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
@@ -21,7 +20,7 @@ from typing import Any, final
 from hermes_core._contextual import uses_context
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import derive, frozen
-from hermes_core._issues import shorten
+from hermes_core._issues import json_string, shorten
 from hermes_core._names import check_name
 from hermes_core._toolhints import ToolHints, check_hints, given_hints
 from hermes_core.schema import AnySchema, ImportedSchema, ObjectSchema, OptionalSchema, RefSchema, Schema
@@ -50,7 +49,7 @@ Handler = Callable[[Any], Any] | Callable[[Any], Awaitable[Any]]
 #: The longest time limit, in seconds, that a tool, a runtime, a call or the command takes: a billion
 #: seconds (about 31 years), or less where the platform's waits cannot wait that long. A longer one used to
 #: be taken, then fail the call as the tool's fault (``OverflowError`` from the wait); None is no limit.
-TIMEOUT_MAX: typing.Final = min(threading.TIMEOUT_MAX, 1e9)
+TIMEOUT_MAX: typing.Final = min(_thread.TIMEOUT_MAX, 1e9)  # threading.TIMEOUT_MAX, without importing threading
 
 #: A permission a tool declares: ``namespace:action``, each part ``[a-z][a-z0-9_-]*``.
 PERMISSION_PATTERN = re.compile(r"[a-z][a-z0-9_-]*:[a-z][a-z0-9_-]*\Z")
@@ -487,7 +486,7 @@ def too_long(seconds: float, unlimited: str = "None") -> str:
 def _check_fields(tool: Tool) -> str:
     """Check the fields a tool holds as given; return how messages name it (``tool "fs.write"``)."""
     name, description, version = tool.name, tool.description, tool.version
-    decl = f"tool {json.dumps(name)}" if isinstance(name, str) else "tool"
+    decl = f"tool {json_string(name)}" if isinstance(name, str) else "tool"
     check_name(decl, "name", name, example="fs.write")
     decl = f'tool "{name}"'
     if not isinstance(description, str) or not description.strip():

@@ -892,3 +892,53 @@ def test_call_lenient_means_what_serve_lenient_means(site: Site) -> None:
     assert call.partition("), ")[0] == serve.partition("), ")[0]
     assert call.endswith("a tool's own choice wins")
     assert "stderr" in call
+
+
+# -- the clock of a command that waits (cli._output.waiting): threading's primitives, not threading ------------
+
+
+def _threads_become(count: int) -> bool:
+    """Whether the threads started by this process (but the main one) number *count*, within a minute."""
+    import _thread
+    import time
+
+    deadline = time.monotonic() + 60  # a bound for a stalled machine, not a timing
+    while _thread._count() != count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _thread._count() == count
+
+
+def test_a_block_that_outlasts_the_quiet_seconds_is_said_on_stderr_and_its_clock_ends_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import _thread
+    import time
+
+    from hermes_core.cli import _output
+
+    threads = _thread._count()
+    stream = io.StringIO()
+    monkeypatch.setattr(_output, "WAIT_QUIET", 0.0)
+    with _output.waiting("loading the plugins", stream=stream):
+        deadline = time.monotonic() + 60  # a bound for a stalled machine, not a timing
+        while "hermesos: loading the plugins... (" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    said = stream.getvalue()  # the clock was joined as the block ended: it says nothing after
+    assert re.fullmatch(r"(hermesos: loading the plugins\.\.\. \(\d+ s\)\n)+", said), said
+    assert _threads_become(threads)
+    assert stream.getvalue() == said
+
+
+def test_a_block_within_the_quiet_seconds_says_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import _thread
+
+    from hermes_core.cli import _output
+
+    threads = _thread._count()
+    stream = io.StringIO()
+    monkeypatch.setattr(_output, "WAIT_QUIET", 3600.0)
+    with _output.waiting("loading the plugins", stream=stream) as stop:
+        assert _threads_become(threads + 1)  # the clock runs, quiet
+    stop()  # stopping again is nothing
+    assert stream.getvalue() == ""
+    assert _threads_become(threads)

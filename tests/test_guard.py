@@ -638,3 +638,30 @@ def test_delete_then_write_never_replaces_what_the_process_could_not_change(
     assert (after.st_ino, after.st_uid, after.st_mode) == (before.st_ino, before.st_uid, before.st_mode)
     if member.endswith("file"):
         assert target.read_text() == "keep\n"
+
+
+_DIRECT_URL = """
+import sys
+from hermes_core._guard import _editable_folder
+
+
+class Installed:  # a distribution, as importlib.metadata's reads its files
+    def __init__(self, text):
+        self.text = text
+
+    def read_text(self, name):
+        return self.text if name == "direct_url.json" else None
+
+
+wheel = Installed('{"archive_info": {}, "url": "file:///wheels/hermesos_fs-0.1.0-py3-none-any.whl"}')
+print(_editable_folder(wheel), "json" in sys.modules)
+escaped = Installed('{"\\\\u0064ir_info": {"editable": true}, "url": "file:///src/escaped"}')
+print(_editable_folder(escaped), "json" in sys.modules)
+"""
+
+
+def test_the_source_of_a_wheel_install_is_told_without_importing_json() -> None:
+    """A regular install's direct_url.json names archive_info, never dir_info: json's import is not needed for it."""
+    done = subprocess.run([sys.executable, "-c", _DIRECT_URL], capture_output=True, text=True, check=True)
+    # The control: dir_info written with an escape is read as JSON, and found editable.
+    assert done.stdout.splitlines() == ["None False", "/src/escaped True"]

@@ -6,6 +6,7 @@ tests hold the imports that made them slow out of the commands that do not need 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -14,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
 import hermes_core
+from hermes_core._issues import json_string, json_unicode_string
 from hermes_core._loading import _plainly_met
 
 HERMESOS = Path(sys.executable).with_name("hermesos")
@@ -221,6 +225,61 @@ def test_tools_list_makes_its_frozen_classes_without_dataclass_and_one_init_per_
     mounted = {"hermes_mcp._config.ServerConfig", "hermes_mcp._config.Config", "hermes_mcp.Mounted"}
     assert mounted <= set(probed["frozen"])
     assert 0 < probed["templates"] < len(probed["frozen"]) / 2
+
+
+# Run in the process of 'hermesos tools list': records which function first imported each module watched.
+_IMPORTS_PROBE = """
+import sys
+
+WATCHED = {"json", "threading", "hermes_fs"}
+first = {}
+
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name in WATCHED and name not in first:
+            frame = sys._getframe(1)
+            while frame.f_code.co_filename.startswith("<frozen"):  # importlib's own frames
+                frame = frame.f_back
+            first[name] = frame.f_code.co_filename.rpartition("/")[2] + ":" + frame.f_code.co_name
+        return None
+
+
+sys.meta_path.insert(0, Watch())
+from hermes_core.cli import main
+
+status = main(["tools", "list"])
+print(repr(first))
+"""
+
+
+def test_tools_list_imports_neither_json_nor_threading_for_itself(tmp_path: Path) -> None:
+    """json (six patterns compiled at its import) and threading: 5 and 2.5 million instructions (start-up)."""
+    (tmp_path / "workspace").mkdir()
+    environ = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("HERMESOS_")},
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "HOME": str(tmp_path),
+        "HERMESOS_FS_ROOT": str(tmp_path / "workspace"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_PROBE], capture_output=True, text=True, check=False, env=environ
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    listing, _, probed = done.stdout.rstrip("\n").rpartition("\n")
+    first = ast.literal_eval(probed)
+    assert "math.eval" in listing
+    assert "hermes_fs" in first  # the probe sees the imports of the listing
+    assert "threading" not in first
+    # json reads where an editable install's source is (the bundled plugins of a development environment are
+    # installed so); a regular install, whose direct_url.json names no dir_info, never imports it.
+    assert first.get("json", "_guard.py:_editable_folder") == "_guard.py:_editable_folder", first
+
+
+@given(st.text() | st.sampled_from(["", "fs.write", '"\\', "\u00e9\u2028\ud800", "\x00\x1f\x7f"]))
+def test_text_is_written_as_json_writes_it_without_json(text: str) -> None:
+    assert json_string(text) == json.dumps(text)
+    assert json_unicode_string(text) == json.dumps(text, ensure_ascii=False)
 
 
 VERSIONS = ["0.4.0", "0.4", "1.0", "0.10.1", "0.4.0rc1", "0.4.0.post1", "0.4.0+local"]

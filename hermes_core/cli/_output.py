@@ -6,7 +6,6 @@ Imports nothing of the core at import time: ``--version`` and ``--help`` load it
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -81,6 +80,8 @@ def json_text(data: Any, *, indent: int | None = 2) -> str:
     a tool's or a server's text cannot move the cursor or hide characters
     (:func:`printable`).
     """
+    import json  # noqa: PLC0415 - --json only: the listing in text imports none (start-up)
+
     from hermes_core._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
 
     return escaped(json.dumps(data, indent=indent, ensure_ascii=False), lines=True, in_json=True)
@@ -126,37 +127,53 @@ def waiting(what: str, stream: IO[str] | None = None, status: StatusLine | None 
     progress bar. *status*: the live line to draw on, shared with what else
     the block shows (default: a new one on *stream*, else stderr).
     """
-    import threading  # noqa: PLC0415 - imported already by the commands that wait; not by --help
+    # threading's own primitives, without importing threading: 2.5 million instructions of every listing,
+    # which waits for nothing else (docs/performance.md, start-up).
+    import _thread  # noqa: PLC0415 - not by --help
     import time  # noqa: PLC0415
 
     line = StatusLine(stream) if status is None else status
-    done = threading.Event()
+    done = _thread.allocate_lock()  # held until the block ends (a threading.Event)
+    done.acquire()
+    ended = _thread.allocate_lock()  # held until the clock's thread ends (what joining it waits for)
+    ended.acquire()
     began = time.monotonic()
     said: list[str] = []  # the clock's last live text, to erase it and nothing else
+    stopped: list[bool] = []
+
+    def over(seconds: float) -> bool:
+        """Whether the block ended within *seconds*."""
+        if done.acquire(timeout=seconds):
+            done.release()
+            return True
+        return False
 
     def say() -> None:
-        if done.wait(WAIT_QUIET):
-            return
-        while True:
-            seconds = time.monotonic() - began
-            if line.live:
-                said[:] = [f"hermesos: {what}... {seconds:.0f} s"]
-                line.show(said[0])
-            else:
-                line.say(f"hermesos: {what}... ({seconds:.0f} s)")
-            if done.wait(0.25 if line.live else WAIT_EVERY):
+        try:
+            if over(WAIT_QUIET):
                 return
-
-    clock = threading.Thread(target=say, name="hermesos-waiting", daemon=True)
+            while True:
+                seconds = time.monotonic() - began
+                if line.live:
+                    said[:] = [f"hermesos: {what}... {seconds:.0f} s"]
+                    line.show(said[0])
+                else:
+                    line.say(f"hermesos: {what}... ({seconds:.0f} s)")
+                if over(0.25 if line.live else WAIT_EVERY):
+                    return
+        finally:
+            ended.release()
 
     def stop() -> None:
-        done.set()
-        if clock.ident is not None and clock is not threading.current_thread():
-            clock.join()
+        if not stopped:
+            stopped.append(True)
+            done.release()
+            if _thread.get_ident() != clock:
+                ended.acquire()
         if said:
             line.clear(only=said[0])
 
-    clock.start()
+    clock = _thread.start_new_thread(say, ())
     try:
         yield stop
     finally:
@@ -180,11 +197,11 @@ class StatusLine:
     """
 
     def __init__(self, stream: IO[str] | None = None) -> None:
-        import threading  # noqa: PLC0415 - see waiting
+        import _thread  # noqa: PLC0415 - see waiting
 
         self.stream = sys.stderr if stream is None else stream
         self.live = self.stream.isatty() and os.environ.get("TERM") != "dumb"
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._text: str | None = None  # the live line's text, shown or held
         self._drawn = False
         self._held = 0

@@ -15,8 +15,8 @@ the attributes that kind has, as the protocols of ``_kinds`` describe them.
 
 from __future__ import annotations
 
+import _thread
 import functools
-import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
 from types import CodeType
@@ -988,7 +988,7 @@ def compile_schema(schema: SchemaNode, refs: Mapping[str, SchemaNode]) -> Valida
 
 # Held while a validator's generated functions are byte-compiled: each validator's are compiled once,
 # by the first of the threads that call it together.
-_COMPILING = threading.Lock()
+_COMPILING = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
 
 
 def _pending(v: Any, p: Path, issues: list[Issue]) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import re
 import sys
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core._errors import InvalidDefinitionError
-from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues
+from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, json_string, json_unicode_string
 
 __all__ = [
     "BAD",
@@ -134,6 +133,10 @@ def unicode_ok(text: str) -> bool:
 
 def as_json(value: object) -> str:
     """*value* written as JSON, for messages (allowed values, never received ones)."""
+    if type(value) is str:  # an enum's values, in the message of every enum a command declares (start-up)
+        return json_unicode_string(value)
+    import json  # noqa: PLC0415 - not at import (start-up)
+
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -298,7 +301,7 @@ def _scalar_text(value: Any) -> str | None:
         return f"#{number:x}"
 
 
-_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_quoted: Callable[[str], str] = json_string
 
 
 _SMALL = 10**18  # an int this small is written as it is; a larger one by _scalar_text (past the int-string limit)

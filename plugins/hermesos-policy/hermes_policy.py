@@ -35,14 +35,13 @@ write where it lies, since a tool must not rewrite its own audit trail.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import functools
-import json
 import os
 import re
 import stat
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn, final
@@ -513,6 +512,8 @@ def _rule(selector: str | None, table: dict[str, Any], path: _KeyPath, problems:
 
 def _patterns(table: dict[str, Any], key: str, path: _KeyPath, problems: list[tuple[_KeyPath, str]]) -> _Patterns:
     """The checked patterns of ``table[key]`` (none if it is absent or wrong)."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     value = table.get(key, [])
     if not isinstance(value, list):
         example = f" (write {key} = [{json.dumps(value)}])" if isinstance(value, str) else ""
@@ -560,11 +561,15 @@ def _type(value: object) -> str:
 
 def _show(text: str) -> str:
     """*text* shortened to 60 characters, then quoted as TOML (and JSON) write a string."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     return json.dumps(shorten(text), ensure_ascii=False)
 
 
 def _key_path(path: _KeyPath) -> str:
     """A key path as TOML writes it: ``tools."fs.write".grant[1]``."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     out = ""
     for part in path:
         if isinstance(part, int):
@@ -761,6 +766,8 @@ def _unmatched(rule: _Rule, loaded: _Loaded, refused: list[_Problem], warned: li
 
 def _nothing(name: str, loaded: _Loaded, *, group_of: bool) -> str:
     """The warning of a selector (*name*, with ``.*`` if *group_of*) that matches no tool: with the closest names."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     if group_of:
         head = f'matches none of the loaded tools (no name starts with "{name}.")'
         close = [f"{group}.*" for group in suggest(name, loaded.groups)]
@@ -777,6 +784,8 @@ def _nothing(name: str, loaded: _Loaded, *, group_of: bool) -> str:
 
 def _pattern(pattern: str, declared: set[str], path: _KeyPath, refused: list[_Problem], warned: list[_Warning]) -> None:
     """The problem of a pattern matching none of the *declared* permissions of the tools it applies to, if any."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     if pattern == "*":
         return
     if pattern.endswith(":*"):
@@ -947,7 +956,7 @@ _KINDS: Final = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
-_audit_lock = threading.Lock()
+_audit_lock = _thread.allocate_lock()  # threading.Lock, without importing threading (start-up)
 _attached: Any = None  # the handler this plugin put on the hermes_core.audit logger, if any
 
 
@@ -1076,6 +1085,8 @@ def _check_audit(found: os.stat_result, path: str, refuse: Any) -> None:
 
 def _audit_line(record: Any) -> bytes:
     """One record as a line of JSON: the fields of :data:`AUDIT_FIELDS` (null where the record has none)."""
+    import json  # noqa: PLC0415 - a policy's messages and audit only: not at import (start-up)
+
     fields = {name: getattr(record, name, None) for name in AUDIT_FIELDS}
     if fields["time"] is None:
         fields["time"] = record.created

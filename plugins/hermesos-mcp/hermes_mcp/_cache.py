@@ -17,7 +17,6 @@ is kept of it, beside the listings, is the record of its failure
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -90,6 +89,8 @@ def _load(directory: Path, server: ServerConfig) -> tuple[float, list[dict[str, 
     for a writer), of at most :func:`cache_bytes_max` bytes. Anything else is no
     listing, and the server is listed live.
     """
+    import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
+
     path = _path(directory, server)
     try:
         data = json.loads(read_config_file(path, cache_bytes_max(server), f'cached listing "{path}"'))
@@ -130,6 +131,8 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
 
     A listing larger than :func:`cache_bytes_max` is not kept: it would never be read back.
     """
+    import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
+
     data = {
         "format": _FORMAT,
         "key": server.cache_key(),
@@ -148,6 +151,7 @@ def store(path: Path, data: Mapping[str, Any]) -> None:
     reader sees the old file or the new one, never part of one, and a
     process stopped halfway leaves the old one.
     """
+    import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
     import tempfile  # noqa: PLC0415 - a listing written only: not on every start of hermesos (docs/performance.md)
 
     directory = path.parent

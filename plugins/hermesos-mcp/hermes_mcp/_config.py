@@ -9,7 +9,6 @@ problem of that server alone: it is skipped, named, and the others are mounted.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -201,6 +200,8 @@ class ServerConfig:
 
     def cache_key(self) -> str:
         """The hash of the entry as written (its name included): any change to it is another key."""
+        import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
+
         text = json.dumps({"name": self.name, "entry": self.entry}, sort_keys=True, ensure_ascii=True, default=str)
         import hashlib  # noqa: PLC0415 - not at import: start-up, docs/performance.md
 
@@ -510,4 +511,6 @@ def _kind(value: object) -> str:
 
 
 def _shown(value: object) -> str:
+    import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
+
     return shorten(json.dumps(value, default=str)) if isinstance(value, str | int | float | bool) else _kind(value)
