@@ -98,6 +98,10 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     # Nor the call path: a listing makes no runtime (PluginSet.runtime() imports it).
     call_path = {f"hermes_core.{name}" for name in ("_runtime", "_calls", "_entries", "_repairing", "_context")}
     assert not modules & call_path, sorted(modules & call_path)
+    # Nor the JSON Schema importer and the nodes it alone makes: imported with s.from_json_schema's first use.
+    importer = {f"hermes_core.schema.{name}" for name in ("_import", "_conditions", "_evaluation", "_dynamic")}
+    assert "hermes_core.schema._containers" in modules  # the control: the schema package's own nodes
+    assert not modules & importer, sorted(modules & importer)
     # And what the standard library would bring along, each a millisecond or more: importlib.metadata (email,
     # zipfile, csv; discovery reads the same files itself), shutil (argparse asks it the terminal's width;
     # tempfile imports it), the modules of JSON Schema formats, suggestions, TOML files no one wrote, long

@@ -23,6 +23,7 @@ import builtins
 import math
 import re
 import sys
+import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -52,7 +53,6 @@ from hermes_core.schema._containers import (
     RecordSchema,
     TupleSchema,
 )
-from hermes_core.schema._import import from_json_schema
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
@@ -122,6 +122,25 @@ __all__ = [
     "tuple",
     "union",
 ]
+
+# The JSON Schema importer, and the in-place keywords it alone makes, are imported with its first use, not with
+# the package (PEP 562): they were 6 million instructions of every 'hermesos tools list' (docs/performance.md,
+# start-up).
+if typing.TYPE_CHECKING:  # what type checkers and the reference see: the real function
+    from hermes_core.schema._import import from_json_schema
+
+
+def __getattr__(name: str) -> Any:
+    if name == "from_json_schema":
+        from hermes_core.schema._import import from_json_schema  # noqa: PLC0415 - see above
+
+        globals()[name] = from_json_schema  # asked once: the next access is a plain attribute
+        return from_json_schema
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 # Checks that a default is a JSON value: one node, so its validator is compiled once.

@@ -24,9 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_core.schema._alternatives import ImportedSchema, LinkSchema, NeverSchema, RefSchema
-from hermes_core.schema._conditions import AppliedSchema
 from hermes_core.schema._containers import ObjectSchema, PatternPropertiesSchema
-from hermes_core.schema._evaluation import UnevaluatedSchema
 from hermes_core.schema._nodes import (
     AnySchema,
     BooleanSchema,
@@ -71,8 +69,9 @@ def shape_of(schema: Schema) -> Schema:
     is its object node with those checks around it: a tool's input is an
     object when that node is one.
     """
-    while isinstance(schema, AppliedSchema | UnevaluatedSchema):
-        schema = schema.base
+    # Told by their kind: their modules are imported with the JSON Schema importer, which alone makes them (start-up).
+    while schema.kind in ("applied", "unevaluated"):
+        schema = schema.base  # type: ignore[attr-defined] # both kinds have a base (schema._kinds)
     return schema
 
 
