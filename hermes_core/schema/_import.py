@@ -489,10 +489,14 @@ class _Importer:
                 raise self.malformed(pointer, keyword, "must be an object of schemas")
         description = doc.get("description") if isinstance(doc.get("description"), str) else None
         parts: list[Schema] = []
-        if "$ref" in doc or "$dynamicRef" in doc:
-            parts.extend(self.refs(doc, pointer))
-            if self.draft7 and "$ref" in doc:  # before 2019-09, $ref's siblings are ignored
-                return parts[0] if parts else AnySchema()
+        if "$ref" in doc:
+            linked = self.ref(doc["$ref"], pointer)
+            if self.draft7:  # before 2019-09, $ref's siblings are ignored
+                return linked
+            if not isinstance(linked, AnySchema):  # one that names nothing here is listed, and adds nothing
+                parts.append(linked)
+        if "$dynamicRef" in doc and not self.draft7:
+            parts.extend(self.refs(doc, pointer, "$dynamicRef"))
         if (
             self.closed
             and pointer not in self.partial
@@ -607,15 +611,10 @@ class _Importer:
 
     # -- $ref -------------------------------------------------------------------------------
 
-    def refs(self, doc: Mapping[str, Any], pointer: str) -> list[Schema]:
-        """The links of *doc*'s ``$ref`` and ``$dynamicRef`` (not in draft-07); one that names nothing adds none."""
-        found = []
-        for keyword in ("$ref",) if self.draft7 else ("$ref", "$dynamicRef"):
-            if keyword in doc:
-                linked = self.ref(doc[keyword], pointer, keyword)
-                if not isinstance(linked, AnySchema):  # listed in unsupported: it adds nothing
-                    found.append(linked)
-        return found
+    def refs(self, doc: Mapping[str, Any], pointer: str, keyword: str) -> list[Schema]:
+        """The link of *doc*'s *keyword* (``$dynamicRef``), or none where it names nothing here (it is listed)."""
+        linked = self.ref(doc[keyword], pointer, keyword)
+        return [] if isinstance(linked, AnySchema) else [linked]
 
     def ref(self, target: Any, pointer: str, keyword: str = "$ref") -> Schema:
         """A link to what the ``$ref`` (or ``$dynamicRef``, in this dynamic scope) *target* at *pointer* names."""
@@ -634,7 +633,7 @@ class _Importer:
             )
             return AnySchema()
         self.spend(_NODE_WEIGHT + len(found))
-        link = LinkSchema("#" + found, dynamic=keyword == "$dynamicRef")
+        link = LinkSchema("#" + found, dynamic=True) if keyword == "$dynamicRef" else LinkSchema("#" + found)
         if self.scope:
             self.link_scopes[len(self.links)] = self.scope
         self.links.append(link)
@@ -645,7 +644,7 @@ class _Importer:
 
         A ``$dynamicRef`` whose URI names a ``$dynamicAnchor`` of that name
         goes to the outermost schema resource of the dynamic scope that has
-        one (see :class:`_Scopes`); any other is a ``$ref``, as 2020-12 says.
+        one (see :mod:`._dynamic`); any other is a ``$ref``, as 2020-12 says.
         """
         base = self.bases.get(pointer, _ROOT_BASE)
         if not target.startswith("#"):
@@ -734,7 +733,10 @@ class _Importer:
 
         tokens = [] if link.pointer == "#" else link.pointer[2:].split("/")
         pointer = "".join("/" + unquote(token) for token in tokens)
-        found = self.converted(pointer, self.scopes.enter(scope, pointer))
+        if self.scopes.live:
+            found = self.converted(pointer, self.scopes.enter(scope, pointer))
+        else:  # as in most documents: every scope is 0
+            found = self.nodes.get(pointer)
         if found is not None:
             return found
         doc: Any = self.document
