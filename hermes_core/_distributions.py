@@ -36,10 +36,26 @@ from typing import Any
 __all__ = ["Distribution", "EntryPoint", "distribution", "entry_points"]
 
 # importlib.metadata.EntryPoint.pattern: a module, then optionally ":" and attributes, then optionally extras.
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+# Asked only of a value that is not plainly "module" or "module:attribute" (_parts): compiling it cost every
+# start of hermesos almost a million instructions (docs/performance.md, start-up).
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+_PLAIN_VALUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:")
 _SUFFIXES = (".dist-info", ".egg-info")
-# What email takes as a header's name: printable ASCII but the colon.
-_HEADER_NAME = re.compile(r"[\041-\071\073-\176]*")
+
+
+def _header_name(name: str) -> bool:
+    """Whether email takes *name* as a header's name: printable ASCII but the space and the colon."""
+    return name.isascii() and name.isprintable() and " " not in name and ":" not in name
+
+
+def _parts(value: str) -> tuple[str, str | None] | None:
+    """The module and the attributes (or None) an entry point's *value* names, as ``_VALUE`` reads them; else None."""
+    if value.isascii() and _PLAIN_VALUE.issuperset(value):
+        module, colon, attribute = value.partition(":")
+        if module and (not colon or (attribute and ":" not in attribute)):
+            return module, attribute if colon else None
+    match = re.match(_VALUE, value)  # compiled here, and kept by re
+    return None if match is None else (match.group("module"), match.group("attr"))
 
 
 class Distribution:
@@ -105,7 +121,7 @@ def _headers(text: str) -> dict[str, list[str]]:
                 fields[-1][1].append(line)
             continue
         name, colon, value = line.partition(":")
-        if not colon or not _HEADER_NAME.fullmatch(name):
+        if not colon or not _header_name(name):
             break
         fields.append((name.lower(), [value.lstrip(" \t")]))
     values: dict[str, list[str]] = {}
@@ -129,16 +145,16 @@ class EntryPoint:
 
     @property
     def module(self) -> str:
-        match = _VALUE.match(self.value)
-        return match.group("module") if match else self.value
+        parts = _parts(self.value)
+        return parts[0] if parts else self.value
 
     def load(self) -> Any:
         """Import the module the value names and return it, or the attribute it names in it."""
-        match = _VALUE.match(self.value)
-        if match is None:
+        parts = _parts(self.value)
+        if parts is None:
             raise ValueError(f"{self.value!r} is not an entry point's value (module or module:attribute)")
-        loaded: Any = importlib.import_module(match.group("module"))
-        for attribute in (match.group("attr") or "").split("."):
+        loaded: Any = importlib.import_module(parts[0])
+        for attribute in (parts[1] or "").split("."):
             if attribute:
                 loaded = getattr(loaded, attribute)
         return loaded
@@ -177,8 +193,11 @@ def _folders() -> list[tuple[str, str]]:
 
 
 def _normalized(name: str) -> str:
-    """importlib.metadata's Prepared.normalize: PEP 503, with underscores."""
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    """importlib.metadata's Prepared.normalize: PEP 503, with underscores (``re.sub(r"[-_.]+", "-", name)``...)."""
+    text = name.replace("-", "_").replace(".", "_")
+    while "__" in text:  # each run of separators one underscore, without compiling an expression (start-up)
+        text = text.replace("__", "_")
+    return text.lower()
 
 
 def entry_points(group: str) -> list[Any]:

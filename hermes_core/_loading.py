@@ -12,12 +12,11 @@ fails leaves nothing of itself registered.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from types import FunctionType, MappingProxyType, MethodType, ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import pluggy
 
@@ -51,7 +50,6 @@ __all__ = [
 LOGGER = "hermes_core._plugins"
 
 _T = TypeVar("_T")
-_SEPARATORS = re.compile(r"[-_.]+")
 _HOOKS = (
     "hermes_tools",
     "hermes_yielding_tools",
@@ -99,18 +97,77 @@ class _PluginManager(pluggy.PluginManager):
         return opts
 
 
+# The names, requirements and versions below are read with str's methods, not regular expressions: each of
+# these is read at every start, and compiling the five expressions they were read with cost every 'hermesos
+# tools list' 3 million instructions (docs/performance.md, start-up). tests/test_startup.py holds each to the
+# expression it replaces.
+
+
 def canonicalize_name(name: str) -> str:
-    """A distribution name as Python packaging compares them (PEP 503): ``Hermesos_FS`` is ``hermesos-fs``."""
-    return _SEPARATORS.sub("-", name).lower()
+    """A distribution name as Python packaging compares them (PEP 503): ``Hermesos_FS`` is ``hermesos-fs``.
+
+    As ``re.sub(r"[-_.]+", "-", name).lower()``: each run of separators one hyphen.
+    """
+    text = name.replace("_", "-").replace(".", "-")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text.lower()
 
 
-# A requirement's leading name (PEP 508), and a requirement on the core that is only version clauses
-# ("hermesos-core>=0.4", "hermesos_core >=0.4, <1"): the form every plugin's Requires-Dist takes.
-_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_PLAIN_CORE = re.compile(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", re.IGNORECASE)
-# A version clause between plain release numbers ("0.4", "1.2.3"), and such a number.
-_RELEASE_CLAUSE = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)\s*")
-_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+_ALNUM: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_NAME_CHARACTERS: Final = _ALNUM | frozenset("._-")
+# What \s is in ASCII text, and the characters a plain requirement on the core may hold after its name.
+_ASCII_SPACE: Final = frozenset(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+_CLAUSE_CHARACTERS: Final = _ALNUM | _ASCII_SPACE | frozenset("=<>!~.*+,-")
+
+
+def _leading_name(line: str) -> str | None:
+    r"""A requirement's leading name (PEP 508), after any white space: ``\s*([A-Za-z0-9][A-Za-z0-9._-]*)``."""
+    text = line.lstrip()
+    if not text or text[0] not in _ALNUM:
+        return None
+    end = 1
+    while end < len(text) and text[end] in _NAME_CHARACTERS:
+        end += 1
+    return text[:end]
+
+
+def _plain_core(line: str, name: str) -> str | None:
+    r"""The version clauses of a requirement on the core, named *name*, that holds nothing else; else None.
+
+    The form every plugin's Requires-Dist takes (``hermesos-core>=0.4``,
+    ``hermesos_core >=0.4, <1``): as ``\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)``,
+    case-insensitive, matched whole. *name* is the line's leading name.
+    """
+    if not line.isascii():  # re's \s is any white space, and its [A-Za-z] takes the long s and the Kelvin sign
+        import re  # noqa: PLC0415 - rare: as the expression reads it
+
+        found = re.fullmatch(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", line, re.IGNORECASE)
+        return None if found is None else found.group(1)
+    if len(name) != len("hermesos-core") or name[8] not in "-_.":  # one separator, and nothing else in the name
+        return None
+    rest = line.lstrip()[len(name) :].lstrip()
+    if not rest or rest[0] not in "<>=!~" or not _CLAUSE_CHARACTERS.issuperset(rest):
+        return None
+    return rest
+
+
+def _release(text: str) -> tuple[int, ...] | None:
+    r"""The numbers of a plain release number (``0.4``, ``1.2.3``: ``[0-9]+(\.[0-9]+)*``), else None."""
+    parts = text.split(".")
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
+
+
+def _release_clause(clause: str) -> tuple[str, tuple[int, ...]] | None:
+    r"""The operator and number of a clause, ``\s*(==|!=|<=|>=|<|>)\s*`` and a plain release number; else None."""
+    text = clause.strip()
+    operator = text[:2] if text[:2] in ("==", "!=", "<=", ">=") else text[:1] if text[:1] in ("<", ">") else ""
+    if not operator:
+        return None
+    number = _release(text[len(operator) :].lstrip())
+    return None if number is None else (operator, number)
 
 
 def _plainly_met(clauses: str, installed: str) -> bool:
@@ -123,15 +180,14 @@ def _plainly_met(clauses: str, installed: str) -> bool:
     importing packaging costs 'hermesos tools list' about 3 ms
     (docs/performance.md, start-up).
     """
-    if _RELEASE.fullmatch(installed) is None:
+    have = _release(installed)
+    if have is None:
         return False
-    have = tuple(int(part) for part in installed.split("."))
     for clause in clauses.split(","):
-        found = _RELEASE_CLAUSE.fullmatch(clause)
+        found = _release_clause(clause)
         if found is None:
             return False
-        operator, text = found.groups()
-        want = tuple(int(part) for part in text.split("."))
+        operator, want = found
         width = max(len(have), len(want))
         mine, theirs = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
         met = {
@@ -155,20 +211,20 @@ def _check_requirement(origin: PluginOrigin, requires: Iterable[str]) -> None:
     # what 'hermesos tools list' spends importing (docs/performance.md, start-up).
     installed = __version__
     for line in requires:
-        leading = _LEADING_NAME.match(line)
-        if leading is None or canonicalize_name(leading.group(1)) != "hermesos-core":
+        leading = _leading_name(line)
+        if leading is None or canonicalize_name(leading) != "hermesos-core":
             continue  # another distribution's (or not a requirement: the installer accepted it, not ours to judge)
-        plain = _PLAIN_CORE.fullmatch(line)
-        if plain is not None and _plainly_met(plain.group(1), installed):
+        plain = _plain_core(line, leading)
+        if plain is not None and _plainly_met(plain, installed):
             continue
         if plain is not None:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
 
             try:
-                specifier = SpecifierSet(plain.group(1))
+                specifier = SpecifierSet(plain)
             except InvalidSpecifier:
                 continue
-            text = f"{leading.group(1)}{specifier}"  # as str(Requirement(line)) would be
+            text = f"{leading}{specifier}"  # as str(Requirement(line)) would be
         else:
             from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
 

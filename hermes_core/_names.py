@@ -50,7 +50,11 @@ NAME_MAX = 64
 #: of them up to this many, else the ones that share the most three-letter sequences with it.
 MAX_COMPARED: Final = 300
 
-_SEPARATORS = re.compile(r"[\s_\-/:]+")
+# What _fold makes one ".": a run of white space and separators. Compiled where a name is folded that is not
+# plain ASCII (_fold); a tool's name is folded at every start (docs/performance.md, start-up).
+_SEPARATORS = r"[\s_\-/:]+"
+# What \s is in ASCII text, and the separators: each made "\0", then each run of "\0" one ".".
+_ASCII_SEPARATORS = str.maketrans(dict.fromkeys(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-/:", "\0"))
 # How close a spelling must be to be suggested: difflib's ratio, as get_close_matches defaults it.
 _CUTOFF = 0.6
 
@@ -83,8 +87,17 @@ def check_name(declaration: str, field: str | None, name: object, *, example: st
 
 
 def _fold(name: str) -> str:
-    """A name as a model might mistype it, folded: ``FS_Write`` and ``fs/write`` → ``fs.write``."""
-    return _SEPARATORS.sub(".", name.strip().lower())
+    """A name as a model might mistype it, folded: ``FS_Write`` and ``fs/write`` → ``fs.write``.
+
+    As ``re.sub(_SEPARATORS, ".", name.strip().lower())``.
+    """
+    text = name.strip().lower()
+    if not text.isascii() or "\0" in text:  # other white space: the expression's (compiled, and kept by re)
+        return re.sub(_SEPARATORS, ".", text)
+    text = text.translate(_ASCII_SEPARATORS)
+    while "\0\0" in text:
+        text = text.replace("\0\0", "\0")
+    return text.replace("\0", ".")
 
 
 def _grams(folded: str) -> list[str]:

@@ -53,10 +53,24 @@ __all__ = [
 ]
 
 # What a setting's variable name looks like: ``HERMESOS_<PLUGIN>_<NAME>``, in upper case.
-_VARIABLE: Final = re.compile(r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z")
+# Read with str's methods (_is_variable): the expression, compiled at import, was half a million instructions of
+# every start (docs/performance.md, start-up). tests/test_settings.py holds the two to each other.
+_VARIABLE: Final = r"HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\Z"
+_UPPER: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_UPPER_DIGITS: Final = _UPPER | frozenset("0123456789")
+
+
+def _is_variable(name: str) -> bool:
+    """Whether *name* is ``HERMESOS_<PLUGIN>_<NAME>`` as :data:`_VARIABLE` says."""
+    if not name.startswith("HERMESOS_"):
+        return False
+    parts = name[len("HERMESOS_") :].split("_")
+    return parts[0][:1] in _UPPER and all(part and _UPPER_DIGITS.issuperset(part) for part in parts)
+
+
 # What a refusal of a setting's value is declared as: ``setting HERMESOS_FS_ROOT``, after the plugin a loader
 # puts first (``plugin hermesos-fs 0.2.0 (entry point "fs" = hermes_fs): setting HERMESOS_FS_ROOT``).
-_DECLARED: Final = re.compile(r"(?:\A|: )setting (HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\Z")
+_DECLARED: Final = r"(?:\A|: )setting (HERMESOS_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\Z"  # compiled where first used
 
 
 def setting_declared(declaration: str) -> str | None:
@@ -74,7 +88,7 @@ def setting_declared(declaration: str) -> str | None:
         True
 
     """
-    found = _DECLARED.search(declaration)
+    found = re.search(_DECLARED, declaration)
     return None if found is None else found.group(1)
 
 
@@ -162,7 +176,7 @@ def setting(
     """
     if not isinstance(variable, str):
         raise TypeError(f"setting() variable must be a str, got {type(variable).__name__}")
-    if not _VARIABLE.match(variable):
+    if not _is_variable(variable):
         raise ValueError(
             "setting() variable must look like HERMESOS_<PLUGIN>_<NAME> (upper-case letters, digits and single "
             f"underscores, such as HERMESOS_FS_ROOT), got {shorten(repr(variable))}"
@@ -404,7 +418,7 @@ def read_config_file(
 
 
 # A bearer token as a header carries it (RFC 6750's b64token, and any other visible ASCII), at most 4 KiB.
-_TOKEN: Final = re.compile(r"[\x21-\x7e]+")
+_TOKEN: Final = r"[\x21-\x7e]+"  # noqa: S105 - what a token may hold, not one; compiled where first used
 _TOKEN_MAX: Final = 4096
 
 
@@ -431,7 +445,7 @@ def read_token_file(path: str | os.PathLike[str], declaration: str) -> str:
     token = data.decode("ascii", errors="replace").strip()
     if not token:
         raise InvalidDefinitionError(declaration, None, "is empty")
-    if not _TOKEN.fullmatch(token):
+    if not re.fullmatch(_TOKEN, token):
         raise InvalidDefinitionError(
             declaration,
             None,

@@ -9,12 +9,15 @@ library itself, not a copy of its expected output.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_core import _distributions as distributions
 
@@ -158,3 +161,26 @@ def test_a_zip_on_the_path_is_left_to_the_standard_library(tmp_path: Path, path:
     assert [row[:5] for row in ours()] == [("zipped", "zipped", "zipped", "zipped", "1")]
     assert ours() == standard()
     assert distributions.distribution("zipped") is not None
+
+
+# -- read with str's methods where the expressions of importlib.metadata and email are not needed (start-up) --
+
+_VALUES = st.text(alphabet="ab_.:9 []x\u00e9\u0663\n", max_size=20) | st.sampled_from(
+    ["hermes_fs", "hermes_mcp:plugin", "a.b:c.d", "a:b:c", ":a", "a:", "a :b", "a:b [x]", "\u00e9t\u00e9:x", "a\n"]
+)
+
+
+@given(_VALUES)
+def test_an_entry_points_value_is_read_as_importlib_metadata_reads_it(value: str) -> None:
+    match = re.match(distributions._VALUE, value)
+    assert distributions._parts(value) == (None if match is None else (match.group("module"), match.group("attr")))
+
+
+@given(st.text(alphabet="Ab-_ :\t\x7f\x00\u00e9~!", max_size=12))
+def test_a_header_name_is_read_as_email_reads_it(name: str) -> None:
+    assert distributions._header_name(name) == (re.fullmatch(r"[\041-\071\073-\176]*", name) is not None)
+
+
+@given(st.text(alphabet="aB9-_.\u00e9\u0130 ", max_size=12))
+def test_a_distribution_name_is_normalized_as_importlib_metadata_normalizes_it(name: str) -> None:
+    assert distributions._normalized(name) == re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import difflib
 import random
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
@@ -219,3 +222,9 @@ def test_a_runtime_of_many_tools_suggests_through_the_index() -> None:
 
 def closeness(name: str, suggestions: tuple[str, ...]) -> list[float]:
     return [difflib.SequenceMatcher(None, suggestion, name).ratio() for suggestion in suggestions]
+
+
+@given(st.text(alphabet="aZ._-/: \t\n\x1c\x00\u00e9\u2003", max_size=16))
+def test_a_name_is_folded_as_the_expression_folds_it(name: str) -> None:
+    # Folded with str's methods, not an expression compiled at every start (start-up).
+    assert _fold(name) == re.sub(r"[\s_\-/:]+", ".", name.strip().lower())

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, load_runtime, setting
+from hermes_core import _settings as settings
 from hermes_core import schema as s
 from hermes_core._permissions import env_grants
 from hermes_core.config import read_config_file, user_config_dir, user_config_file
@@ -565,3 +568,12 @@ def test_load_runtime_refuses_a_malformed_disable_variable(monkeypatch: pytest.M
     monkeypatch.setenv("HERMESOS_DISABLE_PLUGINS", NOT_TEXT)
     with pytest.raises(InvalidDefinitionError, match=r"^setting HERMESOS_DISABLE_PLUGINS must be valid Unicode"):
         load_runtime()
+
+
+@given(
+    st.builds(str.__add__, st.sampled_from(["HERMESOS_", "HERMESOS", "hermesos_", ""]), st.text(alphabet="AZ09_az\n"))
+    | st.sampled_from(["HERMESOS_FS_ROOT", "HERMESOS_FS__ROOT", "HERMESOS_1FS", "HERMESOS_FS_", "HERMESOS_FS\n"])
+)
+def test_a_variable_name_is_told_as_the_expression_tells_it(name: str) -> None:
+    # Told with str's methods, not an expression compiled at every start (start-up).
+    assert settings._is_variable(name) == (re.match(settings._VARIABLE, name) is not None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,14 @@ from packaging.specifiers import SpecifierSet
 
 import hermes_core
 from hermes_core._issues import json_string, json_unicode_string
-from hermes_core._loading import _plainly_met
+from hermes_core._loading import (
+    _leading_name,
+    _plain_core,
+    _plainly_met,
+    _release,
+    _release_clause,
+    canonicalize_name,
+)
 
 HERMESOS = Path(sys.executable).with_name("hermesos")
 # The schema compiler and pluggy: the bulk of a plugin load, and nothing --version or --help needs.
@@ -213,6 +221,8 @@ def test_tools_list_compiles_no_pattern_of_the_text_it_does_not_read(tmp_path: P
     assert "math.eval" in listing
     assert "_names.py" in probed["patterns"]  # the probe sees what is compiled: the tools' names are checked
     unused = ("_issues.py", "_toml.py", "hermes_math.py", "hermes_policy.py")
+    # Nor the requirements, entry points, settings, protected names and mcp.toml it reads: with str's methods.
+    unused += ("_loading.py", "_distributions.py", "_settings.py", "fnmatch.py", "_config.py")
     assert not [name for name in probed["patterns"] if name in unused], probed["patterns"]
 
 
@@ -301,3 +311,34 @@ def test_a_plain_requirement_met_without_packaging_is_met_by_packaging(installed
         plain = all(c.strip() and c.strip()[0] in "<>=!" and "~" not in c and "*" not in c for c in clauses.split(","))
         if plain:  # plain release numbers on both sides: the shortcut decides them all, met or not
             assert not SpecifierSet(clauses).contains(installed, prereleases=True)
+
+
+# The expressions the loader read requirements with, before it read them with str's methods (start-up).
+_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PLAIN_CORE = re.compile(r"\s*hermesos[-_.]core\s*([<>=!~][=<>!~=\s0-9A-Za-z.*+,-]*)", re.IGNORECASE)
+_RELEASE_CLAUSE = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)\s*")
+_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+_REQUIREMENT_TEXT = st.text(alphabet="hermsoHERMSOcCK-_.. \t\n\x1c<>=!~,0123456789ab*+;[]\u017f\u212a\u0663\u2003")
+_NAMED_CORE = st.sampled_from(["hermesos-core", "Hermesos_Core", "hermesos.core", "hermesos--core", "hermesos-cores",
+                                " hermesos-core", "hermesos-core>=1\u017f", "hermesos-core >=1,<\u212a",
+                                "hermesoscore"])  # fmt: skip
+
+
+@given(_REQUIREMENT_TEXT | st.builds(str.__add__, _NAMED_CORE, _REQUIREMENT_TEXT))
+def test_a_requirement_is_read_as_the_expressions_read_it(line: str) -> None:
+    leading = _LEADING_NAME.match(line)
+    assert _leading_name(line) == (None if leading is None else leading.group(1))
+    name = _leading_name(line)
+    if name is not None and canonicalize_name(name) == "hermesos-core":
+        plain = _PLAIN_CORE.fullmatch(line)
+        assert _plain_core(line, name) == (None if plain is None else plain.group(1))
+    clause = _RELEASE_CLAUSE.fullmatch(line)
+    assert _release_clause(line) == (
+        None if clause is None else (clause.group(1), tuple(int(part) for part in clause.group(2).split(".")))
+    )
+    assert (_release(line.strip()) is not None) == (_RELEASE.fullmatch(line.strip()) is not None)
+
+
+@given(st.text(alphabet="aB9-_.\u00e9 ") | st.sampled_from(["Hermesos_FS", "a--b", "-a", "a_.-b.", "x"]))
+def test_a_name_is_canonicalized_as_packaging_canonicalizes_it(name: str) -> None:
+    assert canonicalize_name(name) == re.sub(r"[-_.]+", "-", name).lower()

@@ -506,6 +506,26 @@ def _target(args: dict[str, Any]) -> str:
 # -- protected names ------------------------------------------------------------------------------
 
 _GLOB_CHARACTERS = frozenset("*?[")
+
+
+@functools.lru_cache(maxsize=256)
+def _literal_start(glob: str) -> str:
+    """What every name *glob* matches begins with: its characters before the first wildcard."""
+    for index, character in enumerate(glob):
+        if character in _GLOB_CHARACTERS:
+            return glob[:index]
+    return glob
+
+
+def _matches(name: str, glob: str) -> bool:
+    """``fnmatch.fnmatchcase(name, glob)``, without compiling *glob* for a name that does not begin as it does.
+
+    fnmatch compiles each glob to a regular expression at its first use: for the protected names of a
+    workspace, a million instructions of every start, where no name of the root begins as they do.
+    """
+    return name.startswith(_literal_start(glob)) and fnmatch.fnmatchcase(name, glob)
+
+
 # The code points HFS+ ignores when it compares names (git's is_hfs_dotgit skips the same): '.g\u200cit' is '.git'.
 _IGNORABLE: Final = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b"
                                            "\u206c\u206d\u206e\u206f\ufeff"))  # fmt: skip
@@ -595,7 +615,7 @@ class _Names:
         if found is None and name.endswith(tuple(self.suffixes)):
             found = next(p for key, p in self.suffixes.items() if name.endswith(key))
         if found is None:
-            found = next((p for glob, p in self.globs if fnmatch.fnmatchcase(name, glob)), None)
+            found = next((p for glob, p in self.globs if _matches(name, glob)), None)
         return found
 
     def match(self, parts: tuple[str, ...], tails: Iterable[_Tail] = ()) -> tuple[int, str, tuple[str, ...]] | None:
@@ -613,13 +633,13 @@ class _Names:
                 return index, pattern, ()
             runs = self.runs.get(name, [])
             if self.run_globs:
-                runs = [*runs, *(run for run in self.run_globs if fnmatch.fnmatchcase(name, run[0][-1]))]
+                runs = [*runs, *(run for run in self.run_globs if _matches(name, run[0][-1]))]
             for run, pattern in runs:
                 before = len(run) - 1 - index  # how many of its names lie in the root's path
                 for written, tail in spans:
                     names = [*tail, *folded[: index + 1]][-len(run) :]
                     if len(names) == len(run) and all(
-                        fnmatch.fnmatchcase(have, glob) for have, glob in zip(names, run, strict=True)
+                        _matches(have, glob) for have, glob in zip(names, run, strict=True)
                     ):
                         return index, pattern, written[len(written) - before :] if before > 0 else ()
         return None

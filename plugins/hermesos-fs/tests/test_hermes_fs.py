@@ -1586,3 +1586,14 @@ def test_the_installed_plugin_keeps_its_contract(hermes_env: Path, monkeypatch: 
     assert all(c.rejected == 40 and c.accepted + c.refused == 40 + len(given.get(c.name, ())) for c in checked)
     assert all(c.accepted for c in checked)
     assert {c.name for c in checked if c.accepted} >= {"fs.write", "fs.list", "fs.stat", "fs.mkdir"}
+
+
+_GLOBS = ["ipython_*config.py", "jupyter_*config.*", "python[0-9]*", "*.pth", ".git", "a[b", "[!x]y", "?z", "*"]
+
+
+@given(st.text(alphabet="ipytho_ncfg.jur[0-9]*?!xyzab", max_size=16), st.sampled_from(_GLOBS))
+def test_a_protected_name_is_matched_as_fnmatch_matches_it(name: str, glob: str) -> None:
+    # A glob is compiled only for a name that begins as it does (start-up): the same answers.
+    import fnmatch
+
+    assert hermes_fs._matches(name, glob) == fnmatch.fnmatchcase(name, glob)

@@ -17,6 +17,7 @@ is kept of it, beside the listings, is the record of its failure
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Mapping
@@ -48,10 +49,18 @@ REFRESH_ENV: Final = "HERMESOS_MCP_REFRESH"
 _FORMAT = 1
 
 _DIR_SETTING = s.string(min_length=1, description="the directory to keep MCP tool listings in")
-_REFRESH_SETTING = s.string(
-    pattern=r"^(1|0|true|false|True|False|TRUE|FALSE|yes|no|on|off)$",
-    description="1 to list every MCP server again, ignoring the cache and the failures remembered",
-)
+
+
+@functools.cache
+def _refresh_setting() -> s.Schema:
+    """What HERMESOS_MCP_REFRESH may be, declared where a configuration is read.
+
+    Not at import: its pattern is compiled as it is declared (start-up, docs/performance.md).
+    """
+    return s.string(
+        pattern=r"^(1|0|true|false|True|False|TRUE|FALSE|yes|no|on|off)$",
+        description="1 to list every MCP server again, ignoring the cache and the failures remembered",
+    )
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -73,7 +82,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def refresh_asked(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``HERMESOS_MCP_REFRESH`` asks for every server to be listed live."""
-    value: str = setting(REFRESH_ENV, _REFRESH_SETTING, default="0", environ=environ)
+    value: str = setting(REFRESH_ENV, _refresh_setting(), default="0", environ=environ)
     return value.lower() in {"1", "true", "yes", "on"}
 
 

@@ -89,8 +89,9 @@ INHERITED_ENV: Final = (
 )
 
 _CONFIG_SETTING = s.string(min_length=1, description="the path of the TOML file listing MCP servers")
-_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Compiled (and kept by re) where a configuration is checked, not at import: start-up (docs/performance.md).
+_SEGMENT = r"[A-Za-z_][A-Za-z0-9_-]*\Z"
+_VARIABLE = r"[A-Za-z_][A-Za-z0-9_]*\Z"
 _TOP_KEYS = ("cache_ttl", "retry_after", "servers")
 _SERVER_KEYS = (
     "command",
@@ -359,7 +360,7 @@ class _EntryError(Exception):
 
 def _server(name: str, entry: object, retry_after: float = DEFAULT_RETRY_AFTER) -> ServerConfig | None:
     """The checked entry of server *name*, or None if it is disabled (*retry_after*: the file's)."""
-    if not _SEGMENT.match(name) or len(name) > 32:
+    if not re.match(_SEGMENT, name) or len(name) > 32:
         raise _EntryError(
             "its name must be one segment of a tool name (letters, digits, _ and -, not starting with a digit "
             "or -, at most 32 characters) such as time or github, since its tools are named <server>.<tool>"
@@ -398,11 +399,11 @@ def _server(name: str, entry: object, retry_after: float = DEFAULT_RETRY_AFTER) 
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise _EntryError('env must be a table of strings such as env = { TZ = "UTC" }')
     for key in env:
-        if not _VARIABLE.match(key):
+        if not re.match(_VARIABLE, key):
             raise _EntryError(f"env has {_shown(key)}, which is not an environment variable name")
     pass_env = _strings(entry.get("pass_env", []), "pass_env", '["GITHUB_TOKEN"]')
     for key in pass_env:
-        if not _VARIABLE.match(key):
+        if not re.match(_VARIABLE, key):
             raise _EntryError(f"pass_env has {_shown(key)}, which is not an environment variable name")
     permissions = _permissions(name, entry)
     tools = entry.get("tools")
