@@ -19,7 +19,7 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, final
+from typing import Any, final
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
@@ -61,7 +61,9 @@ class GuardedPath:
     inside_ok: bool = False
 
 
-class WriteRoot(NamedTuple):
+@final
+@frozen  # not a NamedTuple, whose string annotations are compiled one by one at import (start-up)
+class WriteRoot:
     """A directory a plugin's tools may write, as a refusal of it names who said so and what to change.
 
     Attributes:
@@ -389,7 +391,7 @@ def _collision(guarded: GuardedPath, root: str) -> str | None:
     return None
 
 
-def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[Any, ...]]) -> None:
+def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[WriteRoot | tuple[Any, ...]]) -> None:
     """Refuse a directory a tool may write that is, contains, or lies inside a guarded path.
 
     Paths are compared as given and as real paths (symbolic links resolved),
@@ -410,7 +412,7 @@ def check_guarded_paths(guarded: Iterable[GuardedPath], roots: Iterable[tuple[An
     """
     paths = list(guarded)
     for item in roots:
-        root = WriteRoot(*item)
+        root = item if isinstance(item, WriteRoot) else WriteRoot(*item)
         for path in paths:
             collision = _collision(path, root.path)
             if collision is not None:

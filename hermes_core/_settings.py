@@ -33,10 +33,11 @@ import stat
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Final, NamedTuple, NoReturn
+from typing import Any, Final, NoReturn, final
 
 from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError, SchemaError
+from hermes_core._frozen import frozen
 from hermes_core._issues import Issue, shorten
 from hermes_core.schema._validators import closed_validator
 
@@ -92,7 +93,9 @@ def setting_declared(declaration: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-class SettingRead(NamedTuple):
+@final
+@frozen  # not a NamedTuple, whose string annotations are compiled one by one at import (start-up)
+class SettingRead:
     """One setting :func:`setting` read while :func:`settings_read` recorded: its variable, text and description."""
 
     variable: str
@@ -333,7 +336,9 @@ _KINDS: Final = (
 )
 
 
-class _ConfigRead(NamedTuple):
+@final
+@frozen  # as SettingRead
+class _ConfigRead:
     """One configuration file being read: where it is, its limit, and what messages say of it."""
 
     source: str

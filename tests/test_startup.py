@@ -161,7 +161,7 @@ _PROBE = """
 import builtins, dataclasses, json, re, sys
 from re import _compiler
 
-patterns, processed, templates = [], [], []
+patterns, processed, templates, annotations = [], [], [], []
 compile_pattern, process, compile_code = _compiler.compile, dataclasses._process_class, builtins.compile
 
 
@@ -180,6 +180,11 @@ def dataclass(cls, *args, **kwargs):
 
 def code(source, filename, *args, **kwargs):
     templates.append(filename)
+    if filename == "<string>":  # a string annotation typing reads (a NamedTuple's field): in which module
+        frame = sys._getframe(1)
+        while frame.f_code.co_filename.endswith("typing.py"):
+            frame = frame.f_back
+        annotations.append(frame.f_globals.get("__name__"))
     return compile_code(source, filename, *args, **kwargs)
 
 
@@ -195,7 +200,7 @@ _frozen._make = lambda target, **options: made.append(f"{target.__module__}.{tar
 status = main(["tools", "list"])
 dataclasses.dataclass(type("Seen", (), {"__annotations__": {"x": "int"}}))  # what the probe sees: a dataclass made
 print(json.dumps({"patterns": patterns, "dataclasses": processed, "frozen": made,
-                  "templates": templates.count("<frozen __init__>")}))
+                  "templates": templates.count("<frozen __init__>"), "annotations": annotations}))
 """
 
 
@@ -238,6 +243,11 @@ def test_tools_list_makes_its_frozen_classes_without_dataclass_and_one_init_per_
     assert not [name for name in probed["dataclasses"] if name.startswith(plugins)], probed["dataclasses"]
     mounted = {"hermes_mcp._config.ServerConfig", "hermes_mcp._config.Config", "hermes_mcp.Mounted"}
     assert mounted <= set(probed["frozen"])
+    # A NamedTuple compiles each of its string annotations as it is declared: the core's internal ones and
+    # hermesos-policy's rule are @frozen. Issue, public and a tuple, stays one (the control); @tool reads the
+    # annotations of the function it is given (hermesos-math's).
+    ours = {name for name in probed["annotations"] if name.startswith("hermes")}
+    assert ours == {"hermes_core._issues", "hermes_core._decorator"}, probed["annotations"]
     assert 0 < probed["templates"] < len(probed["frozen"]) / 2
 
 

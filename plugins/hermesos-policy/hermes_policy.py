@@ -44,7 +44,7 @@ import re
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NamedTuple, NoReturn, final
+from typing import Any, Final, NoReturn, final
 
 from hermes_core import (
     GRANT_PATTERN,
@@ -53,6 +53,7 @@ from hermes_core import (
     InvalidDefinitionError,
     StaticGrants,
     Tool,
+    frozen,
     hookimpl,
     setting,
     shorten,
@@ -108,10 +109,12 @@ _KeyPath = tuple[str | int, ...]
 _Patterns = tuple[str, ...]
 
 
-# A named tuple, not a frozen dataclass, which compiles six methods as the module is imported: a tenth of
-# what importing this plugin cost 'hermesos tools list' (hermesos-core's docs/performance.md, start-up).
+# Not a frozen dataclass, which compiles six methods as the module is imported (a tenth of what importing this
+# plugin cost 'hermesos tools list'), nor a NamedTuple, whose string annotations are compiled one by one
+# (hermesos-core's docs/performance.md, start-up).
 @final
-class _Rule(NamedTuple):
+@frozen
+class _Rule:
     """The checked patterns of one part of the file: the top level (selector None) or one tool table."""
 
     selector: str | None
