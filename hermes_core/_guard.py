@@ -16,15 +16,13 @@ import contextlib
 import os
 import site
 import sys
-import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, final
 
 from hermes_core._errors import InvalidDefinitionError
 from hermes_core._frozen import frozen
 from hermes_core._permissions import PermissionProvider
-from hermes_core._settings import SettingRead, user_config_dir
+from hermes_core._settings import SettingRead, config_directory, home_directory
 
 __all__ = [
     "GuardedPath",
@@ -111,7 +109,7 @@ def _home_directories() -> list[str]:
     """The home directory as ``HOME`` says, and as the password database does (they may differ)."""
     homes: list[str] = []
     with contextlib.suppress(RuntimeError):  # no home directory can be determined
-        homes.append(str(Path.home()))
+        homes.append(home_directory())
     try:
         import pwd  # noqa: PLC0415 - POSIX only
 
@@ -134,10 +132,10 @@ def core_guarded_paths() -> list[GuardedPath]:
     """
     # The home directory first: a root holding it is refused for that, whatever else it holds.
     guarded = [GuardedPath(home, "the home directory", inside_ok=True) for home in _home_directories()]
-    config = user_config_dir()
+    config = config_directory()
     if config is not None:
         guarded.append(
-            GuardedPath(str(config), "the hermesos configuration directory (the policy, mcp.toml, plugins' settings)")
+            GuardedPath(config, "the hermesos configuration directory (the policy, mcp.toml, plugins' settings)")
         )
     prefixes = {
         "sys.prefix": "the Python environment running hermesos (sys.prefix)",
@@ -181,6 +179,8 @@ def _editable_folder(distribution: Any) -> str | None:
     url = found.get("url")
     if not found["dir_info"].get("editable") or not isinstance(url, str) or not url.startswith("file:"):
         return None
+    import urllib.parse  # noqa: PLC0415 - an editable install's only (start-up)
+
     path = urllib.parse.urlparse(url).path
     if os.name == "nt":
         from nturl2path import url2pathname  # noqa: PLC0415 - Windows only

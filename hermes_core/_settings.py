@@ -32,8 +32,7 @@ import re
 import stat
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from pathlib import Path
-from typing import Any, Final, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hermes_core import schema as s
 from hermes_core._errors import InvalidDefinitionError, SchemaError
@@ -41,9 +40,15 @@ from hermes_core._frozen import frozen
 from hermes_core._issues import Issue, shorten
 from hermes_core.schema._validators import closed_validator
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = [
     "MAX_SETTING_INTEGER",
     "SettingRead",
+    "config_directory",
+    "home_directory",
+    "path_text",
     "read_config_file",
     "read_token_file",
     "setting",
@@ -51,6 +56,7 @@ __all__ = [
     "settings_read",
     "user_config_dir",
     "user_config_file",
+    "user_config_path",
 ]
 
 # What a setting's variable name looks like: ``HERMESOS_<PLUGIN>_<NAME>``, in upper case.
@@ -281,6 +287,58 @@ def _wanted(schema: s.Schema) -> str:
 # -- configuration files -------------------------------------------------------------------
 
 
+# The directories below are worked out as text: the public functions give them as Path, and importing pathlib
+# (with urllib.parse and ipaddress behind it) cost every start 18 million instructions, where the core and the
+# bundled plugins' hooks need only the text (docs/performance.md, start-up).
+
+
+def path_text(*parts: str) -> str:
+    """``str(pathlib.Path(*parts))``: the parts joined, a later absolute one starting again, ``.`` and ``//`` gone.
+
+    Without importing pathlib on POSIX (as pathlib's PurePosixPath parses it:
+    two leading slashes are kept, three or more are one); with it elsewhere.
+    """
+    if os.name == "nt":
+        from pathlib import Path  # noqa: PLC0415 - Windows' paths: pathlib's own parsing
+
+        return str(Path(*parts))
+    root = ""
+    names: list[str] = []
+    for part in parts:
+        if part.startswith("/"):
+            root = "//" if part.startswith("//") and not part.startswith("///") else "/"
+            names = []
+        names.extend(name for name in part.split("/") if name and name != ".")
+    return root + "/".join(names) or "."
+
+
+def home_directory() -> str:
+    """``str(pathlib.Path.home())``, without importing pathlib.
+
+    Raises:
+        RuntimeError: no home directory can be determined (as ``Path.home()`` raises).
+    """
+    home = os.path.expanduser("~")
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return path_text(home)
+
+
+def config_directory(environ: Mapping[str, str] | None = None) -> str | None:
+    """:func:`user_config_dir` as text (``str(user_config_dir())``), or None."""
+    environ = os.environ if environ is None else environ
+    if os.name == "nt":
+        base = environ.get("APPDATA")
+        return path_text(base, "hermesos") if base else None
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    if xdg.startswith("/"):  # absolute
+        return path_text(xdg, "hermesos")
+    try:
+        return path_text(home_directory(), ".config", "hermesos")
+    except RuntimeError:  # no home directory can be determined
+        return None
+
+
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     r"""The hermesos user configuration directory: where the policy, ``mcp.toml`` and plugins' settings files live.
 
@@ -296,17 +354,12 @@ def user_config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     Returns:
         The directory (it need not exist), or None if no home directory can be determined.
     """
-    environ = os.environ if environ is None else environ
-    if os.name == "nt":
-        base = environ.get("APPDATA")
-        return Path(base, "hermesos") if base else None
-    xdg = environ.get("XDG_CONFIG_HOME", "")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg, "hermesos")
-    try:
-        return Path.home() / ".config" / "hermesos"
-    except RuntimeError:  # no home directory can be determined
+    text = config_directory(environ)
+    if text is None:
         return None
+    from pathlib import Path  # noqa: PLC0415 - see path_text
+
+    return Path(text)
 
 
 def user_config_file(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
@@ -319,6 +372,23 @@ def user_config_file(name: str, environ: Mapping[str, str] | None = None) -> Pat
     """
     directory = user_config_dir(environ)
     return None if directory is None else directory / name
+
+
+def user_config_path(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """:func:`user_config_file` as a ``str`` (``str(user_config_file(name))``), or None.
+
+    For what runs at every start, a plugin's hooks among them: it imports
+    no ``pathlib``, which (with ``urllib.parse`` and ``ipaddress`` behind it)
+    cost every ``hermesos`` command about 18 million instructions, 4 ms
+    (docs/performance.md, start-up).
+
+    Examples:
+        >>> user_config_path("mcp.toml", {"XDG_CONFIG_HOME": "/etc/xdg"})
+        '/etc/xdg/hermesos/mcp.toml'
+
+    """
+    directory = config_directory(environ)
+    return None if directory is None else path_text(directory, name)
 
 
 # A special file is refused by its type before the open (following links: the operator may name one),

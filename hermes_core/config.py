@@ -15,7 +15,9 @@ place and read with the same refusals::
     notes = tomllib.loads(text)
 
 * :func:`user_config_dir` and :func:`user_config_file`: the hermesos user
-  configuration directory, never the working directory;
+  configuration directory, never the working directory (and
+  :func:`user_config_path`, the file as a ``str``, for what runs at every
+  start: it does not import ``pathlib``);
 * :func:`read_config_file`: the bytes of a regular file of at most a given
   size (a FIFO, a device or a directory is refused without being read);
 * :func:`read_token_file`: a bearer token from a file, read the same way;
@@ -31,7 +33,13 @@ variable hermesos-core and its bundled plugins read is listed in
 
 from __future__ import annotations
 
-from hermes_core._settings import read_config_file, read_token_file, user_config_dir, user_config_file
+from hermes_core._settings import (
+    read_config_file,
+    read_token_file,
+    user_config_dir,
+    user_config_file,
+    user_config_path,
+)
 from hermes_core._toml import check_toml_depth, toml_tokens
 
 __all__ = [
@@ -41,4 +49,5 @@ __all__ = [
     "toml_tokens",
     "user_config_dir",
     "user_config_file",
+    "user_config_path",
 ]

@@ -19,7 +19,7 @@ from hermes_core import InvalidDefinitionError, load_runtime, setting
 from hermes_core import _settings as settings
 from hermes_core import schema as s
 from hermes_core._permissions import env_grants
-from hermes_core.config import read_config_file, user_config_dir, user_config_file
+from hermes_core.config import read_config_file, user_config_dir, user_config_file, user_config_path
 
 VAR = "HERMESOS_DEMO_VALUE"
 
@@ -577,3 +577,28 @@ def test_load_runtime_refuses_a_malformed_disable_variable(monkeypatch: pytest.M
 def test_a_variable_name_is_told_as_the_expression_tells_it(name: str) -> None:
     # Told with str's methods, not an expression compiled at every start (start-up).
     assert settings._is_variable(name) == (re.match(settings._VARIABLE, name) is not None)
+
+
+# -- paths as text: what runs at every start works without pathlib (start-up) ---------------------------
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX paths: Windows' are pathlib's own")
+@given(st.lists(st.text(alphabet="/a.b~ ", max_size=8), min_size=1, max_size=4))
+def test_a_path_is_written_as_pathlib_writes_it(parts: list[str]) -> None:
+    from pathlib import PurePosixPath
+
+    assert settings.path_text(*parts) == str(PurePosixPath(*parts))
+
+
+@pytest.mark.parametrize("home", ["/home/ann", "/home//ann/", "//srv/ann", "/"])
+@pytest.mark.parametrize("xdg", [None, "/etc/xdg", "/etc//xdg/./", "relative/xdg", ""])
+def test_the_configuration_directory_as_text_is_the_one_pathlib_gives(
+    monkeypatch: pytest.MonkeyPatch, home: str, xdg: str | None
+) -> None:
+    from pathlib import Path
+
+    monkeypatch.setenv("HOME", home)
+    environ = {} if xdg is None else {"XDG_CONFIG_HOME": xdg}
+    assert settings.home_directory() == str(Path.home())
+    assert settings.config_directory(environ) == str(user_config_dir(environ))
+    assert user_config_path("mcp.toml", environ) == str(user_config_file("mcp.toml", environ))

@@ -43,8 +43,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, Final, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hermes_core import (
     GRANT_PATTERN,
@@ -60,7 +59,10 @@ from hermes_core import (
     suggest,
 )
 from hermes_core import schema as s
-from hermes_core.config import check_toml_depth, read_config_file, toml_tokens, user_config_file
+from hermes_core.config import check_toml_depth, read_config_file, toml_tokens, user_config_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AUDIT_ENV",
@@ -77,6 +79,7 @@ __all__ = [
     "hermes_permission_providers",
     "load_policy",
     "parse_policy",
+    "policy_path",
     "set_audit_file",
 ]
 
@@ -257,7 +260,7 @@ class PolicyProvider:
 # -- finding the file ----------------------------------------------------------------------
 
 
-def _leads_somewhere(path: Path) -> bool:
+def _leads_somewhere(path: str | Path) -> bool:
     """Whether *path* leads to something, following symbolic links.
 
     Raises:
@@ -276,8 +279,12 @@ def _leads_somewhere(path: Path) -> bool:
     return True
 
 
-def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The policy file to use, or None if there is none.
+def policy_path(environ: Mapping[str, str] | None = None) -> str | None:
+    """The policy file to use, or None if there is none: :func:`find_policy_file` as a ``str``.
+
+    What the hooks ask at every start: without ``pathlib``, which (with
+    ``urllib.parse`` and ``ipaddress`` behind it) cost every start 18 million
+    instructions (hermesos-core's docs/performance.md, start-up).
 
     1. The path in ``HERMESOS_POLICY``, if that is set and not empty (it must
        exist); no other place is looked at.
@@ -301,7 +308,9 @@ def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
     environ = os.environ if environ is None else environ
     named: str | None = setting(POLICY_ENV, _POLICY_SETTING, default=None, environ=environ)
     if named is not None:
-        path = Path(named).expanduser()
+        from pathlib import Path  # noqa: PLC0415 - a file named only: read as Path reads a name (start-up)
+
+        path = str(Path(named).expanduser())
         detail = f"which does not exist; create it, fix the path, or unset {POLICY_ENV}"
         try:
             if _leads_somewhere(path):
@@ -311,7 +320,7 @@ def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
         except OSError as error:
             detail = f"which could not be looked up ({_reason(error)}); fix the path or its directories' permissions"
         raise InvalidDefinitionError(f"setting {POLICY_ENV}", None, f'names "{path}", {detail}')
-    user_file = user_config_file("policy.toml", environ)
+    user_file = user_config_path("policy.toml", environ)
     try:
         return user_file if user_file is not None and _leads_somewhere(user_file) else None
     except FileNotFoundError:
@@ -324,6 +333,20 @@ def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
         f"{detail}, so whether there is a policy is unknown; fix the link or its directories' permissions, "
         f"or set {POLICY_ENV} to the policy file to read",
     )
+
+
+def find_policy_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The policy file to use, or None if there is none (see :func:`policy_path`, the same as a ``str``).
+
+    Raises:
+        InvalidDefinitionError: as :func:`policy_path`.
+    """
+    path = policy_path(environ)
+    if path is None:
+        return None
+    from pathlib import Path  # noqa: PLC0415 - see policy_path
+
+    return Path(path)
 
 
 def _reason(error: OSError) -> str:
@@ -369,6 +392,8 @@ def _with_text(provider: PolicyProvider, text: str) -> PolicyProvider:
 
 def _links_followed(path: str) -> list[str]:
     """Where each symbolic link met on the way from *path* to its file lies: its directory's real path, its name."""
+    from pathlib import Path  # noqa: PLC0415 - a policy read only (start-up)
+
     links: list[str] = []
     rest = list(reversed(Path(os.getcwd(), path).parts))  # ".." is kept: after a link it is the target's parent
     done = Path(rest.pop())  # the root, or a drive's
@@ -1160,7 +1185,7 @@ def hermes_permission_providers() -> list[PolicyProvider]:
 
     """
     max_bytes: int = setting(MAX_BYTES_ENV, _MAX_BYTES_SETTING, default=DEFAULT_MAX_BYTES)
-    path = find_policy_file()
+    path = policy_path()
     provider = PolicyProvider() if path is None else load_policy(path, max_bytes=max_bytes)
     _audit_to(find_audit_file(), f"setting {AUDIT_ENV}", None)
     return [provider]
@@ -1175,5 +1200,5 @@ def hermes_guarded_paths() -> list[str]:
     a directory a tool may write holds one (besides refusing the provider,
     whose ``files`` lie there).
     """
-    paths = [find_policy_file(), user_config_file("policy.toml"), find_audit_file()]
+    paths = [policy_path(), user_config_path("policy.toml"), find_audit_file()]
     return list(dict.fromkeys(str(path) for path in paths if path is not None))

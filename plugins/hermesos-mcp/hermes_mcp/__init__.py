@@ -34,23 +34,25 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
 
 from hermes_core import Tool, frozen, hookimpl
 from hermes_mcp import _cache
-from hermes_mcp._cache import CACHE_DIR_ENV, REFRESH_ENV, cache_dir
+from hermes_mcp._cache import CACHE_DIR_ENV, REFRESH_ENV, cache_dir, cache_directory
 from hermes_mcp._config import (
     CONFIG_ENV,
     USER_FILE,
     Config,
     ServerConfig,
+    config_path,
     find_config_file,
     load_config,
     parse_config,
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     # Imported when a server is configured: connecting needs asyncio and threads (and, to connect, the
     # MCP SDK), which a load without a configuration file has no use for.
     from hermes_mcp._connect import Pool
@@ -141,6 +143,8 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
     Returns:
         The tools, the pool to open, the problems, and the servers left out for a failure.
     """
+    from pathlib import Path  # noqa: PLC0415 - with the servers: not at import (start-up)
+
     from hermes_mcp._connect import Pool, list_servers  # noqa: PLC0415 - see the imports above
     from hermes_mcp._mount import drop_clashes, mount  # noqa: PLC0415
     from hermes_mcp._remembered import forget, recall, remember  # noqa: PLC0415
@@ -199,13 +203,13 @@ def mount_servers(config: Config, *, refresh: bool = False, cache_directory: str
 # and guarded is kept here, so that the servers hermes_tools starts are those whose paths were checked.
 # hermes_resources and hermes_problems are called right after hermes_tools: what it mounted is kept here for them.
 # None: no configuration file, so nothing mounted.
-_guarded: tuple[Path, Config] | None = None
+_guarded: tuple[str, Config] | None = None
 _loaded: Mounted | None = None
 
 
 def _load(environ: Mapping[str, str] | None = None) -> Mounted | None:
     global _guarded
-    path = find_config_file(environ)
+    path = config_path(environ)  # not find_config_file: a str, without pathlib (start-up)
     if path is None:
         return None
     guarded, _guarded = _guarded, None
@@ -255,7 +259,7 @@ def hermes_yielding_tools() -> Mapping[str, str]:
         return {}
     from hermes_mcp._mount import clash_advice  # noqa: PLC0415 - imported with the servers, as in mount_servers
 
-    where = str(find_config_file() or "mcp.toml")
+    where = config_path() or "mcp.toml"
     return {tool.name: clash_advice(tool.name, where) for tool in _loaded.tools}
 
 
@@ -288,9 +292,9 @@ def hermes_guarded_paths() -> Iterable[str | tuple[str, str]]:
             file cannot be read or is malformed at its top level.
     """
     global _guarded  # noqa: PLW0603 - see above
-    path = find_config_file()
+    path = config_path()
     _guarded = None if path is None else (path, load_config(path))
-    guarded: list[str | tuple[str, str]] = [*([] if path is None else [str(path)]), str(cache_dir())]
+    guarded: list[str | tuple[str, str]] = [*([] if path is None else [path]), cache_directory()]
     if _guarded is not None:
         for server in _guarded[1].servers:
             guarded.extend(server.decisive_paths(source=str(path)).items())

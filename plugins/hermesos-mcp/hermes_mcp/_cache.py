@@ -21,19 +21,22 @@ import functools
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hermes_core import InvalidDefinitionError, setting
 from hermes_core import schema as s
 from hermes_core.config import read_config_file
 from hermes_mcp._config import ServerConfig
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = [
     "CACHE_DIR_ENV",
     "REFRESH_ENV",
     "cache_bytes_max",
     "cache_dir",
+    "cache_directory",
     "cached_tools",
     "clear",
     "read",
@@ -63,21 +66,44 @@ def _refresh_setting() -> s.Schema:
     )
 
 
+def cache_directory(environ: Mapping[str, str] | None = None) -> str:
+    """Where listings are kept, as a ``str``: :func:`cache_dir`, without ``pathlib``.
+
+    The hooks ask it at every start, and importing pathlib (with
+    ``urllib.parse`` and ``ipaddress`` behind it) cost every start 18 million
+    instructions (hermesos-core's docs/performance.md, start-up).
+
+    Raises:
+        RuntimeError: no home directory can be determined (as ``Path.home()`` raises), where one is needed.
+    """
+    environ = os.environ if environ is None else environ
+    named: str | None = setting(CACHE_DIR_ENV, _DIR_SETTING, default=None, environ=environ)
+    if named is not None or os.name == "nt":
+        return str(cache_dir(environ))
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if not xdg.startswith("/"):  # unset, or relative: not the user's cache directory
+        home = os.path.expanduser("~")
+        if home.startswith("~"):
+            raise RuntimeError("Could not determine home directory.")
+        xdg = os.path.join(home, ".cache")
+    return os.path.join(xdg, "hermesos", "mcp")
+
+
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """Where listings are kept: ``HERMESOS_MCP_CACHE_DIR``, else ``hermesos/mcp`` in the user's cache directory.
 
     The user's cache directory is ``$XDG_CACHE_HOME`` (if absolute), else
     ``~/.cache``; ``%LOCALAPPDATA%`` on Windows.
     """
+    from pathlib import Path  # noqa: PLC0415 - see cache_directory
+
     environ = os.environ if environ is None else environ
     named: str | None = setting(CACHE_DIR_ENV, _DIR_SETTING, default=None, environ=environ)
     if named is not None:
         return Path(named).expanduser()
     if os.name == "nt":
         return Path(environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local", "hermesos", "mcp")
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "hermesos" / "mcp"
+    return Path(cache_directory(environ))
 
 
 def refresh_asked(environ: Mapping[str, str] | None = None) -> bool:

@@ -15,12 +15,14 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from pathlib import Path
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from hermes_core import PERMISSION_PATTERN, TIMEOUT_MAX, InvalidDefinitionError, frozen, setting, shorten
 from hermes_core import schema as s
-from hermes_core.config import check_toml_depth, read_config_file, user_config_file
+from hermes_core.config import check_toml_depth, read_config_file, user_config_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "CONFIG_ENV",
@@ -36,6 +38,7 @@ __all__ = [
     "USER_FILE",
     "Config",
     "ServerConfig",
+    "config_path",
     "find_config_file",
     "load_config",
     "parse_config",
@@ -234,8 +237,12 @@ class Config:
 # -- finding the file ----------------------------------------------------------------------
 
 
-def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The configuration file to read, or None if there is none.
+def config_path(environ: Mapping[str, str] | None = None) -> str | None:
+    """The configuration file to read, or None if there is none: :func:`find_config_file` as a ``str``.
+
+    What the hooks ask at every start: without ``pathlib``, which (with
+    ``urllib.parse`` and ``ipaddress`` behind it) cost every start 18 million
+    instructions (hermesos-core's docs/performance.md, start-up).
 
     1. The path in ``HERMESOS_MCP_CONFIG``, if set and not blank (it must
        exist); nothing else is looked at.
@@ -253,18 +260,34 @@ def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
     environ = os.environ if environ is None else environ
     named: str | None = setting(CONFIG_ENV, _CONFIG_SETTING, default=None, environ=environ)
     if named is not None:
-        path = Path(named).expanduser()
-        if not path.exists():
+        from pathlib import Path  # noqa: PLC0415 - a file named only: read as Path reads a name (start-up)
+
+        path = str(Path(named).expanduser())
+        if not os.path.exists(path):
             raise InvalidDefinitionError(
                 f"setting {CONFIG_ENV}",
                 None,
                 f'names "{path}", which does not exist; create it, fix the path, or unset {CONFIG_ENV}',
             )
         return path
-    user_file = user_config_file("mcp.toml", environ)
+    user_file = user_config_path("mcp.toml", environ)
     # Anything there is read, and refused if it is not a regular file: a FIFO or a directory made where the
     # file belongs is not taken for "no servers".
     return user_file if user_file is not None and os.path.lexists(user_file) else None
+
+
+def find_config_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The configuration file to read, or None if there is none (see :func:`config_path`, the same as a ``str``).
+
+    Raises:
+        InvalidDefinitionError: as :func:`config_path`.
+    """
+    path = config_path(environ)
+    if path is None:
+        return None
+    from pathlib import Path  # noqa: PLC0415 - see config_path
+
+    return Path(path)
 
 
 # -- reading and checking it ---------------------------------------------------------------

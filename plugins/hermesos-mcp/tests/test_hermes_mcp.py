@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 from hermes_mcp import Mounted, mount_servers, parse_config
-from hermes_mcp._cache import cache_dir, refresh_asked
-from hermes_mcp._config import find_config_file
+from hermes_mcp._cache import cache_dir, cache_directory, refresh_asked
+from hermes_mcp._config import config_path, find_config_file
 
 from hermes_core import (
     Content,
@@ -250,6 +250,24 @@ def test_the_cache_directory_and_the_refresh_switch() -> None:
     assert cache_dir({"HERMESOS_MCP_CACHE_DIR": "/d"}) == Path("/d")
     assert refresh_asked({"HERMESOS_MCP_REFRESH": "1"}) is True
     assert refresh_asked({}) is False
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [{}, {"XDG_CACHE_HOME": "/c//x/"}, {"XDG_CACHE_HOME": "relative"}, {"HERMESOS_MCP_CACHE_DIR": "~/d/./e"}],
+)
+def test_the_hooks_find_the_files_as_text_where_the_public_functions_find_them(
+    tmp_path: Path, environ: dict[str, str]
+) -> None:
+    # The hooks run at every start and ask config_path and cache_directory, which import no pathlib (start-up).
+    assert Path(cache_directory(environ)) == cache_dir(environ)
+    found = {"XDG_CONFIG_HOME": str(tmp_path)}
+    assert config_path(found) is find_config_file(found) is None
+    (tmp_path / "hermesos").mkdir()
+    (tmp_path / "hermesos" / "mcp.toml").write_text("")
+    assert config_path(found) == str(find_config_file(found)) == str(tmp_path / "hermesos" / "mcp.toml")
+    named = {"HERMESOS_MCP_CONFIG": f"{tmp_path}//hermesos/./mcp.toml"}
+    assert config_path(named) == str(find_config_file(named)) == str(tmp_path / "hermesos" / "mcp.toml")
 
 
 # -- mounting a real server ----------------------------------------------------------------------------

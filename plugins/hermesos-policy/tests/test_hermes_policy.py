@@ -780,6 +780,15 @@ def test_user_config_file_is_found(tmp_path: Path) -> None:
     """$XDG_CONFIG_HOME/hermesos/policy.toml is read when HERMESOS_POLICY is not set."""
     path = user_policy(tmp_path, "")
     assert find_policy_file() == path
+    assert hermes_policy.policy_path() == str(path)  # what the hooks ask, as text: no pathlib at start (start-up)
+
+
+def test_a_named_policy_file_is_found_as_text_where_the_public_function_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "named", "")
+    monkeypatch.setenv("HERMESOS_POLICY", f"{tmp_path}//named/./{path.name}")
+    assert hermes_policy.policy_path() == str(find_policy_file()) == str(path)
 
 
 def test_user_config_file_is_read_whatever_the_working_directory_holds(tmp_path: Path) -> None:
