@@ -9,7 +9,7 @@ start-up). ``from hermes_core import Tool`` works as with any module.
 
 from __future__ import annotations
 
-from hermes_core._version import __version__
+from hermes_core._base._version import __version__
 
 # Not typing.TYPE_CHECKING: importing typing would cost 'hermesos --version' a fifth of its time.
 TYPE_CHECKING = False
@@ -17,11 +17,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from typing import Any
 
     from hermes_core import schema
-    from hermes_core._approval import Approval, ApprovalRequest, Ask
-    from hermes_core._content import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
-    from hermes_core._context import CallContext, LogMessage, Progress, current_call
-    from hermes_core._decorator import tool
-    from hermes_core._errors import (
+    from hermes_core._base._errors import (
         ErrorCode,
         InputInvalidError,
         InputRejected,
@@ -34,20 +30,23 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
         ToolNotFoundError,
         reject,
     )
-    from hermes_core._frozen import frozen
-    from hermes_core._hookspecs import hookimpl
-    from hermes_core._issues import Issue, IssueKind, shorten
-    from hermes_core._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
-    from hermes_core._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
-    from hermes_core._plugins import discover_plugins, load_runtime
-    from hermes_core._pluginset import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet
-    from hermes_core._resources import Resource, ResourceError
-    from hermes_core._runtime import Runtime
-    from hermes_core._settings import setting
-    from hermes_core._toolhints import ToolHints
-    from hermes_core._tools import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
-    from hermes_core._tracing import disable_tracing, enable_tracing, tracing_enabled
-    from hermes_core._wire import wire_name
+    from hermes_core._base._frozen import frozen
+    from hermes_core._base._issues import Issue, IssueKind, shorten
+    from hermes_core._base._names import NAME_MAX, NAME_PATTERN, case_key, is_name, suggest
+    from hermes_core._base._tracing import disable_tracing, enable_tracing, tracing_enabled
+    from hermes_core._door._wire import wire_name
+    from hermes_core._plugins._discover import discover_plugins, load_runtime
+    from hermes_core._plugins._hookspecs import hookimpl
+    from hermes_core._plugins._set import Plugin, PluginLoadError, PluginOrigin, PluginProblem, PluginSet
+    from hermes_core._runtime._permissions import GRANT_PATTERN, EnvGrants, PermissionProvider, StaticGrants
+    from hermes_core._runtime._runtime import Runtime
+    from hermes_core._tool._approval import Approval, ApprovalRequest, Ask
+    from hermes_core._tool._behaviour import ToolHints
+    from hermes_core._tool._blocks import MEDIA_MAX, Audio, Content, EmbeddedResource, Image, ResourceLink, Text
+    from hermes_core._tool._call_context import CallContext, LogMessage, Progress, current_call
+    from hermes_core._tool._decorator import tool
+    from hermes_core._tool._definition import PERMISSION_PATTERN, TIMEOUT_MAX, Tool, define_tool
+    from hermes_core._tool._resources import Resource, ResourceError
 
     # Moved to hermes_core.config; here until 0.6 (_MOVED, below), and typed for the code that still imports them.
     from hermes_core.config import check_toml_depth as check_toml_depth
@@ -56,6 +55,7 @@ if TYPE_CHECKING:  # what type checkers and the reference see: the real objects
     from hermes_core.config import toml_tokens as toml_tokens
     from hermes_core.config import user_config_dir as user_config_dir
     from hermes_core.config import user_config_file as user_config_file
+    from hermes_core.config._settings import setting
 
 __all__ = [
     "GRANT_PATTERN",
@@ -124,67 +124,67 @@ __all__ = [
 
 # Where each public name lives: a module of the package (schema), or the private module defining it.
 _PLACES: dict[str, str] = {
-    "Approval": "hermes_core._approval",
-    "ApprovalRequest": "hermes_core._approval",
-    "Ask": "hermes_core._approval",
-    "CallContext": "hermes_core._context",
-    "LogMessage": "hermes_core._context",
-    "Progress": "hermes_core._context",
-    "current_call": "hermes_core._context",
-    "MEDIA_MAX": "hermes_core._content",
-    "Audio": "hermes_core._content",
-    "Content": "hermes_core._content",
-    "EmbeddedResource": "hermes_core._content",
-    "Image": "hermes_core._content",
-    "ResourceLink": "hermes_core._content",
-    "Text": "hermes_core._content",
-    "tool": "hermes_core._decorator",
-    "ErrorCode": "hermes_core._errors",
-    "InputInvalidError": "hermes_core._errors",
-    "InputRejected": "hermes_core._errors",
-    "InvalidDefinitionError": "hermes_core._errors",
-    "Issue": "hermes_core._issues",
-    "IssueKind": "hermes_core._issues",
-    "OutputInvalidError": "hermes_core._errors",
-    "PermissionDeniedError": "hermes_core._errors",
-    "SchemaError": "hermes_core._errors",
-    "ToolError": "hermes_core._errors",
-    "ToolFailedError": "hermes_core._errors",
-    "ToolNotFoundError": "hermes_core._errors",
-    "reject": "hermes_core._errors",
-    "shorten": "hermes_core._issues",
-    "frozen": "hermes_core._frozen",
-    "hookimpl": "hermes_core._hookspecs",
-    "NAME_MAX": "hermes_core._names",
-    "NAME_PATTERN": "hermes_core._names",
-    "case_key": "hermes_core._names",
-    "is_name": "hermes_core._names",
-    "suggest": "hermes_core._names",
-    "EnvGrants": "hermes_core._permissions",
-    "GRANT_PATTERN": "hermes_core._permissions",
-    "PermissionProvider": "hermes_core._permissions",
-    "StaticGrants": "hermes_core._permissions",
-    "Plugin": "hermes_core._pluginset",
-    "PluginLoadError": "hermes_core._pluginset",
-    "PluginOrigin": "hermes_core._pluginset",
-    "PluginProblem": "hermes_core._pluginset",
-    "PluginSet": "hermes_core._pluginset",
-    "discover_plugins": "hermes_core._plugins",
-    "load_runtime": "hermes_core._plugins",
-    "Resource": "hermes_core._resources",
-    "ResourceError": "hermes_core._resources",
-    "Runtime": "hermes_core._runtime",
-    "setting": "hermes_core._settings",
-    "ToolHints": "hermes_core._toolhints",
-    "PERMISSION_PATTERN": "hermes_core._tools",
-    "TIMEOUT_MAX": "hermes_core._tools",
-    "Tool": "hermes_core._tools",
-    "define_tool": "hermes_core._tools",
-    "disable_tracing": "hermes_core._tracing",
-    "enable_tracing": "hermes_core._tracing",
-    "tracing_enabled": "hermes_core._tracing",
-    "__version__": "hermes_core._version",
-    "wire_name": "hermes_core._wire",
+    "Approval": "hermes_core._tool._approval",
+    "ApprovalRequest": "hermes_core._tool._approval",
+    "Ask": "hermes_core._tool._approval",
+    "CallContext": "hermes_core._tool._call_context",
+    "LogMessage": "hermes_core._tool._call_context",
+    "Progress": "hermes_core._tool._call_context",
+    "current_call": "hermes_core._tool._call_context",
+    "MEDIA_MAX": "hermes_core._tool._blocks",
+    "Audio": "hermes_core._tool._blocks",
+    "Content": "hermes_core._tool._blocks",
+    "EmbeddedResource": "hermes_core._tool._blocks",
+    "Image": "hermes_core._tool._blocks",
+    "ResourceLink": "hermes_core._tool._blocks",
+    "Text": "hermes_core._tool._blocks",
+    "tool": "hermes_core._tool._decorator",
+    "ErrorCode": "hermes_core._base._errors",
+    "InputInvalidError": "hermes_core._base._errors",
+    "InputRejected": "hermes_core._base._errors",
+    "InvalidDefinitionError": "hermes_core._base._errors",
+    "Issue": "hermes_core._base._issues",
+    "IssueKind": "hermes_core._base._issues",
+    "OutputInvalidError": "hermes_core._base._errors",
+    "PermissionDeniedError": "hermes_core._base._errors",
+    "SchemaError": "hermes_core._base._errors",
+    "ToolError": "hermes_core._base._errors",
+    "ToolFailedError": "hermes_core._base._errors",
+    "ToolNotFoundError": "hermes_core._base._errors",
+    "reject": "hermes_core._base._errors",
+    "shorten": "hermes_core._base._issues",
+    "frozen": "hermes_core._base._frozen",
+    "hookimpl": "hermes_core._plugins._hookspecs",
+    "NAME_MAX": "hermes_core._base._names",
+    "NAME_PATTERN": "hermes_core._base._names",
+    "case_key": "hermes_core._base._names",
+    "is_name": "hermes_core._base._names",
+    "suggest": "hermes_core._base._names",
+    "EnvGrants": "hermes_core._runtime._permissions",
+    "GRANT_PATTERN": "hermes_core._runtime._permissions",
+    "PermissionProvider": "hermes_core._runtime._permissions",
+    "StaticGrants": "hermes_core._runtime._permissions",
+    "Plugin": "hermes_core._plugins._set",
+    "PluginLoadError": "hermes_core._plugins._set",
+    "PluginOrigin": "hermes_core._plugins._set",
+    "PluginProblem": "hermes_core._plugins._set",
+    "PluginSet": "hermes_core._plugins._set",
+    "discover_plugins": "hermes_core._plugins._discover",
+    "load_runtime": "hermes_core._plugins._discover",
+    "Resource": "hermes_core._tool._resources",
+    "ResourceError": "hermes_core._tool._resources",
+    "Runtime": "hermes_core._runtime._runtime",
+    "setting": "hermes_core.config._settings",
+    "ToolHints": "hermes_core._tool._behaviour",
+    "PERMISSION_PATTERN": "hermes_core._tool._definition",
+    "TIMEOUT_MAX": "hermes_core._tool._definition",
+    "Tool": "hermes_core._tool._definition",
+    "define_tool": "hermes_core._tool._definition",
+    "disable_tracing": "hermes_core._base._tracing",
+    "enable_tracing": "hermes_core._base._tracing",
+    "tracing_enabled": "hermes_core._base._tracing",
+    "__version__": "hermes_core._base._version",
+    "wire_name": "hermes_core._door._wire",
     "schema": "hermes_core.schema",
 }
 

@@ -12,7 +12,7 @@ the model's order::
     messages.append(message)
     messages.extend(await tools.handle_all(message.tool_calls or []))
 
-Everything a model is shown uses wire names (:mod:`hermes_core._wire`):
+Everything a model is shown uses wire names (:mod:`hermes_core._door._wire`):
 ``fs.read`` is ``fs_read``, in the definitions, in the suggestions of
 ``TOOL_NOT_FOUND`` and in every error message. Nothing a model can send
 makes ``handle`` raise: arguments that are not JSON, an unknown tool, bad
@@ -25,7 +25,7 @@ a Responses ``function_call_output`` takes ``input_text``, ``input_image``
 and ``input_file`` items; a Chat Completions ``role: tool`` message takes
 text only, so each image or file there is a one-line note saying what it is
 and that it is not shown, never its base64. Reading the arguments, routing the call and
-writing its result or error are the front door's (``hermes_core._door``),
+writing its result or error are the front door's (``hermes_core._door._door``),
 which ``hermesos serve`` and ``hermesos call`` go through too: the same call
 reads the same at every edge.
 """
@@ -36,8 +36,9 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, final
 
-from hermes_core._content import Content
-from hermes_core._door import (
+from hermes_core._base._errors import ToolError
+from hermes_core._base._frozen import derive, frozen
+from hermes_core._door._door import (
     ARGUMENTS_MAX,
     Door,
     Repaired,
@@ -46,11 +47,10 @@ from hermes_core._door import (
     openai_content,
     result_text,
 )
-from hermes_core._errors import ToolError
-from hermes_core._frozen import derive, frozen
-from hermes_core._runtime import Runtime
-from hermes_core._tools import Tool
-from hermes_core._wire import WireNames
+from hermes_core._door._wire import WireNames
+from hermes_core._runtime._runtime import Runtime
+from hermes_core._tool._blocks import Content
+from hermes_core._tool._definition import Tool
 from hermes_core.schema._inputs import input_schemas
 from hermes_core.schema._strict import STRICT_SCHEMAS_MAX, StrictTooLargeError, strict_problem, strict_schema
 from hermes_core.schema._validators import follow_refs
@@ -208,7 +208,7 @@ class OpenAITools(_Adapter):
         strict: bool = False,
         lenient: bool | None = None,
     ) -> None:
-        from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
+        from hermes_core._base._errors import InvalidDefinitionError  # noqa: PLC0415 - kept beside its only use
 
         if api not in ("chat", "responses"):
             raise InvalidDefinitionError("OpenAITools()", "api", f"must be 'chat' or 'responses', got {api!r}")

@@ -135,7 +135,7 @@ def _facade() -> tuple[dict[str, str], list[str], dict[str, str], dict[str, str]
 
 def _places_text(imports: dict[str, str]) -> str:
     """The ``_PLACES`` table the TYPE_CHECKING imports make, to paste into the facade."""
-    rows = sorted({**imports, "__version__": "hermes_core._version"}.items(), key=lambda row: (row[1], row[0]))
+    rows = sorted({**imports, "__version__": "hermes_core._base._version"}.items(), key=lambda row: (row[1], row[0]))
     return "_PLACES: dict[str, str] = {\n" + "".join(f'    "{n}": "{m}",\n' for n, m in rows) + "}"
 
 
@@ -150,7 +150,7 @@ def test_the_facades_lists_name_the_same_names_in_the_same_places() -> None:
         f"__all__ and the TYPE_CHECKING imports differ: only in __all__ {sorted(set(listed) - set(imports))}, "
         f"only imported {sorted(set(imports) - set(listed))}"
     )
-    expected = {**imports, "__version__": "hermes_core._version"}
+    expected = {**imports, "__version__": "hermes_core._base._version"}
     assert places == expected, "_PLACES does not match the TYPE_CHECKING imports; it should be:\n" + _places_text(
         imports
     )
@@ -272,7 +272,7 @@ def test_no_page_imports_a_private_module() -> None:
         for match in _PRIVATE_IMPORT.finditer(page.read_text(encoding="utf-8"))
     ]
     assert not found, f"pages import private modules; use the public names: {found}"
-    assert _PRIVATE_IMPORT.search("from hermes_core._issues import format_path")  # the search is real
+    assert _PRIVATE_IMPORT.search("from hermes_core._base._issues import format_path")  # the search is real
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from hermes_core import (
     reject,
 )
 from hermes_core import schema as s
-from hermes_core._runtime import calls_of
+from hermes_core._runtime._runtime import calls_of
 from hermes_core.adapters import OpenAITools
 
 AUDIT = "hermes_core.audit"

@@ -27,8 +27,8 @@ from hermes_core import (
     __version__,
     cli,
 )
-from hermes_core import _plugins as plugins_module
-from hermes_core._names import suggest
+from hermes_core._base._names import suggest
+from hermes_core._plugins import _discover as plugins_module
 from hermes_core.cli import EXIT_CODES, main
 
 if TYPE_CHECKING:
@@ -697,7 +697,10 @@ def test_a_failure_the_handler_reports_is_shown_in_its_words(site: Site) -> None
     assert "ConnectionRefusedError: api.weather.example refused: key=s3cr3t" in debug.stderr  # the operator's view
     assert "in forecast" in debug.stderr
     # Then the handler's own error, raised before the runtime named the tool.
-    assert "hermes_core._errors.ToolFailedError: the tool failed: the weather service is not answering." in debug.stderr
+    assert (
+        "hermes_core._base._errors.ToolFailedError: the tool failed: the weather service is not answering."
+        in debug.stderr
+    )
 
 
 def test_permission_denied_says_how_to_grant_it(site: Site, good: str) -> None:

@@ -34,7 +34,7 @@ from hermes_core import (
     tool,
 )
 from hermes_core import schema as s
-from hermes_core._door import content_text, mcp_content
+from hermes_core._door._door import content_text, mcp_content
 from hermes_core.adapters import AnthropicTools, OpenAITools
 from hermes_core.serve import mcp_tools
 
@@ -219,7 +219,7 @@ def test_anthropic_gets_an_image_block() -> None:
 
 
 def test_anthropic_gets_a_note_for_audio_and_a_document_for_a_pdf() -> None:
-    from hermes_core._door import anthropic_content
+    from hermes_core._door._door import anthropic_content
 
     blocks = anthropic_content(
         Content(

@@ -1,4 +1,4 @@
-"""hermes_core._distributions reads entry points and metadata as importlib.metadata does, for every case it takes on.
+"""The installed distributions' entry points and metadata, read as importlib.metadata reads them, in every case.
 
 Each test builds ``sys.path`` entries of real ``*.dist-info`` and ``*.egg-info``
 folders (and files), then compares what this module finds with what
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_core import _distributions as distributions
+from hermes_core._plugins import _distributions as distributions
 
 GROUP = "hermesos.plugins"
 

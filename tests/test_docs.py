@@ -47,7 +47,7 @@ import pytest
 
 from hermes_core import ErrorCode
 from hermes_core import schema as s
-from hermes_core._issues import IssueKind
+from hermes_core._base._issues import IssueKind
 
 if typing.TYPE_CHECKING:
     from conftest import Environments

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import tool
-from hermes_core._docstrings import Docstring, parse_docstring
+from hermes_core._tool._docstrings import Docstring, parse_docstring
 
 EXAMPLES = settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 

@@ -13,8 +13,8 @@ from mcp import Client
 
 from hermes_core import InputInvalidError, OutputInvalidError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
-from hermes_core._door import Door
-from hermes_core._wire import WireNames
+from hermes_core._door._door import Door
+from hermes_core._door._wire import WireNames
 from hermes_core.adapters import AnthropicTools, OpenAITools
 from hermes_core.serve import ERROR_META_KEY, mcp_server
 

@@ -20,8 +20,8 @@ from hermes_core import (
     ToolFailedError,
     ToolNotFoundError,
 )
-from hermes_core._errors import InputRejected, reject
-from hermes_core._issues import ISSUES_MAX, MAX_LISTED_ISSUES, format_path, shorten
+from hermes_core._base._errors import InputRejected, reject
+from hermes_core._base._issues import ISSUES_MAX, MAX_LISTED_ISSUES, format_path, shorten
 
 ISSUE = Issue(("files", 0, "path"), "type", "must be a string, got integer")
 MODE = Issue(("mode",), "enum", 'must be one of "w", "a"')
@@ -65,8 +65,8 @@ def test_every_error_is_importable_from_the_package() -> None:
 
 
 def test_the_modules_list_their_public_names() -> None:
-    from hermes_core import _errors as errors
-    from hermes_core import _issues as issues
+    from hermes_core._base import _errors as errors
+    from hermes_core._base import _issues as issues
 
     assert {"InputRejected", "reject", "ToolError"} <= set(errors.__all__)
     assert {"Issue", "shorten", "format_path", "format_message"} <= set(issues.__all__)
@@ -80,7 +80,7 @@ def test_tool_error_extends_exception_and_nothing_else() -> None:
     assert ToolError.__bases__ == (Exception,)
     for error in EXAMPLES:
         assert isinstance(error, ToolError)
-        foreign = [c for c in type(error).__mro__ if c.__module__ not in ("hermes_core._errors", "builtins")]
+        foreign = [c for c in type(error).__mro__ if c.__module__ not in ("hermes_core._base._errors", "builtins")]
         assert foreign == []
 
 

@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hermes_core import _frozen
-from hermes_core._frozen import derive, frozen
+from hermes_core._base import _frozen
+from hermes_core._base._frozen import derive, frozen
 
 # Class bodies, each a shape of fields: defaults, factories, fields left out of __init__, keyword-only ones,
 # ClassVars, a field called self, fields named as the template's own names, __post_init__, methods of its own.

@@ -642,7 +642,7 @@ def test_delete_then_write_never_replaces_what_the_process_could_not_change(
 
 _DIRECT_URL = """
 import sys
-from hermes_core._guard import _editable_folder
+from hermes_core._plugins._guard import _editable_folder
 
 
 class Installed:  # a distribution, as importlib.metadata's reads its files

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import _hookspecs as hookspecs
 from hermes_core import hookimpl
+from hermes_core._plugins import _hookspecs as hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = [

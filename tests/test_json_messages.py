@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_core import InputInvalidError
-from hermes_core._door import parse_arguments
+from hermes_core._door._door import parse_arguments
 from hermes_core.cli import main
 
 

@@ -51,7 +51,7 @@ from typing import Any, Literal
 import pytest
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, SchemaError
+from hermes_core._base._errors import InvalidDefinitionError, SchemaError
 
 ROOT = Path(__file__).resolve().parent.parent
 DRAFT = "draft2020-12"

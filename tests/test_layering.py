@@ -1,18 +1,24 @@
-"""Imports point one way, between the package's modules and inside the schema package; there is no circle.
+"""Imports point one way, between the package's wings and inside each of them; there is no circle.
 
-Layers, lowest first, as ``LAYERS`` lists them: ``_version``, ``_frozen`` and ``_distributions``
-(import nothing of ours), ``_docstrings``, ``_issues``, ``_errors``, ``_names``, ``_wire``, ``_arguments``,
-``schema``, ``_content``, ``_settings``, ``_toml``, ``config``, ``_hints``, ``_toolhints``, ``_contextual``, ``_tools``,
-``_tracing``,
-``_approval``, ``_permissions``, ``_checks``, ``_guard``, ``_aio``, ``_context``, ``_decorator``, ``_resources``,
-``_entries``, ``_repairing``, ``_calls``, ``_runtime``,
-``_door``, ``adapters``, ``_hookspecs``, ``_pluginset``, ``_loading``, ``_plugin_checks``, ``_plugins``,
-``_serve_calls``, ``_serve_stdio``, ``_serve_http``, ``serve``,
-``_scaffold``, ``cli``, ``testing``.
+The package is a handful of wings, lowest first, as ``WINGS`` lists them; a wing imports only the wings below it:
+
+- ``_base``: what every part shares, knowing no tool and no schema (the version, frozen values, issues and
+  errors, names, JSON arguments read within bounds, where handlers run, tracing);
+- ``schema``: the schema combinators, their compiler and JSON Schema import;
+- ``config``: what an operator sets (environment variables read with a schema, configuration files);
+- ``_tool``: a tool and what its handler sees (its definition, hints, content blocks, its call's context,
+  approval, resources);
+- ``_runtime``: the runtime (grants, the checks of what it is built from, the order of a call);
+- ``_door``: the front door every edge shares (wire names, the door);
+- ``_plugins``: plugin loading (distributions, hooks, what no tool may write, the set of plugins);
+- the edges: ``adapters``, ``serve``, ``cli``, ``testing``.
+
 The facade (``hermes_core/__init__.py``) and ``__main__`` sit above them all: no module imports the facade.
-Inside ``schema``: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes`` ← ``_alternatives``
-← ``_containers`` ← ``_conditions`` ← ``_evaluation`` ← ``_validators`` ← ``_strict`` ← ``_import`` ← ``_inputs``
-← ``_repair`` ← the package's ``__init__``. The nodes are
+A wing's ``__init__`` says what the wing is and imports nothing. Inside a wing, the imports between its
+modules form no circle (``test_inside_a_wing_no_module_imports_in_a_circle``).
+Inside ``schema``, the order is finer: ``_shared`` ← ``_patterns`` ← ``_kinds`` ← ``_compile`` ← ``_nodes``
+← ``_alternatives`` ← ``_containers`` ← ``_conditions`` ← ``_evaluation`` ← ``_validators`` ← ``_strict``
+← ``_import`` ← ``_inputs`` ← ``_repair`` ← the package's ``__init__``. The nodes are
 the base and the scalars (``_nodes``), the nodes that stand for or choose among others (``_alternatives``) and
 the arrays and objects (``_containers``). The compiler sits below the nodes and imports none of them (it tells
 them apart by their ``kind``, as the protocols of ``_kinds`` type them), so ``Schema.parse`` calls it with a
@@ -29,53 +35,21 @@ import pytest
 import hermes_core
 
 PACKAGE = Path(hermes_core.__file__).parent
-LAYERS = [
-    "_version",
-    "_frozen",
-    "_distributions",
-    "_docstrings",
-    "_issues",
-    "_errors",
-    "_names",
-    "_wire",
-    "_arguments",
+# The wings, lowest first; the last four are the edges.
+WINGS = [
+    "_base",
     "schema",
-    "_content",
-    "_settings",
-    "_toml",
     "config",
-    "_hints",
-    "_toolhints",
-    "_contextual",
-    "_tools",
-    "_tracing",
-    "_approval",
-    "_permissions",
-    "_checks",
-    "_guard",
-    "_aio",
-    "_context",
-    "_decorator",
-    "_resources",
-    "_entries",
-    "_repairing",
-    "_calls",
+    "_tool",
     "_runtime",
     "_door",
     "adapters",
-    "_hookspecs",
-    "_pluginset",
-    "_loading",
-    "_plugin_checks",
     "_plugins",
-    "_serve_calls",
-    "_serve_stdio",
-    "_serve_http",
     "serve",
-    "_scaffold",
     "cli",
     "testing",
 ]
+PRIVATE_WINGS = [wing for wing in WINGS if wing.startswith("_")]
 SCHEMA_LAYERS = [
     "_shared",
     "_patterns",
@@ -96,10 +70,10 @@ SCHEMA_LAYERS = [
 ]
 
 
-def _layer(module: str) -> str:
-    """The layer of a ``hermes_core...`` module name; the facade is ``hermes_core`` itself."""
+def _wing(module: str) -> str:
+    """The wing of a ``hermes_core...`` module name; the facade is ``hermes_core`` itself."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "hermes_core"
+    return parts[1] if len(parts) > 1 and parts[1] in WINGS else "hermes_core"
 
 
 def _imports(path: Path) -> set[str]:
@@ -116,21 +90,53 @@ def _imports(path: Path) -> set[str]:
     return {name for name in found if name.startswith("hermes_core")}
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_a_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    paths = sorted((PACKAGE / layer).rglob("*.py")) if (PACKAGE / layer).is_dir() else [PACKAGE / f"{layer}.py"]
-    allowed = set(LAYERS[: LAYERS.index(layer) + 1])
+@pytest.mark.parametrize("wing", WINGS)
+def test_a_wing_imports_only_the_wings_below_it(wing: str) -> None:
+    paths = sorted((PACKAGE / wing).rglob("*.py")) if (PACKAGE / wing).is_dir() else [PACKAGE / f"{wing}.py"]
+    allowed = set(WINGS[: WINGS.index(wing) + 1])
     for path in paths:
-        upward = {name for name in _imports(path) if _layer(name) not in allowed}
-        assert not upward, f"{path.relative_to(PACKAGE)} imports {sorted(upward)}, above its layer"
+        upward = {name for name in _imports(path) if _wing(name) not in allowed}
+        assert not upward, f"{path.relative_to(PACKAGE)} imports {sorted(upward)}, above its wing"
 
 
-def test_every_module_has_a_layer() -> None:
-    modules = {p.stem for p in PACKAGE.glob("*.py")} | {
-        p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"
-    }
-    assert modules - {"__init__", "__main__"} == set(LAYERS)
+def test_every_module_is_in_a_wing() -> None:
+    top = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert top - {"__init__", "__main__"} == set(WINGS)
     assert {p.stem for p in (PACKAGE / "schema").glob("*.py")} == set(SCHEMA_LAYERS)
+
+
+@pytest.mark.parametrize("wing", PRIVATE_WINGS)
+def test_a_private_wing_says_what_it_is_and_imports_nothing(wing: str) -> None:
+    init = ast.parse((PACKAGE / wing / "__init__.py").read_text())
+    assert ast.get_docstring(init), f"{wing}/__init__.py says nothing of what the wing is"
+    assert [type(node).__name__ for node in init.body] == ["Expr"], f"{wing}/__init__.py holds more than its docstring"
+
+
+def _module_of(name: str, wing: str) -> str | None:
+    """The module of *wing* that the imported *name* is (``hermes_core._tool._definition`` → ``_definition``)."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == wing else None
+
+
+@pytest.mark.parametrize("wing", [wing for wing in WINGS if wing != "schema" and (PACKAGE / wing).is_dir()])
+def test_inside_a_wing_no_module_imports_in_a_circle(wing: str) -> None:
+    """Imports at any depth count, those made inside a function too: a circle there is a circle deferred."""
+    graph = {
+        path.stem: {m for name in _imports(path) if (m := _module_of(name, wing)) and m != path.stem}
+        for path in (PACKAGE / wing).glob("*.py")
+    }
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        assert module not in trail, f"{wing}: " + " -> ".join((*trail[trail.index(module) :], module))
+        if module in done:
+            return
+        for imported in sorted(graph.get(module, ())):
+            visit(imported, (*trail, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
 
 
 def _schema_module(name: str) -> str | None:

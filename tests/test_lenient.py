@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, define_tool, tool
 from hermes_core import schema as s
-from hermes_core._arguments import ARGUMENTS_MAX, JsonTextError, parse_arguments, read_json
+from hermes_core._base._arguments import ARGUMENTS_MAX, JsonTextError, parse_arguments, read_json
 from hermes_core.schema._repair import (
     REPAIR_RULES,
     REPAIR_STEPS_MAX,
@@ -703,7 +703,7 @@ def test_the_corpus_has_no_wrong_repair_and_leaves_no_repairable_call() -> None:
 )
 def test_the_arguments_are_read_as_the_front_door_reads_them(raw: Any) -> None:
     """_arguments is the reader the front door's parse_arguments is; the same answer for any text."""
-    from hermes_core import _door
+    from hermes_core._door import _door
 
     def answer(parse: Any) -> Any:
         try:

@@ -40,7 +40,7 @@ from hermes_core import (
     discover_plugins,
 )
 from hermes_core import schema as s
-from hermes_core._plugins import load_module
+from hermes_core._plugins._discover import load_module
 from hermes_core.cli import main
 from hermes_core.testing import build_runtime
 

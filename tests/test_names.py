@@ -10,8 +10,17 @@ from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, ToolNotFoundError, define_tool
 from hermes_core import schema as s
-from hermes_core._issues import shorten
-from hermes_core._names import MAX_COMPARED, NAME_MAX, NameIndex, _close_matches, _fold, check_name, is_name, suggest
+from hermes_core._base._issues import shorten
+from hermes_core._base._names import (
+    MAX_COMPARED,
+    NAME_MAX,
+    NameIndex,
+    _close_matches,
+    _fold,
+    check_name,
+    is_name,
+    suggest,
+)
 
 RULE = (
     "must be segments joined by '.', each a letter or '_' then letters, digits, '_' or '-', "

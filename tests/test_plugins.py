@@ -27,8 +27,8 @@ from hermes_core import (
     discover_plugins,
     load_runtime,
 )
-from hermes_core._guard import check_write_roots
-from hermes_core._permissions import env_grants
+from hermes_core._plugins._guard import check_write_roots
+from hermes_core._runtime._permissions import env_grants
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -822,7 +822,7 @@ def test_every_name_of_a_plugin_module_is_judged_as_pluggy_judges_it() -> None:
 
     import pluggy
 
-    from hermes_core._loading import new_manager
+    from hermes_core._plugins._load import new_manager
 
     probe = types.ModuleType("probe")
     exec(  # a module of every kind of attribute, written here
@@ -859,7 +859,7 @@ def test_registering_a_plugin_looks_up_its_hooks_not_every_name(monkeypatch: pyt
 
     import hermes_fs
 
-    from hermes_core._loading import new_manager
+    from hermes_core._plugins._load import new_manager
 
     asked: list[str] = []
     static = inspect.getattr_static

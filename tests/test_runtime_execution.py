@@ -21,9 +21,11 @@ from typing import Any
 
 import pytest
 
-from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, _aio, _calls, define_tool
+from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolError, define_tool
 from hermes_core import schema as s
-from hermes_core._errors import ToolFailedError
+from hermes_core._base import _aio
+from hermes_core._base._errors import ToolFailedError
+from hermes_core._runtime import _calls
 from hermes_core.schema._validators import compile_schema
 
 

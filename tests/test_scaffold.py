@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hermes_core import Runtime, Tool, _scaffold
-from hermes_core.cli import main
+from hermes_core import Runtime, Tool
+from hermes_core.cli import _scaffold, main
 
 if TYPE_CHECKING:
     from conftest import Environments
@@ -288,7 +288,7 @@ def test_only_new_plugin_imports_the_templates() -> None:
         "import sys\n"
         "from hermes_core.cli import main\n"
         "main(['--help'])\n"
-        "print('hermes_core._scaffold' in sys.modules)\n"
+        "print('hermes_core.cli._scaffold' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "False"

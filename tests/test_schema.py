@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, SchemaError
-from hermes_core._issues import IssueKind, format_path
+from hermes_core._base._errors import InvalidDefinitionError, SchemaError
+from hermes_core._base._issues import IssueKind, format_path
 from hermes_core.schema._compile import compile_schema
 
 KINDS = frozenset(get_args(IssueKind))

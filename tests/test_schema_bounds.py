@@ -22,7 +22,7 @@ import pytest
 
 from hermes_core import Runtime, SchemaError, define_tool
 from hermes_core import schema as s
-from hermes_core._issues import ISSUES_MAX
+from hermes_core._base._issues import ISSUES_MAX
 from hermes_core.adapters import OpenAITools
 from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._containers import SUGGESTED_ISSUES

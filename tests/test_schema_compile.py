@@ -14,7 +14,7 @@ import pytest
 
 from hermes_core import InvalidDefinitionError, setting
 from hermes_core import schema as s
-from hermes_core._issues import Issue
+from hermes_core._base._issues import Issue
 from hermes_core.schema import _alternatives, _compile, _conditions, _containers, _evaluation, _kinds, _nodes
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_core import Runtime, define_tool, shorten
 from hermes_core import schema as s
-from hermes_core._errors import InputInvalidError, InvalidDefinitionError, SchemaError
+from hermes_core._base._errors import InputInvalidError, InvalidDefinitionError, SchemaError
 from hermes_core.adapters import OpenAITools
 
 WEATHER: dict[str, Any] = {

@@ -21,7 +21,7 @@ import pytest
 
 from hermes_core import InputInvalidError, Runtime, SchemaError, define_tool
 from hermes_core import schema as s
-from hermes_core._issues import ISSUES_MAX
+from hermes_core._base._issues import ISSUES_MAX
 from hermes_core.adapters import OpenAITools
 from hermes_core.schema._compile import compile_schema
 

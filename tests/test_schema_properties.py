@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, SchemaError
-from hermes_core._issues import IssueKind
+from hermes_core._base._errors import InvalidDefinitionError, SchemaError
+from hermes_core._base._issues import IssueKind
 from hermes_core.schema._compile import compile_schema
 from hermes_core.schema._shared import MISSING, json_equal, unicode_ok
 

@@ -496,7 +496,7 @@ def test_stdio_answers_what_was_read_before_stdin_ended(raw: subprocess.Popen[st
 def test_stdio_refuses_a_request_past_the_most_in_flight_and_takes_them_again_once_answered(
     env: Env, raw: subprocess.Popen[str]
 ) -> None:
-    from hermes_core._serve_stdio import IN_FLIGHT_MAX
+    from hermes_core.serve._stdio import IN_FLIGHT_MAX
 
     for n in range(IN_FLIGHT_MAX):
         _line(raw, {**CALL, "id": n + 2, "params": {"name": "unit_slow", "arguments": {"seconds": 3}}})

@@ -57,7 +57,7 @@ except NginxMissingError as error:
 needs_nginx = pytest.mark.skipif(bool(NO_NGINX), reason=NO_NGINX)
 pytestmark = pytest.mark.nginx
 
-#: What the 2025 protocol's client is told over HTTP, where it cannot be asked (as hermes_core._serve_calls says).
+#: What the 2025 protocol's client is told over HTTP, where it cannot be asked (as hermes_core.serve._calls says).
 NO_BACK_CHANNEL = (
     "the MCP client cannot be asked over stateless HTTP with protocol version 2025-11-25, which has no way to carry "
     "a question from the server (version 2026-07-28 has)"

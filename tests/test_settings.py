@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, load_runtime, setting
-from hermes_core import _settings as settings
 from hermes_core import schema as s
-from hermes_core._permissions import env_grants
+from hermes_core._runtime._permissions import env_grants
+from hermes_core.config import _settings as settings
 from hermes_core.config import read_config_file, user_config_dir, user_config_file, user_config_path
 
 VAR = "HERMESOS_DEMO_VALUE"
@@ -303,7 +303,7 @@ def _named_in_code() -> tuple[dict[str, set[str]], set[str]]:
 # workspace root for hermesos-fs, one MCP server (which exits at once) for hermesos-mcp.
 _WATCH = """
 import json, sys
-import hermes_core._settings as settings
+import hermes_core.config._settings as settings
 
 asked = {}
 real = settings.setting
@@ -425,7 +425,7 @@ def test_the_pages_name_no_variable_the_table_does_not_list() -> None:
 # The reads of the environment by a key that is not written in the call, each with why it is not a setting: a
 # name the operator chooses is read as it is, whatever it is called.
 OPERATOR_NAMED = {
-    ("hermes_core/_settings.py", "variable"): "setting() itself",
+    ("hermes_core/config/_settings.py", "variable"): "setting() itself",
     ("hermes_core/cli/_serve.py", "args.token_env"): "hermesos serve --token-env NAME",
     ("plugins/hermesos-mcp/hermes_mcp/_session.py", "server.token_env"): "an mcp.toml entry's token_env",
     ("plugins/hermesos-mcp/hermes_mcp/_session.py", "name"): "an mcp.toml entry's pass_env",

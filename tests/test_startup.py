@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
 import hermes_core
-from hermes_core._issues import json_string, json_unicode_string
-from hermes_core._loading import (
+from hermes_core._base._issues import json_string, json_unicode_string
+from hermes_core._plugins._load import (
     _leading_name,
     _plain_core,
     _plainly_met,
@@ -33,7 +33,13 @@ from hermes_core._loading import (
 
 HERMESOS = Path(sys.executable).with_name("hermesos")
 # The schema compiler and pluggy: the bulk of a plugin load, and nothing --version or --help needs.
-HEAVY = ("hermes_core.schema._compile", "hermes_core.schema", "pluggy", "hermes_core._plugins", "importlib.metadata")
+HEAVY = (
+    "hermes_core.schema._compile",
+    "hermes_core.schema",
+    "pluggy",
+    "hermes_core._plugins._discover",
+    "importlib.metadata",
+)
 
 
 def _imported(*command: str, environ: dict[str, str] | None = None) -> tuple[str, set[str]]:
@@ -66,7 +72,11 @@ def test_version_does_not_even_build_the_parser() -> None:
 
 def test_importing_the_facade_imports_none_of_its_modules() -> None:
     _, modules = _imported("-c", "import hermes_core")
-    assert {m for m in modules if m.startswith("hermes_core")} == {"hermes_core", "hermes_core._version"}
+    assert {m for m in modules if m.startswith("hermes_core")} == {
+        "hermes_core",
+        "hermes_core._base",
+        "hermes_core._base._version",
+    }
 
 
 def test_every_public_name_of_the_facade_is_there_and_listed() -> None:
@@ -79,7 +89,12 @@ def test_every_public_name_of_the_facade_is_there_and_listed() -> None:
         "print(missing, Tool.__module__, schema.__name__, len(objects))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["[]", "hermes_core._tools", "hermes_core.schema", str(len(hermes_core.__all__))]
+    assert done.stdout.split() == [
+        "[]",
+        "hermes_core._tool._definition",
+        "hermes_core.schema",
+        str(len(hermes_core.__all__)),
+    ]
     with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         hermes_core.nothing_here  # noqa: B018
 
@@ -104,7 +119,16 @@ def test_tools_list_without_an_mcp_server_imports_neither_the_mcp_sdk_nor_asynci
     late = {m for m in modules if m.split(".")[0] in ("importlib_metadata", "re2", "logging", "packaging", "secrets")}
     assert not late, sorted(late)
     # Nor the call path: a listing makes no runtime (PluginSet.runtime() imports it).
-    call_path = {f"hermes_core.{name}" for name in ("_runtime", "_calls", "_entries", "_repairing", "_context")}
+    call_path = {
+        f"hermes_core.{name}"
+        for name in (
+            "_runtime._runtime",
+            "_runtime._calls",
+            "_runtime._entries",
+            "_runtime._lenient",
+            "_tool._call_context",
+        )
+    }
     assert not modules & call_path, sorted(modules & call_path)
     # Nor the JSON Schema importer and the nodes it alone makes: imported with s.from_json_schema's first use.
     importer = {f"hermes_core.schema.{name}" for name in ("_import", "_conditions", "_evaluation", "_dynamic")}
@@ -189,7 +213,7 @@ def code(source, filename, *args, **kwargs):
 
 
 _compiler.compile, dataclasses._process_class, builtins.compile = pattern, dataclass, code
-from hermes_core import _frozen
+from hermes_core._base import _frozen
 from hermes_core.cli import main
 
 made = []
@@ -247,7 +271,7 @@ def test_tools_list_makes_its_frozen_classes_without_dataclass_and_one_init_per_
     # hermesos-policy's rule are @frozen. Issue, public and a tuple, stays one (the control); @tool reads the
     # annotations of the function it is given (hermesos-math's).
     ours = {name for name in probed["annotations"] if name.startswith("hermes")}
-    assert ours == {"hermes_core._issues", "hermes_core._decorator"}, probed["annotations"]
+    assert ours == {"hermes_core._base._issues", "hermes_core._tool._decorator"}, probed["annotations"]
     assert 0 < probed["templates"] < len(probed["frozen"]) / 2
 
 

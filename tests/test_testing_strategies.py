@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 import hermes_core
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError, SchemaError
-from hermes_core._issues import IssueKind
+from hermes_core._base._errors import InvalidDefinitionError, SchemaError
+from hermes_core._base._issues import IssueKind
 from hermes_core.schema._validators import compile_schema
 from hermes_core.testing._strategies import invalid_strategy, strategy
 from tests.test_schema_properties import LEAVES, SCHEMAS, _extend

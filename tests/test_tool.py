@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from hermes_core import InvalidDefinitionError, Runtime, Tool, ToolHints, define_tool, tool
 from hermes_core import schema as s
-from hermes_core._tools import _SEMVER, _is_semver
+from hermes_core._tool._definition import _SEMVER, _is_semver
 
 if TYPE_CHECKING:
     from conftest import Site

@@ -32,9 +32,9 @@ from hermes_core import (
     enable_tracing,
     tracing_enabled,
 )
-from hermes_core import _tracing as tracing
 from hermes_core import schema as s
-from hermes_core._tracing import tool_span
+from hermes_core._base import _tracing as tracing
+from hermes_core._base._tracing import tool_span
 
 SECRET = "s3cr3t-token"
 
@@ -392,7 +392,7 @@ def test_output_the_schema_rejects_is_an_output_invalid_span(exporter: InMemoryS
 def test_a_failing_handler_is_a_tool_failed_span_sharing_its_call_id_with_the_error_and_the_log(
     exporter: InMemorySpanExporter, caplog: pytest.LogCaptureFixture, mode: str
 ) -> None:
-    from hermes_core._errors import ToolFailedError
+    from hermes_core._base._errors import ToolFailedError
 
     def broken(args: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"cannot open /home/alice/{SECRET}")

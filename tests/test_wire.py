@@ -19,8 +19,8 @@ from hermes_core import (
     define_tool,
 )
 from hermes_core import schema as s
-from hermes_core._names import NAME_MAX, NAME_PATTERN, is_name
-from hermes_core._wire import WIRE_PATTERN, WireNames, wire_name
+from hermes_core._base._names import NAME_MAX, NAME_PATTERN, is_name
+from hermes_core._door._wire import WIRE_PATTERN, WireNames, wire_name
 from hermes_core.adapters import OpenAITools
 
 

@@ -2,7 +2,7 @@
 
 ``main(argv) -> int`` is a plain function: the console script and
 ``python -m hermes_core`` call it, and so do the tests. It holds no business
-logic: each command asks :mod:`hermes_core._plugins`, the runtime or pip, and
+logic: each command asks :mod:`hermes_core._plugins._discover`, the runtime or pip, and
 formats the answer. Each command group is a module of this package holding its
 handler and its parser (``_tools``, ``_call``, ``_check``, ``_serve``,
 ``_export``, ``_install``, ``_new``); ``_output`` prints and styles, ``_args``
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import sys
 
-from hermes_core._version import __version__
+from hermes_core._base._version import __version__
 
 TYPE_CHECKING = False  # not typing's: --version imports nothing it does not need (see main)
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from hermes_core._errors import ErrorCode
+    from hermes_core._base._errors import ErrorCode
     from hermes_core.cli._call import STDIN_LIMIT
 
     #: The exit status of ``hermesos call`` for each error code.
@@ -68,7 +68,7 @@ __all__ = ["EXIT_CODES", "STDIN_LIMIT", "main"]
 def __getattr__(name: str) -> Any:
     # Built when asked for: --version and --help import neither the error codes nor the call command.
     if name == "EXIT_CODES":
-        from hermes_core._errors import ErrorCode  # noqa: PLC0415
+        from hermes_core._base._errors import ErrorCode  # noqa: PLC0415
         from hermes_core.cli._output import EXIT_STATUSES  # noqa: PLC0415
 
         return {ErrorCode(code): status for code, status in EXIT_STATUSES.items()}
@@ -254,7 +254,7 @@ def _reported(error: Exception, args: argparse.Namespace) -> int | None:
     Such as a malformed ``HERMESOS_DISABLE_PLUGINS``, which the plugin loader reads before any plugin loads
     (``INVALID_DEFINITION``, 7): one line, never a traceback.
     """
-    errors = sys.modules.get("hermes_core._errors")  # not loaded: nothing could have raised a tool error
+    errors = sys.modules.get("hermes_core._base._errors")  # not loaded: nothing could have raised a tool error
     if errors is None or not isinstance(error, errors.ToolError):
         return None
     from hermes_core.cli._output import report  # noqa: PLC0415 - only after a failure

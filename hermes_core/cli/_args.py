@@ -30,10 +30,8 @@ class Usage(Exception):  # noqa: N818 - control flow inside this package
 
 
 def commands(parser: argparse.ArgumentParser, dest: str) -> Any:
-    """The subcommands of *parser*, each a :class:`~hermes_core.cli._parsing.Parser`."""
-    from hermes_core.cli._parsing import Parser  # noqa: PLC0415 - a parser is being built: argparse is imported
-
-    return parser.add_subparsers(dest=dest, metavar="COMMAND", parser_class=Parser)
+    """The subcommands of *parser*, each of *parser*'s class (a :class:`~hermes_core.cli._parsing.Parser`)."""
+    return parser.add_subparsers(dest=dest, metavar="COMMAND")  # argparse makes them of type(parser)
 
 
 def add_group(subcommands: Any, name: str, help: str, dest: str) -> Any:  # noqa: A002
@@ -63,7 +61,7 @@ def seconds(text: str) -> float:
         value = math.nan
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds such as 2.5, got {text!r}")
-    from hermes_core._tools import TIMEOUT_MAX, too_long  # noqa: PLC0415 - --help imports nothing of the core
+    from hermes_core._tool._definition import TIMEOUT_MAX, too_long  # noqa: PLC0415 - --help imports nothing of the core
 
     if value > TIMEOUT_MAX:
         raise argparse.ArgumentTypeError(too_long(value, "leave the option out"))
@@ -85,7 +83,7 @@ def grant(text: str) -> str:
     """A ``--grant`` value: a permission pattern (``fs:read``, ``fs:*``, ``*``); a likely slip is named."""
     import argparse  # noqa: PLC0415 - called by a parser: imported already
 
-    from hermes_core._permissions import GRANT_PATTERN  # noqa: PLC0415 - only a command given --grant needs it
+    from hermes_core._runtime._permissions import GRANT_PATTERN  # noqa: PLC0415 - only a command given --grant needs it
 
     if GRANT_PATTERN.match(text):
         return text

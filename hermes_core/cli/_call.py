@@ -30,9 +30,9 @@ from hermes_core.cli._running import Terminated, while_open
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hermes_core._approval import Approval, ApprovalRequest, Approver
-    from hermes_core._context import LogMessage, Progress
-    from hermes_core._plugins import PluginProblem, PluginSet
+    from hermes_core._plugins._discover import PluginProblem, PluginSet
+    from hermes_core._tool._approval import Approval, ApprovalRequest, Approver
+    from hermes_core._tool._call_context import LogMessage, Progress
 
 #: The most ``call -`` reads from stdin: 16 MiB, far above any tool input, far below a machine's memory.
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -103,7 +103,7 @@ def _read_input(text: str) -> Any:
 
 
 def _shorten(text: str, limit: int) -> str:
-    from hermes_core._issues import shorten  # noqa: PLC0415 - only a bad input needs it
+    from hermes_core._base._issues import shorten  # noqa: PLC0415 - only a bad input needs it
 
     return shorten(text, limit)
 
@@ -118,10 +118,10 @@ def _missing_name(args: argparse.Namespace) -> None:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from hermes_core._context import Listeners  # noqa: PLC0415 - only commands that call a tool need it
-    from hermes_core._door import Door, Repaired  # noqa: PLC0415
-    from hermes_core._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
-    from hermes_core._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
+    from hermes_core._base._errors import PermissionDeniedError, ToolError, ToolNotFoundError  # noqa: PLC0415
+    from hermes_core._door._door import Door, Repaired  # noqa: PLC0415
+    from hermes_core._runtime._permissions import env_grants  # noqa: PLC0415 - only commands that need plugins load them
+    from hermes_core._tool._call_context import Listeners  # noqa: PLC0415 - only commands that call a tool need it
 
     _missing_name(args)
 
@@ -240,7 +240,7 @@ def _asked_about(request: ApprovalRequest) -> str:
 
 def _target(target: str) -> str:
     """The target as shown: whole, escaped, and in ASCII too when it is not all ASCII (a Cyrillic a, U+0430)."""
-    from hermes_core._issues import unmistakable  # noqa: PLC0415 - only a call that asks needs it
+    from hermes_core._base._issues import unmistakable  # noqa: PLC0415 - only a call that asks needs it
 
     return unmistakable(target)
 
@@ -260,7 +260,7 @@ class _Approve:
         self.status = status
 
     def __call__(self, request: ApprovalRequest) -> Approval:
-        from hermes_core._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
+        from hermes_core._tool._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
 
         self.status.say(f"hermesos: approved with --approve: {_asked_about(request)}")
         return Approval.once()
@@ -280,7 +280,7 @@ class _Nobody:
         self.status = status
 
     def __call__(self, request: ApprovalRequest) -> Approval:
-        from hermes_core._approval import Approval, no_approver  # noqa: PLC0415 - only a call that asks needs it
+        from hermes_core._tool._approval import Approval, no_approver  # noqa: PLC0415 - only a call that asks needs it
 
         if request.message is None:
             raise no_approver(request.tool.name, request.permissions, request.reasons, request.call_id)
@@ -308,7 +308,7 @@ class _Ask:
         self.status = status
 
     def __call__(self, request: ApprovalRequest) -> Approval:
-        from hermes_core._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
+        from hermes_core._tool._approval import Approval  # noqa: PLC0415 - only a call that asks needs it
 
         with self.status.held() as stream:
             style = out.Style(stream)
@@ -401,7 +401,7 @@ class _Shown:
 
 
 def _is_content(output: Any) -> bool:
-    from hermes_core._content import Content  # noqa: PLC0415 - only a call's output needs it
+    from hermes_core._tool._blocks import Content  # noqa: PLC0415 - only a call's output needs it
 
     return type(output) is Content
 
@@ -417,8 +417,8 @@ def _content_summary(content: Any, tool: str, save: str | None) -> dict[str, Any
     Raises:
         OSError: the folder or a file could not be written.
     """
-    from hermes_core._content import Audio, Content, EmbeddedResource, Image, Text  # noqa: PLC0415 - see _is_content
-    from hermes_core._door import mcp_content  # noqa: PLC0415
+    from hermes_core._door._door import mcp_content  # noqa: PLC0415
+    from hermes_core._tool._blocks import Audio, Content, EmbeddedResource, Image, Text  # noqa: PLC0415 - see _is_content
 
     blocks: list[dict[str, Any]] = []
     for index, block in enumerate(content.blocks, 1):

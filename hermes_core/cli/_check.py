@@ -12,7 +12,7 @@ from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS, add_common, add_timeout
 
 if TYPE_CHECKING:
-    from hermes_core._plugins import PluginSet
+    from hermes_core._plugins._discover import PluginSet
 
 
 def _check_report(found: PluginSet) -> dict[str, Any]:
@@ -48,8 +48,8 @@ def _check_resources(found: PluginSet) -> list[dict[str, Any]]:
     checking. Under ``check --timeout``, the check is a step of the plugin the
     watcher times (its progress event), like the plugin's hooks.
     """
-    from hermes_core._plugins import PluginLoadError  # noqa: PLC0415 - only check needs it
-    from hermes_core._resources import raised  # noqa: PLC0415
+    from hermes_core._plugins._discover import PluginLoadError  # noqa: PLC0415 - only check needs it
+    from hermes_core._tool._resources import raised  # noqa: PLC0415
 
     problems: list[dict[str, Any]] = []
     for plugin in found.plugins:
@@ -87,7 +87,7 @@ def _step(origin: Any, step: str) -> None:
     """The step's progress event for the watcher of ``check --timeout`` (as the loader logs each hook)."""
     logging = sys.modules.get("logging")  # imported by the worker, which has the handler; else nobody listens
     if logging is not None:
-        logging.getLogger("hermes_core._plugins").debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
+        logging.getLogger("hermes_core.plugins").debug("%s: %s", origin, step, extra={"plugin": origin, "step": step})
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -151,7 +151,7 @@ def _check_worker(args: argparse.Namespace) -> int:
             }
             os.write(2, (_PROGRESS + json.dumps(event) + "\n").encode())  # unbuffered: it may be the last
 
-    log = logging.getLogger("hermes_core._plugins")
+    log = logging.getLogger("hermes_core.plugins")
     log.addHandler(Progress())
     log.setLevel(logging.DEBUG)
     if hasattr(signal, "SIGUSR1"):  # with --debug, the watcher asks where a stopped plugin was stuck
@@ -189,7 +189,7 @@ def _duration(seconds: float) -> str:
 
 def _check_stopping(args: argparse.Namespace) -> dict[str, Any]:
     """``check`` in a worker, each plugin held to ``args.timeout``; a plugin stopped is a problem."""
-    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only check needs it
+    from hermes_core._plugins._discover import canonicalize_name  # noqa: PLC0415 - only check needs it
 
     skip = list(args.disable)
     stopped: list[dict[str, Any]] = []

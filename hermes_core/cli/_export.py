@@ -13,7 +13,7 @@ EXPORT_FORMATS = ("openai", "openai-responses", "openai-strict", "anthropic", "m
 
 
 def _export(args: argparse.Namespace) -> int:
-    from hermes_core._errors import ToolError  # noqa: PLC0415
+    from hermes_core._base._errors import ToolError  # noqa: PLC0415
     from hermes_core.adapters import AnthropicTools, OpenAITools  # noqa: PLC0415 - only export needs them
     from hermes_core.serve import mcp_tools  # noqa: PLC0415 - its SDK-free part
 

@@ -17,7 +17,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _shorten(text: str) -> str:
-    from hermes_core._issues import shorten  # noqa: PLC0415 - only a refused name needs it
+    from hermes_core._base._issues import shorten  # noqa: PLC0415 - only a refused name needs it
 
     return shorten(text)
 
@@ -74,7 +74,7 @@ def _installed_plugins() -> list[dict[str, Any]] | None:
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str]:
-    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only install and uninstall compare names
+    from hermes_core._plugins._discover import canonicalize_name  # noqa: PLC0415 - only install and uninstall compare names
 
     return canonicalize_name(row["distribution"]), row["entry_point"]
 
@@ -202,7 +202,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _uninstall(args: argparse.Namespace) -> int:
-    from hermes_core._plugins import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
+    from hermes_core._plugins._discover import canonicalize_name  # noqa: PLC0415 - only uninstall compares names
 
     _only_names(
         "uninstall", args.names, "the names of installed distributions (such as hermesos-fs)", "no option goes to pip"

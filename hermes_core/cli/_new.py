@@ -11,7 +11,7 @@ from hermes_core.cli._args import OK, Usage, add_group
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
-    from hermes_core import _scaffold  # noqa: PLC0415 - only new plugin needs the templates
+    from hermes_core.cli import _scaffold  # noqa: PLC0415 - only new plugin needs the templates
 
     try:
         names = _scaffold.plugin_names(args.name)

@@ -16,8 +16,8 @@ from hermes_core.cli._args import GRANTS_ENV
 if TYPE_CHECKING:
     import argparse
 
-    from hermes_core._errors import PermissionDeniedError, ToolError
-    from hermes_core._plugins import PluginOrigin, PluginProblem, PluginSet
+    from hermes_core._base._errors import PermissionDeniedError, ToolError
+    from hermes_core._plugins._discover import PluginOrigin, PluginProblem, PluginSet
 
 #: What ``hermesos call`` says after a call that needed approval and had nobody to ask (no terminal).
 APPROVE_HINT = (
@@ -82,7 +82,7 @@ def json_text(data: Any, *, indent: int | None = 2) -> str:
     """
     import json  # noqa: PLC0415 - --json only: the listing in text imports none (start-up)
 
-    from hermes_core._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
+    from hermes_core._base._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
 
     return escaped(json.dumps(data, indent=indent, ensure_ascii=False), lines=True, in_json=True)
 
@@ -100,7 +100,7 @@ def summary(text: str) -> str:
 
 
 def discover(args: argparse.Namespace) -> PluginSet:
-    from hermes_core._plugins import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
+    from hermes_core._plugins._discover import discover_plugins  # noqa: PLC0415 - --version and --help never load plugins
 
     with waiting("loading the plugins"):  # a plugin may start servers to list their tools
         return discover_plugins(disable=args.disable, strict=False)
@@ -263,7 +263,7 @@ def _fit(text: str, stream: IO[str]) -> str:
         columns = os.get_terminal_size(stream.fileno()).columns or 80  # 0: a terminal that never said its size
     except (OSError, ValueError, AttributeError):
         columns = 80
-    from hermes_core._issues import shorten  # noqa: PLC0415 - --help and --version import nothing of the core
+    from hermes_core._base._issues import shorten  # noqa: PLC0415 - --help and --version import nothing of the core
 
     return shorten(text, max(columns - 1, 10))
 
@@ -271,14 +271,14 @@ def _fit(text: str, stream: IO[str]) -> str:
 def printable(text: str, *, lines: bool = False) -> str:
     r"""*text* from a tool, a server or a file, safe to write on a terminal: what cannot be seen, escaped.
 
-    The one escaping of what the commands show (:func:`hermes_core._issues.printable`):
+    The one escaping of what the commands show (:func:`hermes_core._base._issues.printable`):
     control, format and separator characters, every space but the ASCII one,
     private-use and unassigned code points, and the printable characters that
     show as nothing, each written as an escape (``\x1b``, ``\u200b``).
     *lines*: keep its line breaks (and tabs); else it is one line: a line
     break is shown escaped, a tab as a space.
     """
-    from hermes_core._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
+    from hermes_core._base._issues import printable as escaped  # noqa: PLC0415 - --help and --version import nothing of the core
 
     return escaped(text, lines=lines)
 
@@ -321,7 +321,7 @@ def with_names(variable: str, names: Iterable[str]) -> str:
     """``VARIABLE=value``: *names* added to what the variable already holds, ready to paste into a shell."""
     import shlex  # noqa: PLC0415 - a hint only: not on every start (docs/performance.md, start-up)
 
-    from hermes_core._settings import setting  # noqa: PLC0415 - as shlex
+    from hermes_core.config._settings import setting  # noqa: PLC0415 - as shlex
 
     held = [part.strip() for part in setting(variable, default="").split(",") if part.strip()]
     return f"{variable}={shlex.quote(','.join(dict.fromkeys([*held, *names])))}"
@@ -340,7 +340,7 @@ def broken_line(origin: PluginOrigin, message: str, *, by_setting: bool = False)
 
 def skip_hint(names: Sequence[str]) -> str:
     """How to start without the broken plugins *names*, and where to read more: the loader's own remedy."""
-    from hermes_core._plugins import remedy  # noqa: PLC0415 - only a broken plugin needs it
+    from hermes_core._plugins._discover import remedy  # noqa: PLC0415 - only a broken plugin needs it
 
     return remedy(*names)
 
@@ -351,7 +351,7 @@ def report_broken(problems: Sequence[PluginProblem], args: argparse.Namespace) -
     What to do is the loader's own remedy: change the settings some plugins
     were refused for, and start without the broken ones.
     """
-    from hermes_core._pluginset import refused_setting, remedies  # noqa: PLC0415 - only a broken plugin needs it
+    from hermes_core._plugins._set import refused_setting, remedies  # noqa: PLC0415 - only a broken plugin needs it
 
     for problem in problems:
         by_setting = refused_setting(problem.error) is not None
@@ -384,7 +384,7 @@ def fatal(found: PluginSet) -> bool:
 
 def report(error: ToolError, args: argparse.Namespace, hint: str | None = None) -> int:
     """Print a tool error on stderr (with --json, its ``to_dict()``); return its exit status."""
-    from hermes_core._errors import ToolFailedError  # noqa: PLC0415 - only an error needs it
+    from hermes_core._base._errors import ToolFailedError  # noqa: PLC0415 - only an error needs it
 
     if args.json:
         print(json_text(error.to_dict(), indent=None), file=sys.stderr)
@@ -407,7 +407,7 @@ def permission_hint(error: PermissionDeniedError, grants: Sequence[str]) -> str 
     For a call that needed a person's approval and found nobody to ask, how
     to be asked or to approve it; for a call a person declined, nothing.
     """
-    from hermes_core._permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
+    from hermes_core._runtime._permissions import StaticGrants, env_grants  # noqa: PLC0415 - only a denied call needs it
 
     if error.reason == "declined":
         return None
@@ -425,6 +425,6 @@ def permission_hint(error: PermissionDeniedError, grants: Sequence[str]) -> str 
 
 def origin(row: dict[str, Any]) -> PluginOrigin:
     """The origin of a plugin described by a row of ``plugins list --json`` or of the check worker's progress."""
-    from hermes_core._plugins import PluginOrigin  # noqa: PLC0415 - only install and check --timeout need it
+    from hermes_core._plugins._discover import PluginOrigin  # noqa: PLC0415 - only install and check --timeout need it
 
     return PluginOrigin(row["distribution"], row["version"], row["entry_point"], row["module"])

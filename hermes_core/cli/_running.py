@@ -12,7 +12,7 @@ from hermes_core.cli import _output as out
 from hermes_core.cli._args import OK, PROBLEMS
 
 if TYPE_CHECKING:
-    from hermes_core._runtime import ResourceError, Runtime
+    from hermes_core._runtime._runtime import ResourceError, Runtime
 
 
 class Terminated(KeyboardInterrupt):
@@ -60,7 +60,7 @@ def while_open(runtime: Runtime, args: argparse.Namespace, work: Callable[[], in
     The runtime is closed on every way out of *work*: its return, an
     exception, Ctrl-C, SIGTERM (raised as :class:`Terminated`).
     """
-    from hermes_core._runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
+    from hermes_core._runtime._runtime import ResourceError  # noqa: PLC0415 - --version and --help import nothing heavy
     from hermes_core.cli import _interrupts  # noqa: PLC0415
 
     if _interrupts.came():  # Ctrl-C came, and what it landed in made it something else that was handled

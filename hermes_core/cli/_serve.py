@@ -22,7 +22,7 @@ _HTTP_ONLY = (("--host", "host"), ("--port", "port"), ("--token-file", "token_fi
 def _token(args: argparse.Namespace) -> str | None:
     """The bearer token of ``serve --token-file`` or ``--token-env``: stripped, never empty; None if neither."""
     if args.token_file is not None:
-        from hermes_core._errors import InvalidDefinitionError  # noqa: PLC0415 - serve --transport http only
+        from hermes_core._base._errors import InvalidDefinitionError  # noqa: PLC0415 - serve --transport http only
         from hermes_core.config import read_token_file  # noqa: PLC0415
 
         shown = f"--token-file {shlex.quote(args.token_file)}"
@@ -71,8 +71,8 @@ def _serve_logging(debug: bool) -> Iterator[None]:
 
 def _serve(args: argparse.Namespace) -> int:
     from hermes_core import serve  # noqa: PLC0415 - imports the MCP SDK only when it serves
-    from hermes_core._errors import ToolError  # noqa: PLC0415
-    from hermes_core._permissions import env_grants  # noqa: PLC0415
+    from hermes_core._base._errors import ToolError  # noqa: PLC0415
+    from hermes_core._runtime._permissions import env_grants  # noqa: PLC0415
 
     if args.transport == "stdio":
         given = [flag for flag, name in _HTTP_ONLY if getattr(args, name) is not None]

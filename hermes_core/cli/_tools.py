@@ -13,7 +13,7 @@ from hermes_core.cli._args import OK, PROBLEMS, add_common, add_group
 if TYPE_CHECKING:
     import argparse
 
-    from hermes_core._tools import Tool
+    from hermes_core._tool._definition import Tool
 
 # Where plugins come from: the bundled ones are folders of a hermesos-core checkout (and wheels built
 # from them) before any package index has them, so the line says how to install from a path too.
@@ -118,8 +118,8 @@ def _tools_show(args: argparse.Namespace) -> int:
     found = out.discover(args)
     tool = next((t for t in found.tools if t.name == args.name), None)
     if tool is None:
-        from hermes_core._errors import ToolNotFoundError  # noqa: PLC0415 - only a mistyped name needs these
-        from hermes_core._names import suggest  # noqa: PLC0415
+        from hermes_core._base._errors import ToolNotFoundError  # noqa: PLC0415 - only a mistyped name needs these
+        from hermes_core._base._names import suggest  # noqa: PLC0415
 
         status = out.report(ToolNotFoundError(args.name, suggest(args.name, [t.name for t in found.tools])), args)
         if found.problems and not args.json:
@@ -164,7 +164,7 @@ def _tools_show(args: argparse.Namespace) -> int:
     return OK
 
 
-# What a media tool returns (hermes_core._content's blocks), as tools show says it.
+# What a media tool returns (hermes_core._tool._blocks's blocks), as tools show says it.
 _CONTENT = "content (text, images, sound, embedded files and links to resources)"
 
 

@@ -1,7 +1,7 @@
 """Schema combinators. Use as ``from hermes_core import schema as s``.
 
 Each combinator checks its own declaration when it is called, raising
-:class:`~hermes_core._errors.InvalidDefinitionError` for a malformed one, and
+:class:`~hermes_core._base._errors.InvalidDefinitionError` for a malformed one, and
 returns an immutable node with ``parse(value)`` and ``json_schema()``::
 
     from hermes_core import schema as s
@@ -27,10 +27,10 @@ import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_core._errors import InvalidDefinitionError
-from hermes_core._issues import Issue, shorten
-from hermes_core._names import NAME_PATTERN as NAME_PATTERN  # hermes_core exports it; found here until 0.6
-from hermes_core._names import check_name
+from hermes_core._base._errors import InvalidDefinitionError
+from hermes_core._base._issues import Issue, shorten
+from hermes_core._base._names import NAME_PATTERN as NAME_PATTERN  # hermes_core exports it; found here until 0.6
+from hermes_core._base._names import check_name
 from hermes_core.schema import _compile
 from hermes_core.schema._alternatives import (
     AllOfSchema,

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues, shorten
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import ISSUES_MAX, Issue, TooManyIssues, shorten
 from hermes_core.schema._nodes import Branching, Schema
 from hermes_core.schema._shared import (
     BAD,

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator, Mapping
 from types import CodeType
 from typing import Any
 
-from hermes_core._errors import InvalidDefinitionError
-from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
+from hermes_core._base._errors import InvalidDefinitionError
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import ISSUES_MAX, Issue, TooManyIssues
 from hermes_core.schema._kinds import (
     AppliedNode,
     ArrayNode,

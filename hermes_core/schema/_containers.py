@@ -14,9 +14,9 @@ from itertools import chain, repeat
 from types import MappingProxyType
 from typing import Any
 
-from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
-from hermes_core._names import suggest
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import ISSUES_MAX, Issue, TooManyIssues
+from hermes_core._base._names import suggest
 from hermes_core.schema._alternatives import NeverSchema, OptionalSchema
 from hermes_core.schema._nodes import Branching, Schema
 from hermes_core.schema._patterns import Searcher

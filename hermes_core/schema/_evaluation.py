@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
-from hermes_core._frozen import frozen
-from hermes_core._issues import ISSUES_MAX, Issue, TooManyIssues
-from hermes_core._names import suggest
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import ISSUES_MAX, Issue, TooManyIssues
+from hermes_core._base._names import suggest
 from hermes_core.schema._alternatives import NeverSchema
 from hermes_core.schema._containers import SUGGESTED_ISSUES
 from hermes_core.schema._nodes import Schema

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from hermes_core._errors import InvalidDefinitionError
-from hermes_core._issues import Issue, TooManyIssues, shorten
+from hermes_core._base._errors import InvalidDefinitionError
+from hermes_core._base._issues import Issue, TooManyIssues, shorten
 from hermes_core.schema._alternatives import (
     AllOfSchema,
     ImportedSchema,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol, cast
 
-from hermes_core._issues import Issue
+from hermes_core._base._issues import Issue
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import Context, Path
 

@@ -1,7 +1,7 @@
 """Schema nodes: the ``Schema`` base (parsing, JSON Schema export, walking) and the scalar nodes.
 
 Each node is a frozen dataclass. ``_collect`` is the authoritative check: it
-walks a value, appends every :class:`~hermes_core._issues.Issue` it finds, and
+walks a value, appends every :class:`~hermes_core._base._issues.Issue` it finds, and
 returns the parsed value (or ``BAD``). The compiled fast path in
 ``_compile.py`` must accept exactly what ``_collect`` accepts; it only exists
 because straight-line code is faster than this walk.
@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-from hermes_core._errors import SchemaError
-from hermes_core._frozen import derive, frozen
-from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, shorten
+from hermes_core._base._errors import SchemaError
+from hermes_core._base._frozen import derive, frozen
+from hermes_core._base._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, shorten
 from hermes_core.schema._compile import CLOSED_ENTRIES, closed_validator
 from hermes_core.schema._patterns import Searcher
 from hermes_core.schema._shared import (

@@ -30,7 +30,7 @@ sent is not accepted there:
   ``"1"`` are not), where a boolean is expected.
 * ``json_string``: a string holding JSON text of an object where an object is
   expected, or of an array where an array is expected, read with the bounds
-  of a call's arguments (:mod:`hermes_core._arguments`); what it holds is
+  of a call's arguments (:mod:`hermes_core._base._arguments`); what it holds is
   then repaired in turn.
 * ``enum_case``: a string that is no member of an enum (or a ``const``) but
   equals exactly one member when case is ignored (``str.lower`` on both
@@ -67,9 +67,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, final
 
-from hermes_core._arguments import JsonTextError, read_json
-from hermes_core._frozen import frozen
-from hermes_core._issues import Issue, TooManyIssues, format_path, shorten
+from hermes_core._base._arguments import JsonTextError, read_json
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import Issue, TooManyIssues, format_path, shorten
 from hermes_core.schema._alternatives import (
     AllOfSchema,
     ImportedSchema,

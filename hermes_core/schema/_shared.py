@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hermes_core._errors import InvalidDefinitionError
-from hermes_core._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, json_string, json_unicode_string
+from hermes_core._base._errors import InvalidDefinitionError
+from hermes_core._base._issues import ISSUES_MAX, Issue, IssueKind, TooManyIssues, json_string, json_unicode_string
 
 __all__ = [
     "BAD",

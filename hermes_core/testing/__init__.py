@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_core._errors import (
+from hermes_core._base._errors import (
     ErrorCode,
     InputInvalidError,
     InputRejected,
@@ -41,14 +41,14 @@ from hermes_core._errors import (
     SchemaError,
     ToolError,
 )
-from hermes_core._frozen import frozen
-from hermes_core._issues import format_path
-from hermes_core._names import suggest
-from hermes_core._permissions import PermissionProvider
-from hermes_core._plugins import Plugin, discover_plugins, load_module
-from hermes_core._resources import Resource, ResourceError, resource_label
-from hermes_core._runtime import Runtime
-from hermes_core._tools import Handler, Tool
+from hermes_core._base._frozen import frozen
+from hermes_core._base._issues import format_path
+from hermes_core._base._names import suggest
+from hermes_core._plugins._discover import Plugin, discover_plugins, load_module
+from hermes_core._runtime._permissions import PermissionProvider
+from hermes_core._runtime._runtime import Runtime
+from hermes_core._tool._definition import Handler, Tool
+from hermes_core._tool._resources import Resource, ResourceError, resource_label
 from hermes_core.schema import Schema
 
 if typing.TYPE_CHECKING:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, final
 
-from hermes_core._frozen import derive, frozen
+from hermes_core._base._frozen import derive, frozen
 
 __all__ = ["Api", "RecordedRequest", "ScriptEntry", "ScriptedCall", "ScriptedTurn", "as_turn"]
 

@@ -29,7 +29,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError
+from hermes_core._base._errors import InvalidDefinitionError
 from hermes_core.schema._inputs import shape_of
 from hermes_core.schema._validators import compile_schema, copy_json, json_key
 from hermes_core.testing._strategy_json import (

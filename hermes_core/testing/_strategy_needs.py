@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_core import schema as s
-from hermes_core._errors import InvalidDefinitionError
+from hermes_core._base._errors import InvalidDefinitionError
 from hermes_core.schema._validators import json_key
 
 __all__ = ["NEVER", "Kinds", "distinct_count", "kinds_of", "named_schemas", "ref_need"]

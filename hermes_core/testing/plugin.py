@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core._runtime import ResourceError, Runtime
+from hermes_core._runtime._runtime import ResourceError, Runtime
 from hermes_core.testing import build_runtime, isolated_environment
 
 __all__ = ["hermes_env", "hermes_runtime"]

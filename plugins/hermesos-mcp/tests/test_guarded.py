@@ -351,7 +351,7 @@ def test_an_entry_with_a_nul_anywhere_names_no_path_with_one_and_the_load_goes_o
     found = _decisive(entry, {"PATH": "/usr/bin\x00x"})
     assert found
     assert not [path for path in found if "\x00" in path]
-    from hermes_core._guard import GuardedPath, check_guarded_paths
+    from hermes_core._plugins._guard import GuardedPath, check_guarded_paths
 
     check_guarded_paths([GuardedPath(path, what) for path, what in found.items()], [("w", "f", str(tmp_path))])
 
