@@ -166,8 +166,6 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
 
     A listing larger than :func:`cache_bytes_max` is not kept: it would never be read back.
     """
-    import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
-
     data = {
         "format": _FORMAT,
         "key": server.cache_key(),
@@ -175,27 +173,30 @@ def write(directory: Path, server: ServerConfig, tools: list[dict[str, Any]]) ->
         "listed_at": time.time(),
         "tools": tools,
     }
-    if len(json.dumps(data, ensure_ascii=False).encode()) <= cache_bytes_max(server):
-        store(_path(directory, server), data)
+    store(_path(directory, server), data, max_bytes=cache_bytes_max(server))
 
 
-def store(path: Path, data: Mapping[str, Any]) -> None:
+def store(path: Path, data: Mapping[str, Any], *, max_bytes: int | None = None) -> None:
     """Write *data* as JSON at *path*, in the cache directory, atomically; a cache that cannot be written is no error.
 
     The JSON goes to a new file beside *path*, which then replaces it: a
     reader sees the old file or the new one, never part of one, and a
-    process stopped halfway leaves the old one.
+    process stopped halfway leaves the old one. JSON of more than *max_bytes*
+    bytes is not written.
     """
     import json  # noqa: PLC0415 - a server configured only: not at import (start-up)
     import tempfile  # noqa: PLC0415 - a listing written only: not on every start of hermesos (docs/performance.md)
 
+    text = json.dumps(data, ensure_ascii=False).encode()
+    if max_bytes is not None and len(text) > max_bytes:
+        return
     directory = path.parent
     with contextlib.suppress(OSError):
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.stem}-", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(data, file, ensure_ascii=False)
+            with os.fdopen(fd, "wb") as file:
+                file.write(text)
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
